@@ -1,0 +1,92 @@
+// porta cpu backend — host memory (64-byte aligned), memcpy copies, host timers.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <thread>
+
+#include "porta/backend.hpp"
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta {
+namespace {
+
+size_t available_host_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  size_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "host CPU";
+}
+
+class HostTimer final : public Timer {
+ public:
+  void start() override { t0_ = std::chrono::steady_clock::now(); }
+  void stop() override { t1_ = std::chrono::steady_clock::now(); }
+  double elapsed_us() override { return std::chrono::duration<double, std::micro>(t1_ - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_, t1_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceType type() const override { return DeviceType::cpu; }
+  int device_count() const override { return 1; }
+  Availability availability(int) const override { return {true, cpu_model_name()}; }
+  Capabilities capabilities(int) const override {
+    Capabilities c;
+    c.name = cpu_model_name();
+    c.type = "cpu";
+    c.total_memory = available_host_bytes();
+    c.dtypes = (1u << kNumDTypes) - 1;
+    c.timestamps = false;
+    c.extra.emplace_back("threads", std::to_string(std::thread::hardware_concurrency()));
+    return c;
+  }
+  void* allocate(int, size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0) rounded = 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p)
+      throw OutOfMemory(str("[cpu] out of memory: requested ", bytes, " bytes, about ",
+                            available_host_bytes(), " bytes available"));
+    return p;
+  }
+  void deallocate(int, void* handle, size_t) noexcept override { std::free(handle); }
+  void copy_from_host(int, void* dst, size_t dst_offset, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(static_cast<char*>(dst) + dst_offset, src, bytes);
+  }
+  void copy_to_host(int, void* dst, const void* src, size_t src_offset, size_t bytes) override {
+    if (bytes) std::memcpy(dst, static_cast<const char*>(src) + src_offset, bytes);
+  }
+  void copy_on_device(int, void* dst, size_t dst_offset, const void* src, size_t src_offset,
+                      size_t bytes) override {
+    if (bytes)
+      std::memmove(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset, bytes);
+  }
+  void synchronize(int) override {}
+  void* host_pointer(void* handle) const override { return handle; }
+  std::unique_ptr<Timer> create_timer(int) override { return std::make_unique<HostTimer>(); }
+};
+
+}  // namespace
+}  // namespace porta
+
+using porta::CpuBackend;
+PORTA_REGISTER_BACKEND(CpuBackend)

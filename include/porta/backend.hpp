@@ -1,0 +1,99 @@
+// porta — the interface every device backend implements (one instance per device kind).
+//
+// The core reaches devices only through this interface. Memory handles are opaque outside the
+// backend and its kernels: a host pointer on cpu, a buffer record on Vulkan/CUDA/HIP.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "porta/device.hpp"
+#include "porta/dtype.hpp"
+
+namespace porta {
+
+/// Whether a device can be used, and its name (when available) or the reason (when not).
+struct Availability {
+  bool available = false;
+  std::string detail;
+};
+
+/// What a device can do; drives kernel choice (`supports`) and `porta devices`.
+struct Capabilities {
+  std::string name;                    ///< human-readable device name
+  std::string type;                    ///< "cpu", "discrete", "integrated", ...
+  size_t total_memory = 0;             ///< bytes (0 = unknown)
+  size_t max_buffer_bytes = SIZE_MAX;  ///< largest single buffer a kernel may bind
+  DTypeSet dtypes = 0;                 ///< dtypes the device computes with
+  int subgroup_size = 1;               ///< warp / wavefront / subgroup width
+  bool timestamps = false;             ///< device timers available
+  std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific facts
+};
+
+/// Measures device time between two points of one device's work (optional per backend).
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  /// Elapsed device time in microseconds; may synchronize.
+  virtual double elapsed_us() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceType type() const = 0;
+  /// Number of devices of this kind (at least 1 entry is listed even when unavailable).
+  virtual int device_count() const = 0;
+  virtual Availability availability(int index) const = 0;
+  virtual Capabilities capabilities(int index) const = 0;
+
+  /// Allocates `bytes` (may be 0). Throws OutOfMemory naming requested and free bytes.
+  virtual void* allocate(int index, size_t bytes) = 0;
+  /// Frees what allocate returned. Never throws.
+  virtual void deallocate(int index, void* handle, size_t bytes) noexcept = 0;
+
+  /// Copies between host memory and device memory at byte offsets.
+  virtual void copy_from_host(int index, void* dst, size_t dst_offset, const void* src,
+                              size_t bytes) = 0;
+  virtual void copy_to_host(int index, void* dst, const void* src, size_t src_offset,
+                            size_t bytes) = 0;
+  virtual void copy_on_device(int index, void* dst, size_t dst_offset, const void* src,
+                              size_t src_offset, size_t bytes) = 0;
+  /// Waits for all queued work of the device.
+  virtual void synchronize(int index) = 0;
+  /// Host pointer for a handle when host-addressable (cpu), else nullptr.
+  virtual void* host_pointer(void* handle) const { (void)handle; return nullptr; }
+  /// Device timer (optional: nullptr when the device has none).
+  virtual std::unique_ptr<Timer> create_timer(int index) { (void)index; return nullptr; }
+  /// Called before and after a session runs a sequence of kernels on the device, so a
+  /// backend can batch them into one submission (optional).
+  virtual void begin_batch(int index) { (void)index; }
+  virtual void end_batch(int index) { (void)index; }
+};
+
+/// Registers the backend for its device kind; called once per backend at library load.
+void register_backend(std::unique_ptr<Backend> backend);
+/// The backend for a kind, or nullptr when it was not built.
+Backend* find_backend(DeviceType type);
+/// The backend for a device; throws BackendUnavailable (with the reason) when the device is
+/// not built or not usable.
+Backend& backend_for(Device device);
+/// Every device of every built backend, available or not.
+std::vector<Device> all_devices();
+/// Device kinds that were compiled in.
+std::vector<DeviceType> built_backends();
+
+}  // namespace porta
+
+/// Registers a backend object at library load: PORTA_REGISTER_BACKEND(CpuBackend).
+#define PORTA_REGISTER_BACKEND(Class)                                             \
+  namespace {                                                                    \
+  const bool porta_backend_registered_##Class = [] {                              \
+    ::porta::register_backend(std::make_unique<Class>());                         \
+    return true;                                                                 \
+  }();                                                                           \
+  }

@@ -1,0 +1,238 @@
+// porta — op schemas, kernels and their registration.
+//
+// An op is defined once (ops/<name>.cpp): schema, shape/dtype inference, a float64 reference,
+// optionally a composite decomposition into other ops, and the test/bench cases. Kernels live
+// in kernels/<backend>/ and register themselves for (op, backend, dtypes). Nothing central
+// lists ops or kernels.
+#pragma once
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "porta/attributes.hpp"
+#include "porta/backend.hpp"
+#include "porta/tensor.hpp"
+
+namespace porta {
+
+struct OpSchema;
+
+// ---------------------------------------------------------------------------------------
+// Shape and dtype inference
+
+/// What inference knows about one value.
+struct ValueInfo {
+  bool present = true;      ///< false for an absent optional input
+  Shape shape;
+  DType dtype = DType::f32;
+  const Tensor* value = nullptr;  ///< host value when known at compile time (constants)
+};
+
+struct InferContext {
+  const OpSchema* op = nullptr;
+  const Attributes* attrs = nullptr;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;  ///< sized to the node's output count; fill shape+dtype
+
+  size_t num_inputs() const { return inputs.size(); }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i].present; }
+  const Shape& shape(size_t i) const { return inputs.at(i).shape; }
+  DType dtype(size_t i) const { return inputs.at(i).dtype; }
+  /// Host value of input i (i64 shape tensors, axes...); throws ShapeError when it is not
+  /// known before running (porta needs it to size outputs).
+  const Tensor& value(size_t i) const;
+  std::vector<int64_t> int_values(size_t i) const;
+  void set_output(size_t i, Shape shape, DType dtype);
+};
+using InferFn = std::function<void(InferContext&)>;
+
+// ---------------------------------------------------------------------------------------
+// Kernels and references
+
+/// Everything a kernel call receives. Outputs are allocated by the caller with the inferred
+/// shapes and dtypes; inputs are contiguous unless the kernel asked for strided inputs.
+struct KernelContext {
+  const OpSchema* op = nullptr;
+  const Attributes* attrs = nullptr;
+  Device device;
+  Backend* backend = nullptr;
+  std::vector<Tensor> inputs;   ///< undefined Tensor for an absent optional input
+  std::vector<Tensor> outputs;
+
+  const Tensor& in(size_t i) const { return inputs.at(i); }
+  Tensor& out(size_t i) { return outputs.at(i); }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
+};
+using KernelFn = std::function<void(KernelContext&)>;
+/// Returns "" to accept the call, or the reason it declines (shapes, limits, attributes).
+using SupportsFn = std::function<std::string(const KernelContext&)>;
+
+struct KernelDef {
+  std::string op;             ///< op name
+  DeviceType backend = DeviceType::cpu;
+  DTypeSet dtypes = 0;        ///< accepted dtypes of the op's dispatch input
+  KernelFn fn;
+  SupportsFn supports;        ///< optional
+  bool strided_inputs = false;  ///< kernel handles non-contiguous inputs itself
+  std::string source = "builtin";  ///< "builtin" or the plugin's name
+};
+
+// ---------------------------------------------------------------------------------------
+// Composite decomposition
+
+/// A value inside a graph being built; -1 means absent.
+using ValueId = int;
+
+/// Receives the nodes a composite decomposition emits. Shapes and dtypes of every value are
+/// known while building, so decompositions can depend on them.
+class GraphBuilder {
+ public:
+  virtual ~GraphBuilder() = default;
+  /// Adds a node of `op` and returns its outputs.
+  virtual std::vector<ValueId> add(std::string_view op, std::vector<ValueId> inputs,
+                                   Attributes attrs = {}, int num_outputs = 1) = 0;
+  ValueId add1(std::string_view op, std::vector<ValueId> inputs, Attributes attrs = {}) {
+    return add(op, std::move(inputs), std::move(attrs), 1).at(0);
+  }
+  /// A constant (host tensor) as a value.
+  virtual ValueId constant(const Tensor& value) = 0;
+  virtual const Shape& shape(ValueId v) const = 0;
+  virtual DType dtype(ValueId v) const = 0;
+};
+using CompositeFn =
+    std::function<std::vector<ValueId>(GraphBuilder&, std::span<const ValueId>, const Attributes&)>;
+
+// ---------------------------------------------------------------------------------------
+// Test and benchmark cases (one set, used by conformance tests and `porta bench`)
+
+struct InputSpec {
+  Shape shape;
+  std::optional<DType> dtype;   ///< nullopt: the case's dtype
+  double lo = -2.0, hi = 2.0;   ///< uniform random range
+  bool integers = false;        ///< draw integers in [lo, hi]
+  std::vector<double> values;   ///< fixed contents (shape tensors, axes...) when non-empty
+  bool absent = false;          ///< leave this optional input out
+  bool transposed = false;      ///< pass a non-contiguous view (last two axes swapped)
+};
+
+struct OpCase {
+  std::string name;
+  std::vector<InputSpec> inputs;
+  Attributes attrs;
+  DTypeSet dtypes = dtype_bit(DType::f32);  ///< dtypes this case runs with
+  int num_outputs = 1;
+  bool perf = false;        ///< part of the default benchmark suite
+  double tolerance = 0.0;   ///< relative error bound; 0 = default for the dtype
+};
+
+/// Work of one call for benchmarks: floating-point operations (0 for data movement ops).
+using FlopsFn = std::function<double(const std::vector<Shape>& inputs,
+                                     const std::vector<Shape>& outputs, const Attributes&)>;
+
+// ---------------------------------------------------------------------------------------
+// Schema
+
+struct AttrDef {
+  std::string name;
+  AttrType type;
+  std::optional<AttrValue> default_value;  ///< filled in when the attribute is absent
+  bool required = false;                   ///< absent is an error (InvalidModel)
+};
+
+struct OpSchema {
+  std::string name;
+  std::string domain;  ///< "" for ONNX's default domain, "ai.porta" for porta's own ops
+  std::vector<std::string> inputs;   ///< names; a trailing "?" marks optional, "..." variadic
+  std::vector<std::string> outputs;  ///< names; "?" optional, "..." variadic
+  std::vector<AttrDef> attrs;
+  InferFn infer;
+  /// float64 reference: a kernel over f64 host tensors (inputs converted, outputs f64).
+  KernelFn reference;
+  CompositeFn composite;            ///< optional
+  std::vector<int> host_inputs;     ///< inputs whose values decide output shapes
+  int dispatch_input = 0;           ///< input whose dtype selects the kernel (-1: output 0)
+  bool alias_input0 = false;        ///< output 0 may share input 0's memory (reshape-like)
+  std::function<std::vector<OpCase>()> cases;
+  FlopsFn flops;                    ///< optional
+
+  int min_inputs() const;
+  int max_inputs() const;  ///< -1: variadic
+  int min_outputs() const;
+  int max_outputs() const;
+};
+
+// ---------------------------------------------------------------------------------------
+// Registry
+
+/// Registers an op; throws InvalidArgument if the name exists (in any domain).
+void register_op(OpSchema schema);
+/// Registers a kernel; checked against its op's schema when the registry is first used.
+void register_kernel(KernelDef kernel);
+/// nullptr when unknown.
+const OpSchema* find_op(std::string_view name);
+const OpSchema* find_op(std::string_view domain, std::string_view name);
+std::vector<const OpSchema*> all_ops();
+/// Kernels registered for an op (after PORTA_DISABLE_KERNELS is applied).
+std::vector<const KernelDef*> kernels_for(std::string_view op);
+
+// Dtype sets for kernel registration.
+inline constexpr DTypeSet kF32 = dtype_bit(DType::f32);
+inline constexpr DTypeSet kF64 = dtype_bit(DType::f64);
+inline constexpr DTypeSet kF16 = dtype_bit(DType::f16);
+inline constexpr DTypeSet kBF16 = dtype_bit(DType::bf16);
+inline constexpr DTypeSet kI64 = dtype_bit(DType::i64);
+inline constexpr DTypeSet kI32 = dtype_bit(DType::i32);
+inline constexpr DTypeSet kI8 = dtype_bit(DType::i8);
+inline constexpr DTypeSet kU8 = dtype_bit(DType::u8);
+inline constexpr DTypeSet kBool = dtype_bit(DType::boolean);
+inline constexpr DTypeSet kFloats = kF32 | kF64 | kF16 | kBF16;
+inline constexpr DTypeSet kInts = kI64 | kI32 | kI8 | kU8;
+inline constexpr DTypeSet kNumeric = kFloats | kInts;
+inline constexpr DTypeSet kAllTypes = kNumeric | kBool;
+
+}  // namespace porta
+
+#define PORTA_CONCAT_INNER(a, b) a##b
+#define PORTA_CONCAT(a, b) PORTA_CONCAT_INNER(a, b)
+
+/// Defines and registers an op schema:
+///   PORTA_REGISTER_OP(Relu) { OpSchema s; s.name = "Relu"; ...; return s; }
+#define PORTA_REGISTER_OP(Name)                                                       \
+  static ::porta::OpSchema porta_op_schema_##Name();                                  \
+  namespace {                                                                        \
+  const bool porta_op_registered_##Name =                                             \
+      (::porta::register_op(porta_op_schema_##Name()), true);                          \
+  }                                                                                  \
+  static ::porta::OpSchema porta_op_schema_##Name()
+
+/// Registers a kernel: PORTA_REGISTER_KERNEL(Relu, cpu, kF32 | kF64, relu_cpu)
+#define PORTA_REGISTER_KERNEL(Op, Backend, DTypes, Fn)                                  \
+  namespace {                                                                        \
+  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) = [] {  \
+    ::porta::KernelDef k;                                                            \
+    k.op = #Op;                                                                      \
+    k.backend = ::porta::DeviceType::Backend;                                        \
+    k.dtypes = (DTypes);                                                             \
+    k.fn = (Fn);                                                                     \
+    ::porta::register_kernel(std::move(k));                                          \
+    return true;                                                                     \
+  }();                                                                               \
+  }
+
+/// Same, with a `supports` function that may decline calls.
+#define PORTA_REGISTER_KERNEL_IF(Op, Backend, DTypes, Fn, SupportsFn)                   \
+  namespace {                                                                        \
+  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) = [] {  \
+    ::porta::KernelDef k;                                                            \
+    k.op = #Op;                                                                      \
+    k.backend = ::porta::DeviceType::Backend;                                        \
+    k.dtypes = (DTypes);                                                             \
+    k.fn = (Fn);                                                                     \
+    k.supports = (SupportsFn);                                                       \
+    ::porta::register_kernel(std::move(k));                                          \
+    return true;                                                                     \
+  }();                                                                               \
+  }

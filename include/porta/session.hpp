@@ -1,0 +1,95 @@
+// porta — loading ONNX models and running them on a device.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "porta/dispatch.hpp"
+#include "porta/tensor.hpp"
+
+namespace porta {
+
+struct Graph;  // runtime-internal IR
+
+/// Description of a graph input or output; dimensions < 0 are dynamic.
+struct ValueDesc {
+  std::string name;
+  DType dtype = DType::f32;
+  Shape shape;
+  std::vector<std::string> dim_names;  ///< symbolic names of dynamic dimensions ("" if none)
+};
+
+/// An imported model (immutable, shareable between sessions).
+class Model {
+ public:
+  /// Loads an ONNX file; external data is resolved inside the file's folder only.
+  /// Throws InvalidModel / Unsupported with what is wrong.
+  static Model load(const std::string& path);
+  /// Parses an in-memory ONNX model; `base_dir` is where external data may be looked up
+  /// ("" = external data refused).
+  static Model from_bytes(const void* data, size_t size, const std::string& base_dir = "");
+  /// Wraps an already-built graph.
+  explicit Model(std::shared_ptr<const Graph> graph);
+
+  const std::vector<ValueDesc>& inputs() const;
+  const std::vector<ValueDesc>& outputs() const;
+  const Graph& graph() const { return *graph_; }
+  std::shared_ptr<const Graph> graph_ptr() const { return graph_; }
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+};
+
+struct SessionOptions {
+  Device device = Device::cpu();
+  bool strict = false;   ///< refuse CPU fallback
+  bool profile = false;  ///< time every node
+};
+
+/// Where one node runs and why (for `porta ops`).
+struct NodePlan {
+  std::string node;
+  std::string op;
+  Device device;
+  Path path = Path::native;
+  std::string reason;
+  size_t fallback_bytes = 0;  ///< bytes copied per run because of a CPU fallback
+};
+
+struct NodeProfile {
+  std::string node;
+  std::string op;
+  Device device;
+  double time_us = 0;  ///< device time when the backend has timers, else host time
+};
+
+/// Runs a model on one device. Compiles per distinct set of input shapes (cached).
+/// A session may be used from one thread at a time; concurrent run() calls are refused
+/// with an InvalidArgument error.
+class Session {
+ public:
+  Session(Model model, SessionOptions options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  /// Runs with named inputs (any device; copied as needed). Returns the graph outputs in
+  /// order, on the session's device.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
+  /// Placement of every node for the given input shapes (nothing is run).
+  std::vector<NodePlan> plan(const std::map<std::string, Shape>& input_shapes);
+  /// Per-node times of the last run (with options.profile).
+  const std::vector<NodeProfile>& profile() const;
+  /// Peak bytes of intermediate buffers of the last compiled plan, per device.
+  std::map<std::string, size_t> peak_memory() const;
+  const Model& model() const;
+  const SessionOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace porta

@@ -1,0 +1,193 @@
+// porta runtime — resolution of (op, device, dtype) and eager calls.
+//
+// Resolution order (ARCHITECTURE.md): native kernel -> composite on the same backend ->
+// CPU fallback with copies -> error naming the backends that have the op. The answer is
+// cached per (op, device, dtype); a kernel's `supports` is asked per call.
+#include "porta/dispatch.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+#include "runtime/eager.hpp"
+#include "runtime/registry.hpp"
+
+namespace porta {
+
+std::string_view path_name(Path p) {
+  switch (p) {
+    case Path::native: return "native";
+    case Path::composite: return "composite";
+    case Path::fallback: return "fallback:cpu";
+    case Path::unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+static std::atomic<bool> g_strict{false};
+void set_strict(bool s) { g_strict = s; }
+bool strict() { return g_strict; }
+
+namespace {
+
+std::string backends_with(const OpSchema& op) {
+  std::string out;
+  for (const KernelDef* k : kernels_for(op.name)) {
+    if (!out.empty()) out += ", ";
+    out += str(device_type_name(k->backend), "(", dtype_set_names(k->dtypes), ")");
+  }
+  return out.empty() ? "none" : out;
+}
+
+Resolution compute(const OpSchema& op, Device device, DType dtype,
+                   const KernelContext* call) {
+  Resolution r;
+  std::string declined;
+  const KernelDef* cpu_kernel = nullptr;
+  bool have_backend_kernel = false;
+  for (const KernelDef* k : kernels_for(op.name)) {
+    if (!dtype_in(k->dtypes, dtype)) continue;
+    if (k->backend == DeviceType::cpu && !cpu_kernel) cpu_kernel = k;
+    if (k->backend != device.type) continue;
+    have_backend_kernel = true;
+    if (call && k->supports) {
+      std::string why = k->supports(*call);
+      if (!why.empty()) {
+        declined += str(declined.empty() ? "" : "; ", k->source, " kernel declined: ", why);
+        continue;
+      }
+    }
+    r.path = Path::native;
+    r.kernel = k;
+    r.reason = str(device_type_name(device.type), " kernel for ", dtype_name(dtype),
+                   k->source == "builtin" ? "" : str(" from ", k->source));
+    return r;
+  }
+  std::string why_not_native =
+      have_backend_kernel ? declined
+                          : str("no ", device_type_name(device.type), " kernel for ", op.name, " ",
+                                dtype_name(dtype));
+  if (op.composite) {
+    r.path = Path::composite;
+    r.reason = str(why_not_native, "; runs its decomposition on ", device.str());
+    return r;
+  }
+  if (device.type != DeviceType::cpu && cpu_kernel &&
+      !(call && cpu_kernel->supports && !cpu_kernel->supports(*call).empty())) {
+    r.path = Path::fallback;
+    r.kernel = cpu_kernel;
+    r.reason = str(why_not_native, "; no decomposition; runs on cpu with copies");
+    return r;
+  }
+  r.path = Path::unsupported;
+  r.reason = str("[", op.name, "] no kernel for dtype ", dtype_name(dtype), " on ", device.str(),
+                 declined.empty() ? "" : str(" (", declined, ")"),
+                 "; kernels exist for: ", backends_with(op));
+  return r;
+}
+
+struct CacheKey {
+  const OpSchema* op;
+  Device device;
+  DType dtype;
+  bool operator==(const CacheKey& o) const {
+    return op == o.op && device == o.device && dtype == o.dtype;
+  }
+};
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& k) const noexcept {
+    return std::hash<const void*>()(k.op) ^ (std::hash<Device>()(k.device) << 8) ^
+           (static_cast<size_t>(k.dtype) << 4);
+  }
+};
+
+struct ResolutionCache {
+  std::shared_mutex mutex;
+  std::unordered_map<CacheKey, Resolution, CacheKeyHash> map;
+  uint64_t generation = 0;
+};
+
+ResolutionCache& cache() {
+  static ResolutionCache* c = new ResolutionCache();
+  return *c;
+}
+
+}  // namespace
+
+const Resolution& resolve(const OpSchema& op, Device device, DType dtype) {
+  ResolutionCache& c = cache();
+  uint64_t gen = detail::registry_generation();
+  CacheKey key{&op, device, dtype};
+  {
+    std::shared_lock lock(c.mutex);
+    if (c.generation == gen) {
+      auto it = c.map.find(key);
+      if (it != c.map.end()) return it->second;
+    }
+  }
+  Resolution r = compute(op, device, dtype, nullptr);
+  std::unique_lock lock(c.mutex);
+  if (c.generation != gen) {
+    c.map.clear();
+    c.generation = gen;
+  }
+  return c.map.emplace(key, std::move(r)).first->second;
+}
+
+Resolution resolve_call(const KernelContext& call, DType dtype) {
+  const Resolution& r = resolve(*call.op, call.device, dtype);
+  // Only kernels with a `supports` check can change the answer for a concrete call.
+  if (r.path == Path::native && !r.kernel->supports) return r;
+  if (r.path == Path::native || r.path == Path::fallback) return compute(*call.op, call.device, dtype, &call);
+  return r;
+}
+
+std::string explain(std::string_view op_name, Device device, DType dtype) {
+  const OpSchema* op = find_op(op_name);
+  if (!op) throw Unsupported(str("[explain] unknown op '", op_name, "'"));
+  const Resolution& r = resolve(*op, device, dtype);
+  std::string path(path_name(r.path));
+  if (r.path == Path::fallback && strict())
+    return str(op_name, " on ", device.str(), " (", dtype_name(dtype),
+               "): refused (strict mode forbids CPU fallback): ", r.reason);
+  return str(op_name, " on ", device.str(), " (", dtype_name(dtype), "): ", path, ": ", r.reason);
+}
+
+Attributes complete_attributes(const OpSchema& op, const Attributes& given,
+                               std::string_view context) {
+  Attributes out;
+  for (auto& [name, value] : given.items()) {
+    const AttrDef* def = nullptr;
+    for (auto& d : op.attrs)
+      if (d.name == name) def = &d;
+    if (!def) continue;  // unknown attributes are ignored (ONNX allows extra ones in practice)
+    auto got = static_cast<AttrType>(value.index());
+    bool ok = got == def->type || (def->type == AttrType::Float && got == AttrType::Int) ||
+              (def->type == AttrType::Ints && got == AttrType::Int) ||
+              (def->type == AttrType::Floats && (got == AttrType::Float || got == AttrType::Ints));
+    if (!ok)
+      throw InvalidModel(str("[", op.name, "] ", context, "attribute '", name, "' should be ",
+                             attr_type_name(def->type), ", got ", attr_type_name(got)));
+    if (def->type == AttrType::Float && got == AttrType::Int)
+      out.set(name, static_cast<double>(std::get<int64_t>(value)));
+    else if (def->type == AttrType::Ints && got == AttrType::Int)
+      out.set(name, std::vector<int64_t>{std::get<int64_t>(value)});
+    else if (def->type == AttrType::Floats && got != AttrType::Floats)
+      out.set(name, given.get_floats(name));
+    else
+      out.set(name, value);
+  }
+  for (auto& d : op.attrs) {
+    if (out.has(d.name)) continue;
+    if (d.default_value) out.set(d.name, *d.default_value);
+    else if (d.required)
+      throw InvalidModel(str("[", op.name, "] ", context, "required attribute '", d.name,
+                             "' (", attr_type_name(d.type), ") is missing"));
+  }
+  return out;
+}
+
+}  // namespace porta

@@ -1,0 +1,29 @@
+// porta runtime — shared pieces of eager calls and session execution.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "porta/dispatch.hpp"
+
+namespace porta::detail {
+
+/// Infers output infos of `op` for the given inputs (host values of host_inputs attached).
+std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs,
+                                     const std::vector<ValueInfo>& inputs, int num_outputs,
+                                     std::string_view node_name);
+/// Runs a kernel on prepared tensors: makes inputs contiguous when the kernel needs it.
+void run_kernel(const KernelDef& kernel, KernelContext& ctx);
+/// Dtype that selects the kernel for a call (schema's dispatch input, else output 0).
+DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,
+                     const std::vector<ValueInfo>& outputs);
+/// Number of outputs a call produces when the caller did not say.
+int default_output_count(const OpSchema& op, const Attributes& attrs);
+/// When on, every output an eager call allocates is first filled with a poison pattern
+/// (NaN for floats, 0x5A bytes otherwise) so tests catch elements a kernel never writes.
+void set_poison_outputs(bool on);
+void poison(Tensor& t);
+/// Rethrows the current exception with "node 'name': " added after its "[op]" tag,
+/// keeping the error kind.
+[[noreturn]] void rethrow_with_context(std::string_view context);
+
+}  // namespace porta::detail

@@ -1,0 +1,242 @@
+// porta runtime — the op, kernel and backend registries.
+#include "runtime/registry.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta {
+namespace {
+
+struct Registry {
+  std::shared_mutex mutex;
+  std::map<std::string, std::unique_ptr<OpSchema>, std::less<>> ops;
+  std::map<std::string, std::vector<std::unique_ptr<KernelDef>>, std::less<>> kernels;
+  std::vector<std::string> disabled;  // "backend:Op"
+  bool disabled_loaded = false;
+  std::atomic<uint64_t> generation{1};
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: kernels may run during exit
+  return *r;
+}
+
+std::array<std::unique_ptr<Backend>, kNumDeviceTypes>& backends() {
+  static auto* b = new std::array<std::unique_ptr<Backend>, kNumDeviceTypes>();
+  return *b;
+}
+
+int count_required(const std::vector<std::string>& names) {
+  int n = 0;
+  for (auto& s : names) {
+    if (s.ends_with("?") || s.ends_with("...")) break;
+    ++n;
+  }
+  return n;
+}
+
+void load_disabled_locked(Registry& r) {
+  r.disabled.clear();
+  r.disabled_loaded = true;
+  const char* env = std::getenv("PORTA_DISABLE_KERNELS");
+  if (!env) return;
+  std::string s = env;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? s.size() : comma + 1;
+    // trim spaces
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) r.disabled.push_back(item);
+  }
+}
+
+bool is_disabled(const Registry& r, const KernelDef& k) {
+  std::string key = str(device_type_name(k.backend), ":", k.op);
+  return std::find(r.disabled.begin(), r.disabled.end(), key) != r.disabled.end();
+}
+
+}  // namespace
+
+int OpSchema::min_inputs() const { return count_required(inputs); }
+int OpSchema::max_inputs() const {
+  if (!inputs.empty() && inputs.back().ends_with("...")) return -1;
+  return static_cast<int>(inputs.size());
+}
+int OpSchema::min_outputs() const { return count_required(outputs); }
+int OpSchema::max_outputs() const {
+  if (!outputs.empty() && outputs.back().ends_with("...")) return -1;
+  return static_cast<int>(outputs.size());
+}
+
+void register_op(OpSchema schema) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (schema.name.empty()) throw InvalidArgument("[registry] op schema without a name");
+  if (auto it = r.ops.find(schema.name); it != r.ops.end())
+    throw InvalidArgument(str("[registry] op '", schema.name, "' is already registered (domain '",
+                              it->second->domain, "')"));
+  if (!schema.infer)
+    throw InvalidArgument(str("[registry] op '", schema.name, "' has no shape inference"));
+  std::string name = schema.name;
+  r.ops.emplace(name, std::make_unique<OpSchema>(std::move(schema)));
+  r.generation++;
+}
+
+void register_kernel(KernelDef kernel) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (!kernel.fn) throw InvalidArgument(str("[registry] kernel for '", kernel.op, "' has no function"));
+  if (kernel.dtypes == 0)
+    throw InvalidArgument(str("[registry] kernel for '", kernel.op, "' accepts no dtype"));
+  auto& list = r.kernels[kernel.op];
+  for (auto& k : list)
+    if (k->backend == kernel.backend && (k->dtypes & kernel.dtypes))
+      throw InvalidArgument(str("[registry] a ", device_type_name(kernel.backend), " kernel for '",
+                                kernel.op, "' with dtypes ", dtype_set_names(k->dtypes & kernel.dtypes),
+                                " is already registered (from ", k->source, ")"));
+  list.push_back(std::make_unique<KernelDef>(std::move(kernel)));
+  r.generation++;
+}
+
+const OpSchema* find_op(std::string_view name) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  auto it = r.ops.find(name);
+  return it == r.ops.end() ? nullptr : it->second.get();
+}
+
+const OpSchema* find_op(std::string_view domain, std::string_view name) {
+  const OpSchema* op = find_op(name);
+  if (!op) return nullptr;
+  std::string_view d = domain == "ai.onnx" ? std::string_view() : domain;
+  return op->domain == d ? op : nullptr;
+}
+
+std::vector<const OpSchema*> all_ops() {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  std::vector<const OpSchema*> out;
+  for (auto& [n, op] : r.ops) out.push_back(op.get());
+  return out;
+}
+
+std::vector<const KernelDef*> kernels_for(std::string_view op) {
+  Registry& r = registry();
+  {
+    std::unique_lock lock(r.mutex);
+    if (!r.disabled_loaded) load_disabled_locked(r);
+  }
+  std::shared_lock lock(r.mutex);
+  std::vector<const KernelDef*> out;
+  auto it = r.kernels.find(op);
+  if (it == r.kernels.end()) return out;
+  for (auto& k : it->second)
+    if (!is_disabled(r, *k)) out.push_back(k.get());
+  return out;
+}
+
+namespace detail {
+
+uint64_t registry_generation() { return registry().generation.load(); }
+
+std::vector<std::string> registry_problems() {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  std::vector<std::string> out;
+  for (auto& [name, list] : r.kernels) {
+    if (!r.ops.count(name))
+      for (auto& k : list)
+        out.push_back(str("[registry] ", device_type_name(k->backend), " kernel (", k->source,
+                          ") registered for unknown op '", name, "'"));
+  }
+  for (auto& [name, op] : r.ops) {
+    if (!op->reference && !op->composite)
+      out.push_back(str("[registry] op '", name, "' has neither a reference nor a composite"));
+  }
+  return out;
+}
+
+std::vector<std::string> disabled_kernels() {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (!r.disabled_loaded) load_disabled_locked(r);
+  return r.disabled;
+}
+
+void reload_disabled_kernels() {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  load_disabled_locked(r);
+  r.generation++;
+}
+
+void unregister_source(const std::string& source) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  for (auto& [name, list] : r.kernels)
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](auto& k) { return k->source == source; }),
+               list.end());
+  r.generation++;
+}
+
+}  // namespace detail
+
+// ---- backends -----------------------------------------------------------------------------
+
+void register_backend(std::unique_ptr<Backend> backend) {
+  auto i = static_cast<size_t>(backend->type());
+  if (backends()[i]) throw InvalidArgument(str("[registry] backend '", device_type_name(backend->type()),
+                                               "' registered twice"));
+  backends()[i] = std::move(backend);
+}
+
+Backend* find_backend(DeviceType type) {
+  auto i = static_cast<size_t>(type);
+  return i < kNumDeviceTypes ? backends()[i].get() : nullptr;
+}
+
+Backend& backend_for(Device device) {
+  Backend* b = find_backend(device.type);
+  if (!b)
+    throw BackendUnavailable(str("[device] ", device.str(), ": the ", device_type_name(device.type),
+                                 " backend is not built into this porta"));
+  if (device.index < 0 || device.index >= b->device_count())
+    throw BackendUnavailable(str("[device] ", device.str(), ": no such device (", b->device_count(),
+                                 " ", device_type_name(device.type), " device(s))"));
+  Availability a = b->availability(device.index);
+  if (!a.available) throw BackendUnavailable(str("[device] ", device.str(), " unavailable: ", a.detail));
+  return *b;
+}
+
+std::vector<Device> all_devices() {
+  std::vector<Device> out;
+  for (int t = 0; t < kNumDeviceTypes; ++t) {
+    Backend* b = backends()[t].get();
+    if (!b) continue;
+    int n = std::max(1, b->device_count());
+    for (int i = 0; i < n; ++i) out.push_back(Device{static_cast<DeviceType>(t), i});
+  }
+  return out;
+}
+
+std::vector<DeviceType> built_backends() {
+  std::vector<DeviceType> out;
+  for (int t = 0; t < kNumDeviceTypes; ++t)
+    if (backends()[t]) out.push_back(static_cast<DeviceType>(t));
+  return out;
+}
+
+}  // namespace porta

@@ -1,0 +1,21 @@
+// porta runtime — internal view of the registry (ops, kernels, backends).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "porta/op.hpp"
+
+namespace porta::detail {
+
+/// Incremented whenever ops or kernels change, so caches know to refresh.
+uint64_t registry_generation();
+/// Problems found while checking kernels against schemas (kernel for an unknown op, ...).
+std::vector<std::string> registry_problems();
+/// Kernels removed by PORTA_DISABLE_KERNELS ("vulkan:RmsNorm").
+std::vector<std::string> disabled_kernels();
+/// Re-reads PORTA_DISABLE_KERNELS (tests change it at run time).
+void reload_disabled_kernels();
+/// Removes every op and kernel registered from `source` (a plugin being unloaded).
+void unregister_source(const std::string& source);
+
+}  // namespace porta::detail

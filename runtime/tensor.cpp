@@ -1,0 +1,424 @@
+// porta runtime — Storage and Tensor. Device memory is reached only through the backend.
+#include "porta/tensor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "porta/backend.hpp"
+#include "porta/error.hpp"
+#include "porta/half.hpp"
+#include "porta/util.hpp"
+#include "runtime/memory_limits.hpp"
+
+namespace porta {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw ShapeError(str("[tensor] negative dimension in shape ", shape_str(shape)));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw ShapeError(str("[tensor] element count of shape ", shape_str(shape), " overflows"));
+    n *= d;
+  }
+  return n;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+// ---- Storage ------------------------------------------------------------------------------
+
+Storage::Storage(Device device, Backend* backend, void* handle, size_t bytes, bool owned)
+    : device_(device), backend_(backend), handle_(handle), bytes_(bytes), owned_(owned) {}
+
+Storage::~Storage() {
+  if (owned_ && backend_) {
+    backend_->deallocate(device_.index, handle_, bytes_);
+    detail::note_free(device_, bytes_);
+  }
+}
+
+std::shared_ptr<Storage> Storage::allocate(Device device, size_t bytes) {
+  Backend& backend = backend_for(device);
+  detail::check_allocation(device, bytes);  // fault injection and memory limits
+  void* handle = nullptr;
+  try {
+    handle = backend.allocate(device.index, bytes);
+  } catch (...) {
+    detail::note_failed(device, bytes);
+    throw;
+  }
+  try {
+    return std::make_shared<Storage>(device, &backend, handle, bytes, true);
+  } catch (...) {
+    backend.deallocate(device.index, handle, bytes);
+    detail::note_free(device, bytes);
+    throw;
+  }
+}
+
+// ---- Tensor construction ------------------------------------------------------------------
+
+static size_t checked_bytes(const Shape& shape, DType dtype) {
+  int64_t n = shape_numel(shape);
+  if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / 8)
+    throw ShapeError(str("[tensor] byte size of shape ", shape_str(shape), " overflows"));
+  return static_cast<size_t>(n) * dtype_size(dtype);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  Tensor t;
+  size_t bytes = checked_bytes(shape, dtype);
+  t.storage_ = Storage::allocate(device, bytes);
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  Tensor host = empty(shape, dtype, Device::cpu());
+  std::memset(host.raw_data(), 0, host.nbytes());
+  return host.to(device);
+}
+
+Tensor Tensor::from_host(const void* data, const Shape& shape, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  t.copy_from_host(data, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::wrap_host(void* data, const Shape& shape, DType dtype) {
+  Tensor t;
+  size_t bytes = checked_bytes(shape, dtype);
+  if (!data && bytes) throw InvalidArgument("[tensor] wrap_host got a null pointer");
+  t.storage_ = std::make_shared<Storage>(Device::cpu(), find_backend(DeviceType::cpu), data,
+                                         bytes, false);
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::from_values(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype, Device::cpu());
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw ShapeError(str("[tensor] ", values.size(), " values given for shape ", shape_str(shape)));
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = from_double<T>(values[i]);
+  });
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return from_values({value}, {}, dtype); }
+
+// ---- accessors ----------------------------------------------------------------------------
+
+int64_t Tensor::dim(int i) const {
+  int r = rank();
+  if (i < -r || i >= r)
+    throw ShapeError(str("[tensor] axis ", i, " out of range for rank ", r));
+  return shape_[i < 0 ? i + r : i];
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  if (!storage_) throw InvalidArgument("[tensor] data of an undefined tensor");
+  if (storage_->device().type != DeviceType::cpu)
+    throw DeviceMismatch(str("[tensor] host access to ", describe(),
+                             ": copy it with .to(Device::cpu()) first"));
+  return static_cast<char*>(storage_->handle()) + offset_ * static_cast<int64_t>(dtype_size(dtype_));
+}
+
+std::string Tensor::describe() const {
+  if (!storage_) return "Tensor(undefined)";
+  return str("Tensor(", dtype_name(dtype_), " ", shape_str(shape_), " ", device().str(), ")");
+}
+
+// ---- views --------------------------------------------------------------------------------
+
+Tensor Tensor::as_strided(const Shape& shape, const std::vector<int64_t>& strides,
+                          int64_t offset) const {
+  if (shape.size() != strides.size())
+    throw ShapeError("[tensor] as_strided: shape and strides differ in rank");
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.strides_ = strides;
+  t.offset_ = offset;
+  return t;
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  if (shape_numel(shape) != numel())
+    throw ShapeError(str("[reshape] cannot view ", shape_str(shape_), " (", numel(),
+                         " elements) as ", shape_str(shape)));
+  if (!is_contiguous()) return contiguous().reshape(shape);
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  return t;
+}
+
+Tensor Tensor::permute(const std::vector<int>& dims) const {
+  if (static_cast<int>(dims.size()) != rank())
+    throw ShapeError(str("[permute] got ", dims.size(), " axes for a rank-", rank(), " tensor"));
+  std::vector<bool> seen(dims.size(), false);
+  Tensor t = *this;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int d = dims[i] < 0 ? dims[i] + rank() : dims[i];
+    if (d < 0 || d >= rank() || seen[d])
+      throw ShapeError(str("[permute] axis ", dims[i], " is out of range or repeated"));
+    seen[d] = true;
+    t.shape_[i] = shape_[d];
+    t.strides_[i] = strides_[d];
+  }
+  return t;
+}
+
+Tensor Tensor::transpose(int a, int b) const {
+  std::vector<int> dims(rank());
+  for (int i = 0; i < rank(); ++i) dims[i] = i;
+  int r = rank();
+  if (a < 0) a += r;
+  if (b < 0) b += r;
+  if (a < 0 || a >= r || b < 0 || b >= r)
+    throw ShapeError(str("[transpose] axes out of range for rank ", r));
+  std::swap(dims[a], dims[b]);
+  return permute(dims);
+}
+
+Tensor Tensor::slice(int axis, int64_t start, int64_t end, int64_t step) const {
+  int r = rank();
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) throw ShapeError(str("[slice] axis out of range for rank ", r));
+  if (step <= 0) throw ShapeError("[slice] view slicing needs a positive step");
+  int64_t n = shape_[axis];
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  Tensor t = *this;
+  t.offset_ += start * strides_[axis];
+  t.shape_[axis] = (end - start + step - 1) / step;
+  t.strides_[axis] *= step;
+  return t;
+}
+
+Tensor Tensor::expand(const Shape& shape) const {
+  if (shape.size() < shape_.size())
+    throw ShapeError(str("[expand] cannot expand ", shape_str(shape_), " to ", shape_str(shape)));
+  Tensor t = *this;
+  size_t lead = shape.size() - shape_.size();
+  t.shape_ = shape;
+  t.strides_.assign(shape.size(), 0);
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    int64_t d = shape_[i];
+    if (d == shape[lead + i]) {
+      t.strides_[lead + i] = d == 1 ? 0 : strides_[i];
+    } else if (d == 1) {
+      t.strides_[lead + i] = 0;
+    } else {
+      throw ShapeError(str("[expand] cannot expand ", shape_str(shape_), " to ", shape_str(shape)));
+    }
+  }
+  return t;
+}
+
+// ---- copies -------------------------------------------------------------------------------
+
+namespace {
+
+// Copies a strided view between host buffers of the same dtype.
+void strided_copy_host(const char* src, const std::vector<int64_t>& src_strides, char* dst,
+                       const std::vector<int64_t>& dst_strides, const Shape& shape, size_t elem) {
+  int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  int r = static_cast<int>(shape.size());
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t so = 0, d = 0;
+    for (int i = 0; i < r; ++i) {
+      so += idx[i] * src_strides[i];
+      d += idx[i] * dst_strides[i];
+    }
+    std::memcpy(dst + d * static_cast<int64_t>(elem), src + so * static_cast<int64_t>(elem), elem);
+    for (int i = r - 1; i >= 0; --i) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+// Smallest element range [lo, hi) of the storage that a view touches.
+std::pair<int64_t, int64_t> view_span(const Tensor& t) {
+  int64_t lo = t.offset(), hi = t.offset();
+  if (t.numel() == 0) return {lo, lo};
+  for (int i = 0; i < t.rank(); ++i) {
+    int64_t extent = (t.shape()[i] - 1) * t.strides()[i];
+    if (extent < 0) lo += extent; else hi += extent;
+  }
+  return {lo, hi + 1};
+}
+
+}  // namespace
+
+Tensor Tensor::contiguous() const {
+  if (!defined() || is_contiguous()) return *this;
+  Tensor out = empty(shape_, dtype_, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape_, dtype_, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (!defined() || device() == target) return *this;
+  Tensor out = empty(shape_, dtype_, target);
+  out.copy_(*this);
+  return out;
+}
+
+void Tensor::copy_from_host(const void* src, size_t bytes) {
+  if (bytes != nbytes())
+    throw InvalidArgument(str("[tensor] copy_from_host: ", bytes, " bytes given, ", describe(),
+                              " holds ", nbytes()));
+  if (bytes == 0) return;
+  if (!is_contiguous()) {
+    Tensor tmp = from_host(src, shape_, dtype_, Device::cpu());
+    copy_(tmp);
+    return;
+  }
+  Device d = device();
+  size_t off = static_cast<size_t>(offset_) * dtype_size(dtype_);
+  storage_->backend()->copy_from_host(d.index, storage_->handle(), off, src, bytes);
+}
+
+void Tensor::copy_to_host(void* dst, size_t bytes) const {
+  if (bytes != nbytes())
+    throw InvalidArgument(str("[tensor] copy_to_host: ", bytes, " bytes asked, ", describe(),
+                              " holds ", nbytes()));
+  if (bytes == 0) return;
+  if (!is_contiguous()) {
+    Tensor tmp = empty(shape_, dtype_, Device::cpu());
+    tmp.copy_(*this);
+    std::memcpy(dst, tmp.raw_data(), bytes);
+    return;
+  }
+  size_t off = static_cast<size_t>(offset_) * dtype_size(dtype_);
+  storage_->backend()->copy_to_host(device().index, dst, storage_->handle(), off, bytes);
+}
+
+void Tensor::copy_(const Tensor& src) {
+  if (!defined() || !src.defined()) throw InvalidArgument("[tensor] copy_ with an undefined tensor");
+  if (src.shape_ != shape_ || src.dtype_ != dtype_)
+    throw ShapeError(str("[tensor] copy_ from ", src.describe(), " into ", describe()));
+  if (numel() == 0) return;
+  size_t elem = dtype_size(dtype_);
+  Device sd = src.device(), dd = device();
+  bool src_host = sd.type == DeviceType::cpu, dst_host = dd.type == DeviceType::cpu;
+  if (src_host && dst_host) {
+    strided_copy_host(static_cast<const char*>(src.raw_data()), src.strides_,
+                      static_cast<char*>(raw_data()), strides_, shape_, elem);
+    return;
+  }
+  if (sd == dd && src.is_contiguous() && is_contiguous()) {
+    storage_->backend()->copy_on_device(dd.index, storage_->handle(), offset_ * elem,
+                                        src.storage_->handle(), src.offset_ * elem, nbytes());
+    return;
+  }
+  // General case: bring src to host (its whole span when strided), then push.
+  Tensor host_src;
+  if (src_host) {
+    host_src = src;
+  } else if (src.is_contiguous()) {
+    host_src = empty(shape_, dtype_, Device::cpu());
+    src.copy_to_host(host_src.raw_data(), nbytes());
+  } else {
+    auto [lo, hi] = view_span(src);
+    Tensor span = empty({hi - lo}, dtype_, Device::cpu());
+    src.storage_->backend()->copy_to_host(sd.index, span.raw_data(), src.storage_->handle(),
+                                          static_cast<size_t>(lo) * elem,
+                                          static_cast<size_t>(hi - lo) * elem);
+    host_src = span.as_strided(shape_, src.strides_, src.offset_ - lo);
+  }
+  if (dst_host) {
+    strided_copy_host(static_cast<const char*>(host_src.raw_data()), host_src.strides_,
+                      static_cast<char*>(raw_data()), strides_, shape_, elem);
+    return;
+  }
+  Tensor packed = host_src.contiguous();
+  if (is_contiguous()) {
+    storage_->backend()->copy_from_host(dd.index, storage_->handle(), offset_ * elem,
+                                        packed.raw_data(), nbytes());
+    return;
+  }
+  // Strided device destination: read-modify-write of its span through the host.
+  auto [lo, hi] = view_span(*this);
+  Tensor span = empty({hi - lo}, dtype_, Device::cpu());
+  storage_->backend()->copy_to_host(dd.index, span.raw_data(), storage_->handle(), lo * elem,
+                                    (hi - lo) * elem);
+  Tensor view = span.as_strided(shape_, strides_, offset_ - lo);
+  strided_copy_host(static_cast<const char*>(packed.raw_data()), packed.strides_,
+                    static_cast<char*>(view.raw_data()), view.strides_, shape_, elem);
+  storage_->backend()->copy_from_host(dd.index, storage_->handle(), lo * elem, span.raw_data(),
+                                      (hi - lo) * elem);
+}
+
+Tensor Tensor::cast(DType dtype) const {
+  Tensor src = to(Device::cpu()).contiguous();
+  Tensor out = empty(shape_, dtype, Device::cpu());
+  int64_t n = numel();
+  visit_dtype(dtype_, [&](auto stag) {
+    using S = decltype(stag);
+    const S* s = src.data<S>();
+    visit_dtype(dtype, [&](auto dtag) {
+      using D = decltype(dtag);
+      D* d = out.data<D>();
+      for (int64_t i = 0; i < n; ++i) d[i] = from_double<D>(to_double(s[i]));
+    });
+  });
+  return out;
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  if (!defined()) return {};
+  Tensor host = to(Device::cpu()).contiguous();
+  std::vector<double> out(static_cast<size_t>(numel()));
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = host.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = to_double(p[i]);
+  });
+  return out;
+}
+
+}  // namespace porta

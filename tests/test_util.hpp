@@ -1,0 +1,38 @@
+// porta tests — shared helpers: random inputs from case specs, comparison against the
+// float64 reference, device lists.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "porta/porta.hpp"
+
+namespace porta::test {
+
+/// Seed for this process: PORTA_TEST_SEED if set, else fresh; printed on failures.
+uint64_t seed();
+std::mt19937_64& rng();
+
+/// Devices the conformance tests run on: every device of every built backend.
+std::vector<Device> test_devices();
+/// Empty when the device can run tests; otherwise the reason (tests are skipped, or for a
+/// built Vulkan backend without a device, failed).
+std::string device_unusable(Device d);
+
+/// Makes the host tensor an InputSpec describes, in `dtype` (the case's dtype unless the spec
+/// fixes one).
+Tensor make_input(const InputSpec& spec, DType case_dtype);
+
+struct Comparison {
+  bool ok = true;
+  double max_abs = 0, rel = 0;  // rel: ||out - ref||_2 / ||ref||_2
+  std::string message;
+};
+/// Compares a result (any dtype/device) with an f64 reference of the same shape.
+Comparison compare(const Tensor& result, const Tensor& reference, double tolerance);
+/// Default relative tolerance for results of a dtype.
+double default_tolerance(DType t);
+
+}  // namespace porta::test
