@@ -42,6 +42,9 @@ class Model {
   std::shared_ptr<const Graph> graph_;
 };
 
+/// Reads a serialized ONNX TensorProto file (as in ONNX's test data sets) into a cpu tensor.
+Tensor read_tensor_proto(const std::string& path);
+
 struct SessionOptions {
   Device device = Device::cpu();
   bool strict = false;   ///< refuse CPU fallback
