@@ -46,6 +46,17 @@ inline T store(C v) {
 
 [[noreturn]] void unsupported_dtype(std::string_view op, DType t, DTypeSet allowed);
 
+/// y[i] = f(x[i]) over contiguous x of storage type T into y of type TO.
+template <typename T, typename TO = T, typename F>
+void unary_loop(const Tensor& x, Tensor& y, F&& f) {
+  using C = compute_t<T>;
+  const T* src = x.data<T>();
+  TO* dst = y.data<TO>();
+  parallel_for(x.numel(), kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = store<TO>(f(static_cast<C>(src[i])));
+  });
+}
+
 /// y[i] = f(x[i]) over contiguous input 0 -> output 0 (same dtype), for dtypes in Mask.
 template <DTypeSet Mask, typename F>
 void unary_apply(KernelContext& ctx, F&& f) {
@@ -54,12 +65,7 @@ void unary_apply(KernelContext& ctx, F&& f) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (dtype_in(Mask, dtype_of<T>())) {
-      using C = compute_t<T>;
-      const T* src = x.data<T>();
-      T* dst = y.data<T>();
-      parallel_for(x.numel(), kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) dst[i] = store<T>(f(static_cast<C>(src[i])));
-      });
+      unary_loop<T>(x, y, f);
     } else {
       unsupported_dtype(ctx.op->name, x.dtype(), Mask);
     }
