@@ -72,14 +72,15 @@ void unary_apply(KernelContext& ctx, F&& f) {
   });
 }
 
-/// out = f(a, b) with NumPy broadcasting; a and b are contiguous and of type TA, out of TO
+/// out = f(a, b) with NumPy broadcasting; a and b are contiguous and of types TA and TB, out of TO
 /// (a may be `out` itself when it has out's shape). Same-shape and scalar operands take flat
 /// loops the compiler vectorizes; the rest go run by run along the innermost axis.
-template <typename TA, typename TO, typename F>
+template <typename TA, typename TO, typename TB = TA, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
   using C = compute_t<TA>;
+  using CB = compute_t<TB>;
   const TA* pa = a.data<TA>();
-  const TA* pb = b.data<TA>();
+  const TB* pb = b.data<TB>();
   TO* po = out.data<TO>();
   int64_t n = out.numel();
   if (n == 0) return;
@@ -88,15 +89,15 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
     int64_t sa = a_full ? 1 : 0, sb = b_full ? 1 : 0;
     parallel_for(n, kGrain, [&](int64_t s, int64_t e) {
       if (sa == 1 && sb == 1) {
-        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(static_cast<C>(pa[i]), static_cast<C>(pb[i])));
+        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(static_cast<C>(pa[i]), static_cast<CB>(pb[i])));
       } else if (sa == 1) {
-        C vb = static_cast<C>(pb[0]);
+        CB vb = static_cast<CB>(pb[0]);
         for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(static_cast<C>(pa[i]), vb));
       } else if (sb == 1) {
         C va = static_cast<C>(pa[0]);
-        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(va, static_cast<C>(pb[i])));
+        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(va, static_cast<CB>(pb[i])));
       } else {
-        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(static_cast<C>(pa[0]), static_cast<C>(pb[0])));
+        for (int64_t i = s; i < e; ++i) po[i] = store<TO>(f(static_cast<C>(pa[0]), static_cast<CB>(pb[0])));
       }
     });
     return;
@@ -109,19 +110,19 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
     for (int64_t r = r0; r < r1; ++r) {
       it.offsets(r, off);
       const TA* ra = pa + off[0];
-      const TA* rb = pb + off[1];
+      const TB* rb = pb + off[1];
       TO* ro = po + r * inner;
       if (sa == 1 && sb == 1) {
-        for (int64_t i = 0; i < inner; ++i) ro[i] = store<TO>(f(static_cast<C>(ra[i]), static_cast<C>(rb[i])));
+        for (int64_t i = 0; i < inner; ++i) ro[i] = store<TO>(f(static_cast<C>(ra[i]), static_cast<CB>(rb[i])));
       } else if (sa == 1) {
-        C vb = static_cast<C>(rb[0]);
+        CB vb = static_cast<CB>(rb[0]);
         for (int64_t i = 0; i < inner; ++i) ro[i] = store<TO>(f(static_cast<C>(ra[i]), vb));
       } else if (sb == 1) {
         C va = static_cast<C>(ra[0]);
-        for (int64_t i = 0; i < inner; ++i) ro[i] = store<TO>(f(va, static_cast<C>(rb[i])));
+        for (int64_t i = 0; i < inner; ++i) ro[i] = store<TO>(f(va, static_cast<CB>(rb[i])));
       } else {
         for (int64_t i = 0; i < inner; ++i)
-          ro[i] = store<TO>(f(static_cast<C>(ra[i * sa]), static_cast<C>(rb[i * sb])));
+          ro[i] = store<TO>(f(static_cast<C>(ra[i * sa]), static_cast<CB>(rb[i * sb])));
       }
     }
   });
