@@ -306,3 +306,21 @@ Shape reduce_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepd
 }
 
 }  // namespace porta::opdef
+
+namespace porta::opdef {
+
+int64_t pad_source_index(int64_t o, int64_t begin, int64_t dim, std::string_view mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim) return i;
+  if (mode == "edge") return dim == 0 ? -1 : std::clamp<int64_t>(i, 0, dim - 1);
+  if (mode == "reflect" && dim > 1) {
+    // pad_shape keeps pads below dim, so one reflection lands inside.
+    if (i < 0) i = -i;
+    if (i >= dim) i = 2 * (dim - 1) - i;
+    return i >= 0 && i < dim ? i : -1;
+  }
+  if (mode == "reflect" && dim == 1) return 0;
+  return -1;
+}
+
+}  // namespace porta::opdef

@@ -62,3 +62,12 @@ std::vector<int64_t> reduce_axes(const Shape& in, const std::vector<int64_t>& ax
 Shape reduce_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepdims);
 
 }  // namespace porta::opdef
+
+namespace porta::opdef {
+
+/// Pad: the input index output index `o` reads along an axis of size `dim` padded by `begin`
+/// in front, or -1 when it reads the constant (constant mode, or outside a cropped axis).
+/// reflect mirrors without repeating the edge; edge repeats the edge element.
+int64_t pad_source_index(int64_t o, int64_t begin, int64_t dim, std::string_view mode);
+
+}  // namespace porta::opdef
