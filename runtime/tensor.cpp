@@ -175,6 +175,21 @@ Tensor Tensor::as_strided(const Shape& shape, const std::vector<int64_t>& stride
   return t;
 }
 
+Tensor Tensor::reinterpret(const Shape& shape, DType dtype) const {
+  size_t start = static_cast<size_t>(offset_) * dtype_size(dtype_);
+  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (!storage_ || start + need > storage_->bytes() || start % dtype_size(dtype) != 0)
+    throw ShapeError(str("[tensor] cannot reinterpret ", describe(), " as ", dtype_name(dtype), " ",
+                         shape_str(shape)));
+  Tensor t;
+  t.storage_ = storage_;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.offset_ = static_cast<int64_t>(start / dtype_size(dtype));
+  t.dtype_ = dtype;
+  return t;
+}
+
 Tensor Tensor::reshape(const Shape& shape) const {
   if (shape_numel(shape) != numel())
     throw ShapeError(str("[reshape] cannot view ", shape_str(shape_), " (", numel(),
