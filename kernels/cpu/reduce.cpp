@@ -73,11 +73,13 @@ void reduce_block(const T* x, T* y, int64_t outer, int64_t r, int64_t inner) {
     });
     return;
   }
-  // Columns: each work item owns a chunk of `inner` and walks all r rows of one outer slab.
-  constexpr int64_t kChunk = 512;
+  // Columns: each work item owns a chunk of `inner` (its accumulators stay in cache) and
+  // walks all r rows of one outer slab; chunks are wide enough for long contiguous reads.
+  int64_t threads = std::max(1, omp_get_max_threads());
+  int64_t kChunk = std::clamp<int64_t>((inner + threads - 1) / threads, 256, 4096);
   int64_t chunks = (inner + kChunk - 1) / kChunk;
   parallel_for(outer * chunks, 1, [&](int64_t b, int64_t e) {
-    std::vector<A> acc(kChunk);
+    std::vector<A> acc(static_cast<size_t>(kChunk));
     for (int64_t w = b; w < e; ++w) {
       int64_t o = w / chunks, i0 = (w % chunks) * kChunk, n = std::min(kChunk, inner - i0);
       const T* base = x + o * r * inner + i0;
@@ -85,7 +87,9 @@ void reduce_block(const T* x, T* y, int64_t outer, int64_t r, int64_t inner) {
       for (int64_t k = 1; k < r; ++k) {
         const T* row = base + k * inner;
         if constexpr (K == ReduceKind::sum || K == ReduceKind::mean) {
-          for (int64_t i = 0; i < n; ++i) acc[i] += load(row[i]);
+          A* __restrict a = acc.data();
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) a[i] += load(row[i]);
         } else {
           for (int64_t i = 0; i < n; ++i) acc[i] = pick<K>(acc[i], load(row[i]));
         }

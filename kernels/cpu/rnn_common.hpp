@@ -1,8 +1,8 @@
 // porta cpu kernels — the matrix products LSTM and GRU share.
 //
 // Both ops first project every time step's input at once (one [seq*batch, input] x
-// [input, gates*hidden] product), then per step multiply each batch entry's hidden state by R.
-// Weight rows are contiguous in ONNX's layout, so both are row-by-row dot products.
+// [input, gates*hidden] product), then per step multiply all batch entries' hidden states by
+// R^T in one product. ONNX stores W and R as [gates*hidden, k], i.e. already transposed.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -21,16 +21,19 @@ inline T dot(const T* a, const T* b, int64_t n) {
   return acc;
 }
 
+/// c[m, n] = a[m, :] . b[n, :] for row-major a [m, k], b [n, k], c [m, n] (rnn_gemm.cpp).
+void gemm_abt(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k);
+void gemm_abt(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k);
+
 /// out[m, r] = x[m, :] . w[r, :] + bias_a[r] + bias_b[r] for m < rows, r < outs (biases
 /// optional: nullptr).
 template <typename T>
 void project(const T* x, const T* w, const T* bias_a, const T* bias_b, int64_t rows, int64_t k, int64_t outs,
              T* out) {
-  parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(outs * k, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t m = b; m < e; ++m)
-      for (int64_t r = 0; r < outs; ++r)
-        out[m * outs + r] = dot(x + m * k, w + r * k, k) + (bias_a ? bias_a[r] : T(0)) + (bias_b ? bias_b[r] : T(0));
-  });
+  gemm_abt(x, w, out, rows, outs, k);
+  if (!bias_a && !bias_b) return;
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t r = 0; r < outs; ++r) out[m * outs + r] += (bias_a ? bias_a[r] : T(0)) + (bias_b ? bias_b[r] : T(0));
 }
 
 template <typename T>
