@@ -3,6 +3,7 @@
 // (exact INT64_MAX slice ends, integer mean truncation).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -114,6 +115,19 @@ TEST(ShapeOps, IntegerMeanTruncatesTowardZero) {
   Tensor x = Tensor::from_values({1, 2, -1, -2, 7, 0}, {3, 2}, DType::i64);
   Tensor y = call_op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}).at(0);
   EXPECT_EQ(y.to_doubles(), (std::vector<double>{1, -1, 3}));
+}
+
+TEST(ShapeOps, MaxMinAndArgMaxLetNaNWin) {
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = Tensor::from_values({1, nan, 3, 4, 5, 6}, {2, 3}, DType::f32);
+  Attributes rows{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}};
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    std::vector<double> y = call_op(op, {x}, rows).at(0).to_doubles();
+    EXPECT_TRUE(std::isnan(y[0])) << op;
+    EXPECT_EQ(y[1], std::string(op) == "ReduceMax" ? 6 : 4) << op;
+  }
+  Tensor arg = call_op("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}).at(0);
+  EXPECT_EQ(arg.to_doubles(), (std::vector<double>{1, 2}));
 }
 
 TEST(ShapeOps, ReduceSumAxesInputAndNoop) {

@@ -40,6 +40,26 @@ Acc<T> reduce_row(const T* x, int64_t n) {
 #pragma omp simd reduction(+ : acc)
     for (int64_t i = 0; i < n; ++i) acc += load(x[i]);
     return acc;
+  } else if constexpr (std::is_floating_point_v<A>) {
+    // Vectorized max/min; NaN is tracked on the side so it still wins.
+    A acc = load(x[0]);
+    bool nan = false;
+    if constexpr (K == ReduceKind::max) {
+#pragma omp simd reduction(max : acc) reduction(|| : nan)
+      for (int64_t i = 0; i < n; ++i) {
+        A v = load(x[i]);
+        nan = nan || v != v;
+        acc = v > acc ? v : acc;
+      }
+    } else {
+#pragma omp simd reduction(min : acc) reduction(|| : nan)
+      for (int64_t i = 0; i < n; ++i) {
+        A v = load(x[i]);
+        nan = nan || v != v;
+        acc = v < acc ? v : acc;
+      }
+    }
+    return nan ? std::numeric_limits<A>::quiet_NaN() : acc;
   } else {
     A acc = load(x[0]);
     for (int64_t i = 1; i < n; ++i) acc = pick<K>(acc, load(x[i]));
