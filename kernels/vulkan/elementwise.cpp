@@ -46,10 +46,9 @@ std::string unary_supports(const KernelContext& ctx) {
   return "";
 }
 
-void run_binary(KernelContext& ctx, int op) {
-  const Tensor& a = ctx.in(0);
-  const Tensor& b = ctx.in(1);
-  Tensor& c = ctx.out(0);
+void run_binary(KernelContext& ctx, int op) { run_binary(ctx, op, ctx.in(0), ctx.in(1), ctx.out(0)); }
+
+void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor& b, const Tensor& c) {
   const DeviceCaps& caps = device_caps(ctx);
   int64_t n = c.numel();
   if (n == 0) return;

@@ -63,6 +63,7 @@ float apply(float x) {
     case 24: return x;                                           // Identity
     case 25: return tan(x);                                      // Tan
     case 26: return x / (1.0 + abs(x));                          // Softsign
+    case 27: return min(max(x, p.alpha), p.beta);                // Clip (max wins if min > max)
   }
   return x;
 }
