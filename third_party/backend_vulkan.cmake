@@ -16,6 +16,8 @@ file(MAKE_DIRECTORY ${_spv_dir})
 set(_generated)
 foreach(shader IN LISTS PORTA_VULKAN_SHADERS)
   get_filename_component(_name ${shader} NAME_WE)
+  # The variant line is read here, so editing a shader re-runs CMake.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${shader})
   file(STRINGS ${shader} _variant_line REGEX "^// variants:")
   set(_variants f32)
   if(_variant_line)

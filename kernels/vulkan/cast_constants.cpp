@@ -1,4 +1,4 @@
-// Cast (f32 <-> f16 and same-type copies), Shape and ConstantOfShape on vulkan. Other casts
+// Cast (f32, f16, u8, i8, i32, bool to f32, f16, bool; same-type copies), Shape and ConstantOfShape on vulkan. Other casts
 // decline (CPU fallback, visible in `porta ops`).
 #include <cstring>
 
@@ -6,6 +6,27 @@
 
 namespace porta::vk {
 namespace {
+
+// Destination codes of cast.comp's DST constant for ONNX `to` codes, -1 when not native.
+int cast_destination(int64_t to) {
+  switch (to) {
+    case 1: return 0;   // f32
+    case 10: return 1;  // f16
+    case 9: return 2;   // bool
+    default: return -1;
+  }
+}
+
+std::string cast_source_variant(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::u8: case DType::boolean: return "u8";
+    case DType::i8: return "i8";
+    case DType::i32: return "i32";
+    default: return "";
+  }
+}
 
 void cast_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
@@ -17,8 +38,9 @@ void cast_vulkan(KernelContext& ctx) {
   }
   Launch l;
   l.shader = "cast";
-  l.variant = variant_for(x.dtype());
-  l.args = {input(x), output(y)};
+  l.variant = cast_source_variant(x.dtype());
+  l.spec = {cast_destination(ctx.attrs->get_int("to"))};
+  l.args = {input(x), output(y), output(y), output(y)};
   l.push_u(y.numel());
   set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
   launch(ctx, std::move(l));
@@ -26,11 +48,12 @@ void cast_vulkan(KernelContext& ctx) {
 
 std::string cast_supports(const KernelContext& ctx) {
   DType from = ctx.in(0).dtype();
-  auto to = static_cast<int>(ctx.attrs->get_int("to"));
-  // ONNX TensorProto codes: 1 FLOAT, 10 FLOAT16.
-  bool float_pair = (from == DType::f32 && (to == 1 || to == 10)) || (from == DType::f16 && (to == 1 || to == 10));
-  if (!float_pair) return str("cast from ", dtype_name(from), " to ONNX type ", to, " (f32 <-> f16 are native)");
-  if (!device_caps(ctx).fp16_storage) return "the device has no 16-bit storage";
+  int64_t to = ctx.attrs->get_int("to");
+  if (cast_source_variant(from).empty() || cast_destination(to) < 0)
+    return str("cast from ", dtype_name(from), " to ONNX type ", to,
+               " (native: f32, f16, u8, i8, i32, bool to f32, f16, bool)");
+  if (!device_caps(ctx).fp16_storage || !device_caps(ctx).int8_storage)
+    return "the device lacks 16-bit or 8-bit storage";
   return fits_bindings(ctx);
 }
 
@@ -67,7 +90,7 @@ std::string constant_of_shape_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16, cast_vulkan, cast_supports)
+PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kU8 | kI8 | kI32 | kBool, cast_vulkan, cast_supports)
 PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)
 PORTA_REGISTER_KERNEL_IF(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
 
