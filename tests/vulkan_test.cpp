@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <numeric>
 
 #include "backends/vulkan/vk_context.hpp"
@@ -205,6 +207,56 @@ TEST(Vulkan, TimestampTimerMeasuresDeviceTime) {
   Tensor y = call_op("Relu", {x})[0];
   timer->stop();
   EXPECT_GT(timer->elapsed_us(), 0.0);
+}
+
+}  // namespace
+}  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// Device throughput from timestamp queries (opt-in: PORTA_VULKAN_BENCH=1). Prints GB/s for
+// memory-bound ops next to the device's measured copy bandwidth, and GFLOP/s for MatMul.
+TEST(VulkanBench, DeviceTimesFromTimestamps) {
+  REQUIRE_VULKAN();
+  if (!std::getenv("PORTA_VULKAN_BENCH")) GTEST_SKIP() << "set PORTA_VULKAN_BENCH=1 to measure";
+  Backend& b = backend_for(kVk);
+  std::unique_ptr<Timer> timer = b.create_timer(0);
+  if (!timer) GTEST_SKIP() << "no timestamps on this device";
+  auto time_us = [&](const std::function<void()>& f) {
+    f();  // warm-up: pipelines, allocations
+    b.synchronize(0);
+    const int reps = 5;
+    timer->start();
+    for (int i = 0; i < reps; ++i) f();
+    timer->stop();
+    return timer->elapsed_us() / reps;
+  };
+  const int64_t n = 4096 * 4096;
+  Tensor a = random_tensor({4096, 4096}).to(kVk), c = random_tensor({4096, 4096}).to(kVk);
+  Tensor dst = Tensor::empty({4096, 4096}, DType::f32, kVk);
+  double bytes = n * 4.0;
+  double copy_us = time_us([&] { dst.copy_(a); });
+  double copy_gbs = 2 * bytes / copy_us / 1e3;
+  std::cout << "[ bench ] " << b.capabilities(0).name << "\n";
+  std::cout << "[ bench ] copy 64 MiB: " << copy_us << " us, " << copy_gbs << " GB/s (read+write)\n";
+  auto report = [&](const char* what, double us, double moved) {
+    double gbs = moved / us / 1e3;
+    std::cout << "[ bench ] " << what << ": " << us << " us, " << gbs << " GB/s (" << 100 * gbs / copy_gbs
+              << "% of copy)\n";
+  };
+  report("Add 4096x4096", time_us([&] { call_op("Add", {a, c}); }), 3 * bytes);
+  report("Relu 4096x4096", time_us([&] { call_op("Relu", {a}); }), 2 * bytes);
+  report("Softmax 4096x4096 (axis -1)", time_us([&] { call_op("Softmax", {a}); }), 2 * bytes);
+  Tensor m1 = random_tensor({1024, 1024}).to(kVk), m2 = random_tensor({1024, 1024}).to(kVk);
+  double mm_us = time_us([&] { call_op("MatMul", {m1, m2}); });
+  std::cout << "[ bench ] MatMul 1024^3: " << mm_us << " us, " << 2.0 * 1024 * 1024 * 1024 / mm_us / 1e3
+            << " GFLOP/s\n";
+  Tensor x = random_tensor({1, 64, 56, 56}).to(kVk), w = random_tensor({64, 64, 3, 3}).to(kVk);
+  Attributes conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  double conv_us = time_us([&] { call_op("Conv", {x, w}, conv); });
+  std::cout << "[ bench ] Conv 1x64x56x56, 64 3x3: " << conv_us << " us, "
+            << 2.0 * 64 * 56 * 56 * 64 * 9 / conv_us / 1e3 << " GFLOP/s\n";
 }
 
 }  // namespace
