@@ -261,3 +261,49 @@ TEST(VulkanBench, DeviceTimesFromTimestamps) {
 
 }  // namespace
 }  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// The conformance suite runs reductions with the device's preferred strategy (subgroup
+// arithmetic on lavapipe); this runs every case of the reducing ops again with the
+// shared-memory tree, so both strategies are checked against the float64 reference.
+TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
+  REQUIRE_VULKAN();
+  vk::set_subgroup_reductions(false);
+  struct Restore {
+    ~Restore() { vk::set_subgroup_reductions(true); }
+  } restore;
+  int checked = 0;
+  for (const char* name : {"Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ArgMax",
+                           "ArgMin", "LayerNormalization", "InstanceNormalization", "GlobalAveragePool",
+                           "GlobalMaxPool"}) {
+    const OpSchema* op = find_op(name);
+    if (!op || !op->cases) continue;
+    for (const OpCase& c : op->cases()) {
+      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
+      std::vector<Tensor> host, dev;
+      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
+      for (auto& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
+      std::vector<Tensor> ref;
+      try {
+        ref = reference_op(name, host, c.attrs, c.num_outputs);
+      } catch (const Error&) {
+        continue;  // error cases are checked by the conformance suite
+      }
+      std::vector<Tensor> got = call_op(name, dev, c.attrs, c.num_outputs);
+      ASSERT_EQ(got.size(), ref.size()) << name << " " << c.name;
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (!ref[i].defined()) continue;
+        double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype());
+        Comparison cmp = compare(got[i], ref[i], tol);
+        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10);
+}
+
+}  // namespace
+}  // namespace porta::test

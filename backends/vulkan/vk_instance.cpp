@@ -19,6 +19,7 @@ std::mutex g_validation_mutex;
 std::vector<std::string> g_validation_errors;
 std::function<void(const std::string&)> g_validation_listener;
 bool g_barriers = true;
+bool g_subgroup_reductions = true;
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
@@ -281,6 +282,8 @@ void set_validation_listener(std::function<void(const std::string&)> listener) {
 }
 
 void set_barriers_enabled(bool enabled) { g_barriers = enabled; }
+void set_subgroup_reductions(bool enabled) { g_subgroup_reductions = enabled; }
+bool subgroup_reductions_enabled() { return g_subgroup_reductions; }
 
 const char* result_name(VkResult r) {
   switch (r) {

@@ -77,6 +77,17 @@ std::string fits_bindings(const KernelContext& ctx) {
   return "";
 }
 
+int32_t reduction_strategy(const KernelContext& ctx) {
+  return device_caps(ctx).subgroup_arithmetic && subgroup_reductions_enabled() ? 1 : 0;
+}
+
+std::string reductions_ok(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (!caps.subgroup_basic || !caps.subgroup_arithmetic)
+    return "the device has no subgroup arithmetic in compute shaders (reduction shaders declare it)";
+  return "";
+}
+
 std::string fp16_ok(const KernelContext& ctx, DType dtype) {
   if (dtype == DType::f16 && !device_caps(ctx).fp16_storage) return "the device has no 16-bit storage";
   return "";

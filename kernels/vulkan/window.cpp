@@ -111,7 +111,7 @@ void global_pool_vulkan(KernelContext& ctx) {
   Launch l;
   l.shader = "reduce";
   l.variant = variant_for(x.dtype());
-  l.spec = {Max ? 2 : 1, device_caps(ctx).subgroup_arithmetic ? 1 : 0, 0};
+  l.spec = {Max ? 2 : 1, reduction_strategy(ctx), 0};
   l.args = {input(x), output(y), output(y)};
   l.push_u(rows);
   l.push_u(R);
@@ -121,6 +121,7 @@ void global_pool_vulkan(KernelContext& ctx) {
 }
 
 std::string global_pool_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (ctx.in(0).rank() < 2) return "input of rank below 2";
   return fits_bindings(ctx);
