@@ -186,6 +186,17 @@ TEST(Vulkan, TensorsLargerThanOneBinding) {
   Resolution r = resolve_call(call, DType::f32);
   EXPECT_NE(r.path, Path::native);
   EXPECT_NE(r.reason.find("maxStorageBufferRange"), std::string::npos) << r.reason;
+  // An output that outgrows every input (Expand) declines too, before anything runs.
+  KernelContext expand;
+  expand.op = find_op("Expand");
+  expand.device = kVk;
+  expand.backend = &backend_for(kVk);
+  Attributes no_attrs;
+  expand.attrs = &no_attrs;
+  expand.inputs = {one, Tensor::from_values({static_cast<double>(n)}, {1}, DType::i64).to(kVk)};
+  Resolution er = resolve_call(expand, DType::f32);
+  EXPECT_NE(er.path, Path::native);
+  EXPECT_NE(er.reason.find("maxStorageBufferRange"), std::string::npos) << er.reason;
   call_op("Add", {da, one})[0].copy_to_host(got.data(), n * 4);
   for (int64_t i = 0; i < n; ++i)
     if (got[i] != a[i] + b[3]) {
