@@ -140,6 +140,9 @@ int64_t Tensor::numel() const {
 Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor has no elements to be out of order (and contiguous_strides need not
+  // match the check below for it: reshape/contiguous would recurse forever).
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;
