@@ -258,6 +258,34 @@ TEST(UntrustedModel, OpsetOutsideRangeIsRefused) {
   EXPECT_NE(msg.find("opset 9"), std::string::npos) << msg;
 }
 
+TEST(UntrustedModel, StaticShapeMismatchFailsAtLoad) {
+  onnx::TensorProto* w;
+  auto m = add_weight_model(&w);
+  w->clear_dims();
+  w->add_dims(3);  // x is 4 elements: Add cannot broadcast 4 with 3
+  w->set_raw_data(floats({1, 2, 3}));
+  std::string bytes = m.SerializeAsString();
+  try {
+    Model::from_bytes(bytes.data(), bytes.size());
+    FAIL() << "expected a ShapeError at load";
+  } catch (const ShapeError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'add'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("4"), std::string::npos) << msg;
+  }
+}
+
+TEST(UntrustedModel, OutputShapesAreInferredAtLoad) {
+  onnx::TensorProto* w;
+  auto m = add_weight_model(&w);
+  w->set_raw_data(floats({1, 2, 3, 4}));
+  m.mutable_graph()->mutable_output(0)->clear_type();
+  std::string bytes = m.SerializeAsString();
+  Model model = Model::from_bytes(bytes.data(), bytes.size());
+  EXPECT_EQ(model.outputs()[0].shape, (Shape{4}));
+  EXPECT_EQ(model.outputs()[0].dtype, DType::f32);
+}
+
 TEST(UntrustedModel, GatherIndexOutOfRangeIsAnError) {
   Tensor data = Tensor::from_values({1, 2, 3}, {3}, DType::f32);
   Tensor idx = Tensor::from_values({0, 7}, {2}, DType::i64);
