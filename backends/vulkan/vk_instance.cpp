@@ -251,9 +251,10 @@ InstanceState& instance_state() {
 }
 
 Context& context(int index) {
-  static std::mutex m;
+  // Leaked on purpose: tensors released during static destruction still reach their context.
+  static std::mutex* m = new std::mutex();
   static std::vector<std::unique_ptr<Context>>* contexts = new std::vector<std::unique_ptr<Context>>();
-  std::lock_guard lock(m);
+  std::lock_guard lock(*m);
   InstanceState& s = instance_state();
   if (!s.error.empty()) throw BackendUnavailable(str("[vulkan:", index, "] ", s.error));
   if (index < 0 || index >= static_cast<int>(s.physical.size()))
