@@ -11,8 +11,14 @@ namespace porta::detail {
 std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs,
                                      const std::vector<ValueInfo>& inputs, int num_outputs,
                                      std::string_view node_name);
-/// Runs a kernel on prepared tensors: makes inputs contiguous when the kernel needs it.
+/// Runs a kernel on prepared tensors: makes inputs contiguous when the kernel needs it, then
+/// calls it through its device kind's call hook when one is installed.
 void run_kernel(const KernelDef& kernel, KernelContext& ctx);
+/// Wraps every kernel call of one device kind (optional). A backend installs it at load time
+/// to set per-call execution state around `kernel.fn(ctx)` (the cpu backend picks the number
+/// of threads from the size of the call). The hook must call kernel.fn(ctx) exactly once.
+using KernelCallHook = void (*)(const KernelDef& kernel, KernelContext& ctx);
+void set_kernel_call_hook(DeviceType type, KernelCallHook hook);
 /// Dtype that selects the kernel for a call (schema's dispatch input, else output 0).
 DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,
                      const std::vector<ValueInfo>& outputs);

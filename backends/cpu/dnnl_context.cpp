@@ -1,6 +1,8 @@
 // porta cpu backend — oneDNN engine, per-thread streams and the primitive cache.
 #include "backends/cpu/dnnl_context.hpp"
 
+#include <omp.h>
+
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -67,8 +69,13 @@ Cache& cache() {
 }
 }  // namespace
 
-std::shared_ptr<void> cached_primitive(const std::string& key,
+std::shared_ptr<void> cached_primitive(const std::string& key0,
                                        const std::function<std::shared_ptr<void>()>& make) {
+  // oneDNN sizes some primitives for the thread count current at creation, and porta runs
+  // small calls on one thread (kernels/cpu/thread_policy.hpp): keep one entry per count.
+  std::string key = key0;
+  key += "|threads=";
+  key += std::to_string(omp_get_max_threads());
   Cache& c = cache();
   {
     std::lock_guard lock(c.mutex);

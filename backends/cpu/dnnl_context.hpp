@@ -26,7 +26,7 @@ dnnl::memory::desc strided_desc(const Shape& shape, const std::vector<int64_t>& 
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc);
 
 /// Returns the cached primitive for `key`, creating it with `make` on first use. Thread-safe.
-/// The cache holds at most a few thousand entries (least recently used evicted).
+/// Entries are kept per OpenMP thread count of the caller. The cache holds at most a few thousand entries (least recently used evicted).
 std::shared_ptr<void> cached_primitive(const std::string& key,
                                        const std::function<std::shared_ptr<void>()>& make);
 
