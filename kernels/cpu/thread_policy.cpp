@@ -1,8 +1,11 @@
 // porta cpu kernels — thresholds of the per-call thread policy (see thread_policy.hpp).
 #include "kernels/cpu/thread_policy.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "runtime/eager.hpp"
 
@@ -39,9 +42,29 @@ size_t call_bytes(const KernelContext& ctx) {
   return bytes;
 }
 
+bool cores_oversubscribed() {
+  static const bool adaptive = [] {
+    const char* v = std::getenv("PORTA_THREAD_POLICY");
+    return !(v && std::string(v) == "fixed");
+  }();
+  if (!adaptive) return false;
+  static std::atomic<int64_t> next_check_ns{0};
+  static std::atomic<bool> busy{false};
+  int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now >= next_check_ns.load(std::memory_order_relaxed)) {
+    next_check_ns.store(now + 250'000'000, std::memory_order_relaxed);  // 4 looks a second
+    double load = 0;
+    static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (getloadavg(&load, 1) == 1) busy.store(load > cores + 1.0, std::memory_order_relaxed);
+  }
+  return busy.load(std::memory_order_relaxed);
+}
+
 int threads_for(size_t bytes, double flops) {
   if (omp_in_parallel()) return 1;
   if (bytes < parallel_min_bytes() && flops < parallel_min_flops()) return 1;
+  if (cores_oversubscribed()) return 1;
   return omp_get_max_threads();
 }
 
@@ -66,7 +89,7 @@ double call_flops(const KernelContext& ctx) {
 void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
   if (omp_get_max_threads() <= 1) return kernel.fn(ctx);
   size_t bytes = call_bytes(ctx);
-  int threads = bytes >= parallel_min_bytes() ? omp_get_max_threads() : threads_for(bytes, call_flops(ctx));
+  int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops(ctx));
   ThreadScope scope(threads);
   kernel.fn(ctx);
 }

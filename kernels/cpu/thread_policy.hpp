@@ -3,7 +3,8 @@
 // A parallel region costs a fork/join: a few µs on an idle machine, and up to a scheduler time
 // slice (milliseconds) when the cores are shared, because every OpenMP thread must run before
 // the region ends. Calls whose whole work takes less than that single-threaded therefore run on
-// the calling thread only. The policy is applied per call with a ThreadScope around both the
+// the calling thread only; so do all calls while other processes load the cores
+// (cores_oversubscribed). The policy is applied per call with a ThreadScope around both the
 // creation and the execution of oneDNN primitives (oneDNN fixes some thread counts when a
 // primitive is created, so the primitive cache key includes the thread count; see
 // cached_primitive).
@@ -25,7 +26,15 @@ double parallel_min_flops();
 /// Bytes of every defined input and output of a call.
 size_t call_bytes(const KernelContext& ctx);
 
-/// Threads for a call that moves `bytes` and computes `flops` (1 or omp_get_max_threads()).
+/// True while the machine's 1-minute load average exceeds its cores + 1, i.e. other processes
+/// keep more than one core busy besides porta's threads: a parallel region then waits for a
+/// scheduler slice far more often than it gains (measured: 40-140 ms per small model at load
+/// 9-12 on 2 cores, against 0.1-4 ms on one thread). Checked at most 4 times a second.
+/// PORTA_THREAD_POLICY=fixed turns this adaptation off (threads then follow size only).
+bool cores_oversubscribed();
+
+/// Threads for a call that moves `bytes` and computes `flops`: 1 for small calls or an
+/// oversubscribed machine, else omp_get_max_threads().
 int threads_for(size_t bytes, double flops = 0);
 
 /// Limits the OpenMP threads of the calling thread's parallel regions (and of oneDNN
