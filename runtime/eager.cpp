@@ -62,6 +62,11 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
   return std::move(ctx.outputs);
 }
 
+static thread_local uint64_t t_constant_inputs = 0;
+uint64_t constant_inputs() { return t_constant_inputs; }
+ConstantInputsScope::ConstantInputsScope(uint64_t mask) : saved_(t_constant_inputs) { t_constant_inputs = mask; }
+ConstantInputsScope::~ConstantInputsScope() { t_constant_inputs = saved_; }
+
 static std::atomic<KernelCallHook> g_call_hooks[kNumDeviceTypes] = {};
 
 void set_kernel_call_hook(DeviceType type, KernelCallHook hook) {

@@ -14,6 +14,21 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
 /// Runs a kernel on prepared tensors: makes inputs contiguous when the kernel needs it, then
 /// calls it through its device kind's call hook when one is installed.
 void run_kernel(const KernelDef& kernel, KernelContext& ctx);
+/// Bit i set: input i of the kernel call running on this thread is a session constant (a
+/// weight: its storage and contents never change while the session lives). Kernels may cache
+/// data derived from such inputs (reordered weights) keyed on their storage. 0 for eager calls.
+uint64_t constant_inputs();
+/// Sets constant_inputs() for the calls made while it lives (sessions, around run_kernel).
+class ConstantInputsScope {
+ public:
+  explicit ConstantInputsScope(uint64_t mask);
+  ~ConstantInputsScope();
+  ConstantInputsScope(const ConstantInputsScope&) = delete;
+  ConstantInputsScope& operator=(const ConstantInputsScope&) = delete;
+
+ private:
+  uint64_t saved_;
+};
 /// Wraps every kernel call of one device kind (optional). A backend installs it at load time
 /// to set per-call execution state around `kernel.fn(ctx)` (the cpu backend picks the number
 /// of threads from the size of the call). The hook must call kernel.fn(ctx) exactly once.
