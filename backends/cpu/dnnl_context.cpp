@@ -52,6 +52,27 @@ dnnl::memory::desc strided_desc(const Shape& shape, const std::vector<int64_t>& 
   return dnnl::memory::desc(dims, dnnl_type(t), st);
 }
 
+dnnl::memory host_memory(const dnnl::memory::desc& desc, void* ptr) {
+  struct Entry {
+    void* ptr = nullptr;
+    dnnl::memory memory;
+  };
+  constexpr size_t kEntries = 64;
+  thread_local Entry entries[kEntries];
+  thread_local size_t next = 0;
+  if (ptr) {
+    for (Entry& e : entries)
+      if (e.ptr == ptr && e.memory.get_desc() == desc) return e.memory;
+  }
+  dnnl::memory made(desc, engine(), ptr);
+  if (ptr) {
+    Entry& e = entries[next++ % kEntries];
+    e.ptr = ptr;
+    e.memory = made;
+  }
+  return made;
+}
+
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, engine(), t.numel() ? t.raw_data() : nullptr);
 }

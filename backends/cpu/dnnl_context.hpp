@@ -22,6 +22,10 @@ dnnl::memory::data_type dnnl_type(DType t);
 dnnl::memory::desc plain_desc(const Shape& shape, DType t);
 /// Memory descriptor with explicit strides (in elements).
 dnnl::memory::desc strided_desc(const Shape& shape, const std::vector<int64_t>& strides, DType t);
+/// oneDNN memory over host memory at `ptr` (not owned, no copy) described by `desc`. The
+/// calling thread keeps its last 64 such objects and returns the same one for the same
+/// descriptor and pointer, so per-call wrapping allocates nothing once warm.
+dnnl::memory host_memory(const dnnl::memory::desc& desc, void* ptr);
 /// Wraps a cpu tensor's data as oneDNN memory (no copy).
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc);
 

@@ -70,13 +70,20 @@ int threads_for(size_t bytes, double flops) {
 
 namespace {
 
-// Floating-point work of a call from its op's flops function (0 when the op has none).
+// Floating-point work of a call from its op's flops function (0 when the op has none). The
+// shape lists are thread-local and reassigned in place, so a call allocates nothing once warm.
 double call_flops(const KernelContext& ctx) {
   if (!ctx.op || !ctx.op->flops || !ctx.attrs) return 0;
-  std::vector<Shape> ins, outs;
-  ins.reserve(ctx.inputs.size());
-  for (const Tensor& t : ctx.inputs) ins.push_back(t.defined() ? t.shape() : Shape{});
-  for (const Tensor& t : ctx.outputs) outs.push_back(t.defined() ? t.shape() : Shape{});
+  thread_local std::vector<Shape> ins, outs;
+  auto fill = [](std::vector<Shape>& into, const std::vector<Tensor>& from) {
+    into.resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i].defined()) into[i].assign(from[i].shape().begin(), from[i].shape().end());
+      else into[i].clear();
+    }
+  };
+  fill(ins, ctx.inputs);
+  fill(outs, ctx.outputs);
   try {
     return ctx.op->flops(ins, outs, *ctx.attrs);
   } catch (...) {
@@ -85,9 +92,13 @@ double call_flops(const KernelContext& ctx) {
 }
 
 // Every cpu kernel call runs under the thread count its size earns. The flops function is
-// only consulted for calls small in bytes (large ones go parallel anyway).
+// only consulted for calls small in bytes (large ones go parallel anyway) on a machine that
+// is not oversubscribed (where every call runs on one thread).
 void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
-  if (omp_get_max_threads() <= 1) return kernel.fn(ctx);
+  if (omp_get_max_threads() <= 1 || omp_in_parallel() || cores_oversubscribed()) {
+    ThreadScope scope(1);
+    return kernel.fn(ctx);
+  }
   size_t bytes = call_bytes(ctx);
   int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops(ctx));
   ThreadScope scope(threads);
