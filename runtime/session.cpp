@@ -67,7 +67,7 @@ struct BusyGuard {
 };
 
 void check_shape(const ValueDesc& d, const Shape& got) {
-  if (d.shape.empty() && got.empty()) return;
+  if (!d.rank_known || (d.shape.empty() && got.empty())) return;
   bool ok = d.shape.size() == got.size();
   for (size_t i = 0; ok && i < got.size(); ++i) ok = d.shape[i] < 0 || d.shape[i] == got[i];
   if (!ok)

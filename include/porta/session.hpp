@@ -19,6 +19,7 @@ struct ValueDesc {
   DType dtype = DType::f32;
   Shape shape;
   std::vector<std::string> dim_names;  ///< symbolic names of dynamic dimensions ("" if none)
+  bool rank_known = true;              ///< false when the file declares no shape at all
 };
 
 /// An imported model (immutable, shareable between sessions).
