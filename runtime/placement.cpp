@@ -5,6 +5,8 @@
 // Nothing is allocated or computed.
 #include "runtime/placement.hpp"
 
+#include <deque>
+
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
@@ -54,11 +56,17 @@ class DryBuilder final : public GraphBuilder {
         info.present = false;
       } else {
         info = values_.at(v).info;
-        all_constant = all_constant && values_.at(v).constant;
+        all_constant = all_constant && values_.at(v).constant && values_.at(v).info.value;
       }
       ins.push_back(info);
     }
     std::vector<ValueInfo> outs = infer_outputs(*op, full, ins, num_outputs, "");
+    std::vector<Tensor> folded;
+    if (all_constant) {  // folded when the session compiles; later parts may read the values
+      std::vector<Tensor> args;
+      for (ValueId v : inputs) args.push_back(v < 0 ? Tensor() : *values_.at(v).info.value);
+      folded = call_op(op->name, args, full, num_outputs);
+    }
     bool outputs_on_cpu = false;
     if (!all_constant) {  // constant parts are folded when the session compiles: no copies
       const Resolution& r = resolve(*op, device_, dispatch_dtype(*op, ins, outs));
@@ -79,9 +87,10 @@ class DryBuilder final : public GraphBuilder {
       }
     }
     std::vector<ValueId> ids;
-    for (auto& o : outs) {
+    for (size_t i = 0; i < outs.size(); ++i) {
       DryValue d;
-      d.info = o;
+      d.info = outs[i];
+      if (i < folded.size() && folded[i].defined()) d.info.value = keep(folded[i]);
       d.constant = all_constant;
       d.on_cpu = outputs_on_cpu;
       d.on_device = !outputs_on_cpu;
@@ -93,6 +102,7 @@ class DryBuilder final : public GraphBuilder {
     DryValue d;
     d.info.shape = value.shape();
     d.info.dtype = value.dtype();
+    d.info.value = keep(value.to(Device::cpu()));
     d.constant = true;
     return push(d);
   }
@@ -102,6 +112,12 @@ class DryBuilder final : public GraphBuilder {
   size_t bytes = 0;
 
  private:
+  // Host values of constants, at stable addresses for ValueInfo::value.
+  const Tensor* keep(Tensor t) {
+    constants_.push_back(std::move(t));
+    return &constants_.back();
+  }
+  std::deque<Tensor> constants_;
   Device device_;
   int depth_;
   std::vector<DryValue> values_;
@@ -139,7 +155,11 @@ PlacementChoice weigh_composite(const OpSchema& op, const Attributes& attrs, con
   if (device.type == DeviceType::cpu || strict || !op.composite) return c;
   const Resolution& on_cpu = resolve(op, Device::cpu(), dtype);
   if (on_cpu.path != Path::native) return c;
-  c.composite_bytes = composite_copy_bytes(op, attrs, inputs, device);
+  try {
+    c.composite_bytes = composite_copy_bytes(op, attrs, inputs, device);
+  } catch (const Error&) {
+    return c;  // the estimate is an optimisation: the decomposition itself reports real errors
+  }
   if (c.composite_bytes == 0) return c;
   c.fallback_bytes = fallback_copy_bytes(inputs, outputs);
   c.fallback = c.fallback_bytes < c.composite_bytes;
