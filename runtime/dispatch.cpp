@@ -22,6 +22,7 @@ std::string_view path_name(Path p) {
     case Path::native: return "native";
     case Path::composite: return "composite";
     case Path::fallback: return "fallback:cpu";
+    case Path::folded: return "folded";
     case Path::unsupported: return "unsupported";
   }
   return "?";

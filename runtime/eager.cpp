@@ -225,6 +225,7 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
       for (auto& t : host.outputs) result.push_back(t.to(device));
       return result;
     }
+    case Path::folded:
     case Path::unsupported:
       break;
   }

@@ -80,7 +80,10 @@ std::vector<Tensor> reference_op(std::string_view op_name, const std::vector<Ten
   ctx.attrs = &attrs;
   ctx.device = Device::cpu();
   ctx.backend = find_backend(DeviceType::cpu);
-  for (auto& t : host) ctx.inputs.push_back(t.defined() ? t.cast(DType::f64) : Tensor());
+  for (auto& t : host) {
+    ctx.inputs.push_back(t.defined() ? t.cast(DType::f64) : Tensor());
+    ctx.source_dtypes.push_back(t.defined() ? t.dtype() : DType::f64);
+  }
   for (auto& o : outs)
     ctx.outputs.push_back(o.present ? Tensor::zeros(o.shape, DType::f64) : Tensor());
   op->reference(ctx);

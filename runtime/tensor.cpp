@@ -140,6 +140,9 @@ int64_t Tensor::numel() const {
 Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor has no elements to be out of order (and contiguous_strides need not
+  // match the check below for it: reshape/contiguous would recurse forever).
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;
@@ -172,6 +175,21 @@ Tensor Tensor::as_strided(const Shape& shape, const std::vector<int64_t>& stride
   t.shape_ = shape;
   t.strides_ = strides;
   t.offset_ = offset;
+  return t;
+}
+
+Tensor Tensor::reinterpret(const Shape& shape, DType dtype) const {
+  size_t start = static_cast<size_t>(offset_) * dtype_size(dtype_);
+  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (!storage_ || start + need > storage_->bytes() || start % dtype_size(dtype) != 0)
+    throw ShapeError(str("[tensor] cannot reinterpret ", describe(), " as ", dtype_name(dtype), " ",
+                         shape_str(shape)));
+  Tensor t;
+  t.storage_ = storage_;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.offset_ = static_cast<int64_t>(start / dtype_size(dtype));
+  t.dtype_ = dtype;
   return t;
 }
 

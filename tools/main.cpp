@@ -1,9 +1,55 @@
-// porta — command-line program (placeholder until the CLI lands).
+// porta — command-line program: devices, run, ops.
+#include <cstring>
 #include <iostream>
 
-#include "porta/porta.hpp"
+#include "tools/cli.hpp"
 
-int main() {
-  std::cout << "porta " << porta::version() << "\n";
-  return 0;
+namespace {
+
+const char* kUsage = R"(porta — run ONNX models and ops on CPU, Vulkan, CUDA and HIP
+
+usage:
+  porta devices                         list every device of every built backend
+  porta run [MODEL.onnx] [--device D[,D...]|all] [--input NAME=FILE.npy]...
+            [--output-dir DIR] [--repeat N] [--profile] [--strict]
+                                        run a model (default: the bundled example)
+  porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict]
+                                        what runs for every node, and why
+  porta version
+
+Devices: cpu, vulkan:N, cuda:N, hip:N, auto (best available), all (every available one).
+Errors in what you give porta (files, names, shapes) print one message and exit with 2.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace porta;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  try {
+    if (cmd == "version" || cmd == "--version") {
+      std::cout << "porta " << version() << "\n";
+      return 0;
+    }
+    if (cmd == "devices")
+      return cli::cmd_devices(cli::parse(argc, argv, 2, {}, {"--kernels"}));
+    if (cmd == "run")
+      return cli::cmd_run(cli::parse(argc, argv, 2, {"--device", "--input", "--output-dir", "--repeat"},
+                                     {"--profile", "--strict"}));
+    if (cmd == "ops")
+      return cli::cmd_ops(cli::parse(argc, argv, 2, {"--device", "--input"}, {"--all-devices", "--strict"}));
+    std::cerr << "porta: unknown command '" << cmd << "'\n\n" << kUsage;
+    return 2;
+  } catch (const porta::Error& e) {
+    std::cerr << "porta: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "porta: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }

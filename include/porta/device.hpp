@@ -26,6 +26,9 @@ struct Device {
   std::string str() const;
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
+  bool operator<(const Device& o) const {
+    return type != o.type ? type < o.type : index < o.index;
+  }
 };
 
 }  // namespace porta

@@ -13,6 +13,7 @@ enum class Path : uint8_t {
   native,     ///< a kernel of that backend
   composite,  ///< the op's decomposition, run on that backend
   fallback,   ///< the CPU kernel, with copies to and from host
+  folded,     ///< computed once when the session compiles (constant inputs or shapes only)
   unsupported
 };
 std::string_view path_name(Path p);

@@ -61,6 +61,9 @@ struct KernelContext {
   Backend* backend = nullptr;
   std::vector<Tensor> inputs;   ///< undefined Tensor for an absent optional input
   std::vector<Tensor> outputs;
+  /// (reference only) dtype each input had before it was converted to f64, so references of
+  /// dtype-sensitive ops (integer Div, wrap-around of narrow integers) can follow it.
+  std::vector<DType> source_dtypes;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
   Tensor& out(size_t i) { return outputs.at(i); }

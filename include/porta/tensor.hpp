@@ -93,6 +93,9 @@ class Tensor {
   /// Elements [start, end) with `step` along `axis`.
   Tensor slice(int axis, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor as_strided(const Shape& shape, const std::vector<int64_t>& strides, int64_t offset) const;
+  /// The same storage read as `shape` of `dtype`, starting at this view's first byte; the
+  /// bytes must fit in the storage (used for pooled buffers).
+  Tensor reinterpret(const Shape& shape, DType dtype) const;
   /// Broadcast view (stride 0 along expanded axes).
   Tensor expand(const Shape& shape) const;
 

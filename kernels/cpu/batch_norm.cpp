@@ -1,0 +1,115 @@
+// BatchNormalization (inference) and InstanceNormalization on cpu, both on oneDNN's
+// batch_normalization primitive over X seen as N x C x (spatial product):
+//  - BatchNormalization: use_global_stats with the given mean / variance;
+//  - InstanceNormalization: X seen as 1 x (N*C) x spatial, so the primitive's batch statistics
+//    are exactly the per-(n, c) statistics; scale / B are repeated N times.
+// f64 runs plain loops.
+#include <cmath>
+
+#include "kernels/cpu/dnn_util.hpp"
+
+namespace porta::cpu {
+namespace {
+
+using BatchNormPrimitive = MaybePrimitive<dnnl::batch_normalization_forward>;
+
+// Normalizes `x` (viewed as n x c x inner, f32) per channel: with `mean` / `var` given
+// (global statistics) or computed over n x inner when they are null.
+void batch_norm_dnnl(const char* op, const void* x, void* y, int64_t n, int64_t c, int64_t inner,
+                     const float* scale, const float* shift, const float* mean, const float* var,
+                     double eps) {
+  bool global = mean != nullptr;
+  Shape view{n, c, inner};
+  auto p = cached<BatchNormPrimitive>(dnn_key("batch_norm", view, global, eps), [&] {
+    auto r = std::make_shared<BatchNormPrimitive>();
+    try {
+      auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+      if (global) flags = flags | dnnl::normalization_flags::use_global_stats;
+      dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference,
+                                                plain_desc(view, DType::f32), static_cast<float>(eps), flags);
+      r->pd = dnnl::batch_normalization_forward::primitive_desc(d, engine());
+      r->prim = dnnl::batch_normalization_forward(r->pd);
+      r->ok = true;
+    } catch (const dnnl::error& e) {
+      r->why = e.what();
+    }
+    return r;
+  });
+  if (!p->ok) throw BackendError(str("[", op, "] oneDNN refused ", shape_str(view), ": ", p->why));
+  auto vec = plain_desc({c}, DType::f32);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x)},
+                                             {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y)},
+                                             {DNNL_ARG_SCALE, wrap_ptr(vec, scale)},
+                                             {DNNL_ARG_SHIFT, wrap_ptr(vec, shift)}};
+  if (global) {
+    args.emplace(DNNL_ARG_MEAN, wrap_ptr(vec, mean));
+    args.emplace(DNNL_ARG_VARIANCE, wrap_ptr(vec, var));
+  }
+  execute(p->prim, args);
+}
+
+// y = x * a[ch] + b[ch] over n x c x inner, with a, b folded from the statistics.
+void affine_per_channel(const double* x, double* y, int64_t n, int64_t c, int64_t inner,
+                        const std::vector<double>& a, const std::vector<double>& b) {
+  parallel_for(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = x[r * inner + j] * a[r % c] + b[r % c];
+  });
+}
+
+void batch_norm_cpu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int64_t n = x.dim(0), c = x.dim(1), inner = n * c == 0 ? 0 : x.numel() / (n * c);
+  if (x.numel() == 0) return;
+  double eps = ctx.attrs->get_float("epsilon");
+  if (x.dtype() == DType::f64) {
+    std::vector<double> a(c), b(c);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      a[ch] = ctx.in(1).data<double>()[ch] / std::sqrt(ctx.in(4).data<double>()[ch] + eps);
+      b[ch] = ctx.in(2).data<double>()[ch] - ctx.in(3).data<double>()[ch] * a[ch];
+    }
+    return affine_per_channel(x.data<double>(), ctx.out(0).data<double>(), n, c, inner, a, b);
+  }
+  batch_norm_dnnl("BatchNormalization", x.raw_data(), ctx.out(0).raw_data(), n, c, inner,
+                  ctx.in(1).data<float>(), ctx.in(2).data<float>(), ctx.in(3).data<float>(),
+                  ctx.in(4).data<float>(), eps);
+}
+
+void instance_norm_cpu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
+  int64_t n = x.dim(0), c = x.dim(1), inner = x.numel() / (n * c);
+  double eps = ctx.attrs->get_float("epsilon");
+  if (x.dtype() == DType::f64) {
+    const double* px = x.data<double>();
+    double* py = ctx.out(0).data<double>();
+    const double *scale = ctx.in(1).data<double>(), *bias = ctx.in(2).data<double>();
+    parallel_for(n * c, 1, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const double* row = px + r * inner;
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < inner; ++j) mean += row[j];
+        mean /= static_cast<double>(inner);
+        for (int64_t j = 0; j < inner; ++j) var += (row[j] - mean) * (row[j] - mean);
+        double a = scale[r % c] / std::sqrt(var / static_cast<double>(inner) + eps);
+        double b = bias[r % c] - mean * a;
+        for (int64_t j = 0; j < inner; ++j) py[r * inner + j] = row[j] * a + b;
+      }
+    });
+    return;
+  }
+  std::vector<float> scale(n * c), shift(n * c);
+  for (int64_t r = 0; r < n * c; ++r) {
+    scale[r] = ctx.in(1).data<float>()[r % c];
+    shift[r] = ctx.in(2).data<float>()[r % c];
+  }
+  batch_norm_dnnl("InstanceNormalization", x.raw_data(), ctx.out(0).raw_data(), 1, n * c, inner,
+                  scale.data(), shift.data(), nullptr, nullptr, eps);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(BatchNormalization, cpu, kF32 | kF64, batch_norm_cpu)
+PORTA_REGISTER_KERNEL(InstanceNormalization, cpu, kF32 | kF64, instance_norm_cpu)
+
+}  // namespace porta::cpu

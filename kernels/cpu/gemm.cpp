@@ -1,0 +1,114 @@
+// Gemm on cpu. f32: one oneDNN matmul whose source/weights descriptors carry transA/transB as
+// strides (no transposed copies), alpha as the output scale, and beta * C as a sum post-op over
+// a destination prefilled with C broadcast. f64: a plain loop.
+#include <cstring>
+
+#include "kernels/cpu/dnn_util.hpp"
+
+namespace porta::cpu {
+namespace {
+
+struct GemmCall {
+  int64_t m, n, k;
+  bool ta, tb, has_c;
+  double alpha, beta;
+};
+
+GemmCall gemm_call(const KernelContext& ctx) {
+  const Attributes& at = *ctx.attrs;
+  GemmCall g;
+  g.ta = at.get_int("transA") != 0;
+  g.tb = at.get_int("transB") != 0;
+  g.m = ctx.outputs.at(0).dim(0);
+  g.n = ctx.outputs.at(0).dim(1);
+  g.k = g.ta ? ctx.in(0).dim(0) : ctx.in(0).dim(1);
+  g.has_c = ctx.has_input(2) && at.get_float("beta") != 0.0;
+  g.alpha = at.get_float("alpha");
+  g.beta = at.get_float("beta");
+  return g;
+}
+
+// Writes C broadcast to y (or zeros when there is no C).
+void fill_with_c(KernelContext& ctx, const GemmCall& g) {
+  Tensor& y = ctx.out(0);
+  if (g.has_c) y.copy_(ctx.in(2).expand(y.shape()));
+  else std::memset(y.raw_data(), 0, y.nbytes());
+}
+
+template <typename T>
+void gemm_loop(KernelContext& ctx, const GemmCall& g) {
+  const T *a = ctx.in(0).data<T>(), *b = ctx.in(1).data<T>();
+  T* y = ctx.out(0).data<T>();
+  fill_with_c(ctx, g);
+  T alpha = static_cast<T>(g.alpha), beta = g.has_c ? static_cast<T>(g.beta) : T(0);
+  parallel_for(g.m, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.n * g.k, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<T> acc(static_cast<size_t>(g.n));
+    for (int64_t i = r0; i < r1; ++i) {
+      std::fill(acc.begin(), acc.end(), T(0));
+      for (int64_t p = 0; p < g.k; ++p) {
+        T av = g.ta ? a[p * g.m + i] : a[i * g.k + p];
+        if (g.tb)
+          for (int64_t j = 0; j < g.n; ++j) acc[j] += av * b[j * g.k + p];
+        else
+          for (int64_t j = 0; j < g.n; ++j) acc[j] += av * b[p * g.n + j];
+      }
+      for (int64_t j = 0; j < g.n; ++j) y[i * g.n + j] = alpha * acc[j] + beta * y[i * g.n + j];
+    }
+  });
+}
+
+using GemmPrimitive = MaybePrimitive<dnnl::matmul>;
+
+void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
+  DType t = ctx.out(0).dtype();
+  auto p = cached<GemmPrimitive>(
+      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta), [&] {
+        auto r = std::make_shared<GemmPrimitive>();
+        try {
+          auto a = strided_desc({g.m, g.k}, g.ta ? std::vector<int64_t>{1, g.m} : std::vector<int64_t>{g.k, 1}, t);
+          auto b = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
+          dnnl::primitive_attr attr;
+          if (g.alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(g.alpha)});
+          if (g.has_c) {
+            dnnl::post_ops ops;
+            ops.append_sum(static_cast<float>(g.beta));
+            attr.set_post_ops(ops);
+          }
+          dnnl::matmul::desc d(a, b, plain_desc({g.m, g.n}, t));
+          r->pd = dnnl::matmul::primitive_desc(d, attr, engine());
+          r->prim = dnnl::matmul(r->pd);
+          r->ok = true;
+        } catch (const dnnl::error& e) {
+          r->why = e.what();
+        }
+        return r;
+      });
+  if (!p->ok)
+    throw BackendError(str("[Gemm] oneDNN refused an ", g.m, "x", g.n, "x", g.k, " ", dtype_name(t),
+                           " matmul: ", p->why));
+  if (g.has_c) fill_with_c(ctx, g);
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), ctx.in(0).raw_data())},
+                    {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), ctx.in(1).raw_data())},
+                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), ctx.out(0).raw_data())}});
+}
+
+void gemm_cpu(KernelContext& ctx) {
+  GemmCall g = gemm_call(ctx);
+  if (ctx.out(0).numel() == 0) return;
+  if (ctx.out(0).dtype() == DType::f64) return gemm_loop<double>(ctx, g);
+  if (g.k == 0) {  // alpha * (empty sum) + beta * C
+    fill_with_c(ctx, g);
+    if (g.has_c) {
+      float* y = ctx.out(0).data<float>();
+      for (int64_t i = 0; i < ctx.out(0).numel(); ++i) y[i] *= static_cast<float>(g.beta);
+    }
+    return;
+  }
+  gemm_dnnl(ctx, g);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64, gemm_cpu)
+
+}  // namespace porta::cpu

@@ -1,0 +1,102 @@
+// MatMul on cpu: oneDNN's matmul primitive for f32/bf16/f16 (batch broadcasting handled by
+// oneDNN through size-1 batch dims), a blocked loop for f64. When oneDNN has no
+// implementation for a half type on this machine, the call runs in f32 and rounds once.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/matmul_loop.hpp"
+
+namespace porta::cpu {
+namespace {
+
+// Operand shapes promoted to matrices and padded with leading 1s to the output's rank.
+struct MatMulGeometry {
+  Shape a, b, out;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+MatMulGeometry geometry(const Shape& a0, const Shape& b0) {
+  MatMulGeometry g;
+  g.a = a0;
+  g.b = b0;
+  if (g.a.size() == 1) g.a.insert(g.a.begin(), 1);
+  if (g.b.size() == 1) g.b.push_back(1);
+  size_t rank = std::max(g.a.size(), g.b.size());
+  g.a.insert(g.a.begin(), rank - g.a.size(), 1);
+  g.b.insert(g.b.begin(), rank - g.b.size(), 1);
+  g.out.resize(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) g.out[i] = std::max(g.a[i], g.b[i]);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (g.a[i] == 0 || g.b[i] == 0) g.out[i] = 0;
+  g.m = g.a[rank - 2];
+  g.k = g.a[rank - 1];
+  g.n = g.b[rank - 1];
+  g.out[rank - 2] = g.m;
+  g.out[rank - 1] = g.n;
+  return g;
+}
+
+using MatMulPrimitive = MaybePrimitive<dnnl::matmul>;
+
+std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t) {
+  return cached<MatMulPrimitive>(dnn_key("matmul", t, g.a, g.b, g.out), [&] {
+    auto p = std::make_shared<MatMulPrimitive>();
+    try {
+      dnnl::matmul::desc d(plain_desc(g.a, t), plain_desc(g.b, t), plain_desc(g.out, t));
+      p->pd = dnnl::matmul::primitive_desc(d, engine());
+      p->prim = dnnl::matmul(p->pd);
+      p->ok = true;
+    } catch (const dnnl::error& e) {
+      p->why = e.what();
+    }
+    return p;
+  });
+}
+
+void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g) {
+  auto p = matmul_primitive(g, y.dtype());
+  if (!p->ok) {
+    if (y.dtype() == DType::f32)
+      throw BackendError(str("[MatMul] oneDNN refused a ", shape_str(g.a), " x ", shape_str(g.b),
+                             " f32 matmul: ", p->why));
+    // No native half implementation here: compute in f32, round once at the end.
+    Tensor y32 = Tensor::empty(y.shape(), DType::f32);
+    matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g);
+    y.copy_(y32.cast(y.dtype()));
+    return;
+  }
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
+                    {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), b.raw_data())},
+                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+}
+
+void matmul_cpu(KernelContext& ctx) {
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  MatMulGeometry g = geometry(a.shape(), b.shape());
+  if (y.numel() == 0) return;
+  if (g.k == 0) {  // empty reduction: every element is the sum of nothing
+    std::memset(y.raw_data(), 0, y.nbytes());
+    return;
+  }
+  // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
+  if (y.dtype() == DType::f64 || g.out.size() > 12) {
+    visit_dtype(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+        batched_matmul_loop<T>(a.data<T>(), b.data<T>(), y.data<T>(), g.a, g.b, g.out);
+      else
+        throw Unsupported(str("[MatMul] rank ", g.out.size(), " ", dtype_name(y.dtype()),
+                              " matmul: oneDNN allows 12 dims at most"));
+    });
+    return;
+  }
+  matmul_dnnl(a, b, y, g);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(MatMul, cpu, kF32 | kF64 | kF16 | kBF16, matmul_cpu)
+
+}  // namespace porta::cpu

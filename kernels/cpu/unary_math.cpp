@@ -1,0 +1,67 @@
+// Unary math ops on cpu. f32 transcendental ops go through oneDNN's vectorized eltwise (plain
+// libm loops do not vectorize); the rest are loops the compiler vectorizes, computing
+// f16/bf16 in float.
+#include <cmath>
+
+#include "kernels/cpu/elementwise_cpu.hpp"
+
+namespace porta::cpu {
+namespace {
+
+using dnnl::algorithm;
+
+// f32 via oneDNN `alg`, other float dtypes via the loop `f`.
+template <typename F>
+KernelFn float_unary(algorithm alg, float alpha, float beta, F f) {
+  return [=](KernelContext& ctx) {
+    if (ctx.in(0).dtype() == DType::f32) return ew::dnnl_eltwise_f32(ctx.in(0), ctx.out(0), alg, alpha, beta);
+    ew::unary_apply<kFloats>(ctx, f);
+  };
+}
+
+template <typename F>
+KernelFn loop_unary(F f) {
+  return [=](KernelContext& ctx) { ew::unary_apply<kFloats>(ctx, f); };
+}
+
+void abs_cpu(KernelContext& ctx) {
+  ew::unary_apply<kNumeric>(ctx, [](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_unsigned_v<C>) return x;
+    else if constexpr (std::is_integral_v<C>)  // MIN wraps to MIN, as in C and numpy
+      return x < 0 ? static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x)) : x;
+    else return std::abs(x);
+  });
+}
+
+void neg_cpu(KernelContext& ctx) {
+  ew::unary_apply<kFloats | kI64 | kI32 | kI8>(ctx, [](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_integral_v<C>)  // negate in unsigned arithmetic: MIN wraps to MIN
+      return static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x));
+    else return -x;
+  });
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(Abs, cpu, kNumeric, abs_cpu)
+PORTA_REGISTER_KERNEL(Neg, cpu, kFloats | kI64 | kI32 | kI8, neg_cpu)
+PORTA_REGISTER_KERNEL(Exp, cpu, kFloats,
+                      float_unary(algorithm::eltwise_exp, 0, 0, [](auto x) { return std::exp(x); }))
+PORTA_REGISTER_KERNEL(Log, cpu, kFloats,
+                      float_unary(algorithm::eltwise_log, 0, 0, [](auto x) { return std::log(x); }))
+PORTA_REGISTER_KERNEL(Tanh, cpu, kFloats,
+                      float_unary(algorithm::eltwise_tanh, 0, 0, [](auto x) { return std::tanh(x); }))
+PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
+                      float_unary(algorithm::eltwise_logistic, 0, 0,
+                                  [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }))
+PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats, loop_unary([](auto x) { return std::sqrt(x); }))
+PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
+PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, loop_unary([](auto x) { return std::erf(x); }))
+PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, loop_unary([](auto x) { return std::sin(x); }))
+PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, loop_unary([](auto x) { return std::cos(x); }))
+PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, loop_unary([](auto x) { return std::floor(x); }))
+PORTA_REGISTER_KERNEL(Ceil, cpu, kFloats, loop_unary([](auto x) { return std::ceil(x); }))
+
+}  // namespace porta::cpu

@@ -1,0 +1,90 @@
+// Gemm: Y = alpha * op(A) @ op(B) + beta * C, op() transposing when transA / transB is set;
+// C is optional and broadcasts (one way) to Y's M x N.
+#include "ops/common.hpp"
+
+namespace porta::opdef {
+namespace {
+
+struct GemmDims {
+  int64_t m, n, k;
+};
+
+GemmDims gemm_dims(const Shape& a, const Shape& b, const Attributes& attrs) {
+  if (a.size() != 2 || b.size() != 2)
+    throw ShapeError(str("[Gemm] A and B must be matrices, got A ", shape_str(a), ", B ",
+                         shape_str(b)));
+  bool ta = attrs.get_int("transA") != 0, tb = attrs.get_int("transB") != 0;
+  GemmDims d{ta ? a[1] : a[0], tb ? b[0] : b[1], ta ? a[0] : a[1]};
+  int64_t kb = tb ? b[1] : b[0];
+  if (d.k != kb)
+    throw ShapeError(str("[Gemm] inner dimensions differ: A is ", shape_str(a), (ta ? " (transposed)" : ""),
+                         ", B is ", shape_str(b), (tb ? " (transposed)" : ""), " (", d.k, " vs ", kb, ")"));
+  return d;
+}
+
+}  // namespace
+
+PORTA_REGISTER_OP(Gemm) {
+  OpSchema s;
+  s.name = "Gemm";
+  s.inputs = {"A", "B", "C?"};
+  s.outputs = {"Y"};
+  s.attrs = {attr_float("alpha", 1.0), attr_float("beta", 1.0), attr_int("transA", 0),
+             attr_int("transB", 0)};
+  s.infer = [](InferContext& ctx) {
+    require_same_dtype(ctx);
+    require_dtype(ctx, 0, kFloats);
+    GemmDims d = gemm_dims(ctx.shape(0), ctx.shape(1), *ctx.attrs);
+    if (ctx.has_input(2)) {
+      const Shape& c = ctx.shape(2);
+      Shape y{d.m, d.n};
+      if (c.size() > 2 || broadcast_shapes(y, c, "Gemm") != y)
+        throw ShapeError(str("[Gemm] C must broadcast to ", shape_str(y), ", got ", shape_str(c)));
+    }
+    ctx.set_output(0, {d.m, d.n}, ctx.dtype(0));
+  };
+  s.reference = [](KernelContext& ctx) {
+    const Attributes& at = *ctx.attrs;
+    GemmDims d = gemm_dims(ctx.in(0).shape(), ctx.in(1).shape(), at);
+    bool ta = at.get_int("transA") != 0, tb = at.get_int("transB") != 0;
+    double alpha = at.get_float("alpha"), beta = at.get_float("beta");
+    const double *a = ctx.in(0).data<double>(), *b = ctx.in(1).data<double>();
+    Tensor c;
+    if (ctx.has_input(2)) c = ctx.in(2).expand({d.m, d.n}).contiguous();
+    double* y = ctx.out(0).data<double>();
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < d.k; ++p)
+          acc += (ta ? a[p * d.m + i] : a[i * d.k + p]) * (tb ? b[j * d.k + p] : b[p * d.n + j]);
+        y[i * d.n + j] = alpha * acc + (c.defined() ? beta * c.data<double>()[i * d.n + j] : 0.0);
+      }
+  };
+  s.cases = [] {
+    std::vector<OpCase> c;
+    c.push_back({"plain", {in({5, 7}), in({7, 3}), in({5, 3})}, {}, kF32 | kF64});
+    c.push_back({"no_c", {in({5, 7}), in({7, 3}), in_absent()}, {}, kF32 | kF64});
+    c.push_back({"transA", {in({7, 5}), in({7, 3}), in({3})}, {{"transA", int64_t{1}}}, kF32 | kF64});
+    c.push_back({"transB", {in({5, 7}), in({3, 7}), in({5, 1})},
+                 {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}, kF32 | kF64});
+    c.push_back({"transAB", {in({7, 5}), in({3, 7}), in({1})},
+                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", -1.5}}, kF32 | kF64});
+    c.push_back({"scalar_c", {in({4, 6}), in({6, 9}), in({})}, {{"beta", 0.0}}, kF32 | kF64});
+    c.push_back({"1x1", {in({1, 1}), in({1, 1}), in({1, 1})}, {}, kF32 | kF64});
+    c.push_back({"empty_k", {in({3, 0}), in({0, 4}), in({3, 4})}, {{"beta", 0.5}}, kF32 | kF64});
+    c.push_back({"empty_m", {in({0, 4}), in({4, 5}), in({5})}, {}, kF32});
+    OpCase big{"1024x1024x1024", {in({1024, 1024}), in({1024, 1024}), in({1024})},
+               {{"transB", int64_t{1}}}, kF32};
+    big.perf = true;
+    big.tolerance = 1e-4;  // f32 sums of 1024 products (see MatMul)
+    c.push_back(big);
+    return c;
+  };
+  s.flops = [](const std::vector<Shape>& ins, const std::vector<Shape>& outs, const Attributes& a) {
+    int64_t k = a.get_int("transA", 0) ? ins[0][0] : ins[0][1];
+    return 2.0 * static_cast<double>(shape_numel(outs[0])) * static_cast<double>(k);
+  };
+  return s;
+}
+
+}  // namespace porta::opdef

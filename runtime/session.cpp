@@ -1,0 +1,238 @@
+// porta runtime — Session: input checks, plan cache per input shapes, execution with
+// per-device batching, optional per-node profiling.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "porta/error.hpp"
+#include "porta/session.hpp"
+#include "porta/util.hpp"
+#include "runtime/eager.hpp"
+#include "runtime/session_plan.hpp"
+
+namespace porta {
+
+using detail::Slot;
+
+struct Session::Impl {
+  Model model;
+  SessionOptions options;
+  std::map<std::vector<Shape>, std::unique_ptr<detail::Plan>> plans;
+  detail::Plan* last = nullptr;
+  std::vector<NodeProfile> profile;
+  std::atomic<bool> busy{false};
+
+  Impl(Model m, SessionOptions o) : model(std::move(m)), options(o) {}
+  detail::Plan& plan_for(const std::vector<Shape>& shapes) {
+    auto it = plans.find(shapes);
+    if (it != plans.end()) return *it->second;
+    auto plan = detail::compile_plan(model.graph(), options, shapes);
+    return *plans.emplace(shapes, std::move(plan)).first->second;
+  }
+};
+
+namespace {
+
+struct BusyGuard {
+  std::atomic<bool>& flag;
+  explicit BusyGuard(std::atomic<bool>& f) : flag(f) {
+    if (flag.exchange(true))
+      throw InvalidArgument("[session] this session is already running on another thread; a Session "
+                            "serves one thread at a time (create one Session per thread)");
+  }
+  ~BusyGuard() { flag = false; }
+};
+
+void check_shape(const ValueDesc& d, const Shape& got) {
+  if (d.shape.empty() && got.empty()) return;
+  bool ok = d.shape.size() == got.size();
+  for (size_t i = 0; ok && i < got.size(); ++i) ok = d.shape[i] < 0 || d.shape[i] == got[i];
+  if (!ok)
+    throw ShapeError(str("[session] input '", d.name, "' should have shape ", shape_str(d.shape),
+                         " (? = any), got ", shape_str(got)));
+}
+
+void allocate_buffers(detail::Plan& plan) {
+  if (plan.allocated) return;
+  for (auto& b : plan.buffers)
+    if (!b.storage.defined()) b.storage = Tensor::empty({static_cast<int64_t>(b.bytes)}, DType::u8, b.device);
+  for (auto& s : plan.slots) {
+    if (s.buffer < 0) continue;
+    s.tensor = plan.buffers[s.buffer].storage.reinterpret(s.shape, s.dtype);
+  }
+  plan.allocated = true;
+}
+
+}  // namespace
+
+Session::Session(Model model, SessionOptions options)
+    : impl_(std::make_unique<Impl>(std::move(model), options)) {
+  backend_for(options.device);  // throws BackendUnavailable with the reason
+}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const Model& Session::model() const { return impl_->model; }
+const SessionOptions& Session::options() const { return impl_->options; }
+const std::vector<NodeProfile>& Session::profile() const { return impl_->profile; }
+
+std::vector<NodePlan> Session::plan(const std::map<std::string, Shape>& input_shapes) {
+  BusyGuard guard(impl_->busy);
+  const auto& descs = impl_->model.inputs();
+  std::vector<Shape> shapes;
+  for (auto& d : descs) {
+    auto it = input_shapes.find(d.name);
+    Shape s = d.shape;
+    if (it != input_shapes.end()) {
+      check_shape(d, it->second);
+      s = it->second;
+    }
+    for (auto& x : s)
+      if (x < 0) x = 1;
+    shapes.push_back(s);
+  }
+  return impl_->plan_for(shapes).nodes;
+}
+
+std::map<std::string, size_t> Session::peak_memory() const {
+  std::map<std::string, size_t> out;
+  if (!impl_->last) return out;
+  for (auto& b : impl_->last->buffers) out[b.device.str()] += b.bytes;
+  for (auto& s : impl_->last->slots) {
+    size_t bytes = static_cast<size_t>(shape_numel(s.shape)) * dtype_size(s.dtype);
+    if (s.constant.defined() || s.graph_input >= 0 || (s.graph_output && s.alias_of < 0 && !s.constant.defined()))
+      out[s.device.str()] += bytes;
+  }
+  return out;
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
+  BusyGuard guard(impl_->busy);
+  const auto& descs = impl_->model.inputs();
+  const Device device = impl_->options.device;
+  for (auto& [name, t] : inputs) {
+    bool known = false;
+    for (auto& d : descs) known |= d.name == name;
+    if (!known) {
+      std::string names;
+      for (auto& d : descs) names += str(names.empty() ? "" : ", ", "'", d.name, "'");
+      throw InvalidArgument(str("[session] the model has no input '", name, "'; its inputs are ", names));
+    }
+  }
+  std::vector<Shape> shapes;
+  std::vector<Tensor> bound;
+  for (auto& d : descs) {
+    auto it = inputs.find(d.name);
+    if (it == inputs.end())
+      throw InvalidArgument(str("[session] input '", d.name, "' (", dtype_name(d.dtype), " ",
+                                shape_str(d.shape), ") was not given"));
+    const Tensor& t = it->second;
+    if (!t.defined()) throw InvalidArgument(str("[session] input '", d.name, "' is an undefined tensor"));
+    if (t.dtype() != d.dtype)
+      throw DTypeError(str("[session] input '", d.name, "' should be ", dtype_name(d.dtype), ", got ",
+                           dtype_name(t.dtype())));
+    check_shape(d, t.shape());
+    shapes.push_back(t.shape());
+    bound.push_back(t.to(device).contiguous());
+  }
+  detail::Plan& plan = impl_->plan_for(shapes);
+  impl_->last = &plan;
+  allocate_buffers(plan);
+
+  auto& slots = plan.slots;
+  for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = bound[k];
+  for (auto& s : slots) {
+    if (s.constant.defined()) s.tensor = s.constant;
+    else if (s.graph_output && s.alias_of < 0 && s.graph_input < 0) s.tensor = Tensor();
+  }
+  const bool profiling = impl_->options.profile;
+  impl_->profile.clear();
+
+  Backend* batch_backend = nullptr;
+  Device batch_device;
+  auto end_batch = [&] {
+    if (batch_backend) batch_backend->end_batch(batch_device.index);
+    batch_backend = nullptr;
+  };
+  try {
+    for (auto& step : plan.steps) {
+      if (step.device.type != DeviceType::cpu && (!batch_backend || batch_device != step.device)) {
+        end_batch();
+        batch_backend = &backend_for(step.device);
+        batch_device = step.device;
+        batch_backend->begin_batch(batch_device.index);
+      } else if (step.device.type == DeviceType::cpu) {
+        end_batch();
+      }
+      // Bind outputs that are fresh each run (graph outputs) and views.
+      for (int s : step.outputs) {
+        if (s < 0) continue;
+        Slot& sl = slots[s];
+        if (sl.alias_of >= 0) continue;
+        if (!sl.tensor.defined()) sl.tensor = Tensor::empty(sl.shape, sl.dtype, sl.device);
+      }
+      std::unique_ptr<Timer> timer;
+      std::chrono::steady_clock::time_point t0;
+      if (profiling) {
+        timer = backend_for(step.device).create_timer(step.device.index);
+        if (timer) timer->start();
+        t0 = std::chrono::steady_clock::now();
+      }
+      try {
+        switch (step.kind) {
+          case detail::StepKind::view: {
+            Slot& out = slots[step.outputs[0]];
+            out.tensor = slots[step.inputs[0]].tensor.reshape(out.shape);
+            break;
+          }
+          case detail::StepKind::copy:
+            slots[step.outputs[0]].tensor.copy_(slots[step.inputs[0]].tensor);
+            break;
+          case detail::StepKind::kernel: {
+            KernelContext& ctx = step.ctx;
+            for (size_t i = 0; i < step.inputs.size(); ++i)
+              ctx.inputs[i] = step.inputs[i] < 0 ? Tensor() : slots[step.inputs[i]].tensor;
+            for (size_t i = 0; i < step.outputs.size(); ++i)
+              ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
+            detail::run_kernel(*step.kernel, ctx);
+            break;
+          }
+        }
+      } catch (...) {
+        detail::rethrow_with_context(str("node '", step.name, "'"));
+      }
+      if (profiling) {
+        double us;
+        if (timer) {
+          timer->stop();
+          us = timer->elapsed_us();
+        } else {
+          us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        }
+        impl_->profile.push_back({step.name, step.op, step.device, us});
+      }
+    }
+    end_batch();
+  } catch (...) {
+    try {
+      end_batch();
+    } catch (...) {
+    }
+    throw;
+  }
+  std::vector<Tensor> outputs;
+  for (int s : plan.output_slots) {
+    Slot& sl = slots[s];
+    bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
+    outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
+  }
+  // Graph outputs are handed to the caller: the next run allocates new ones.
+  for (int s : plan.output_slots)
+    if (slots[s].alias_of < 0 && slots[s].graph_input < 0 && !slots[s].constant.defined()) slots[s].tensor = Tensor();
+  for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
+  return outputs;
+}
+
+}  // namespace porta

@@ -1,0 +1,430 @@
+// porta runtime — compiling a graph for one device and one set of input shapes:
+// shape inference and constant folding, resolution per node (native / composite / CPU
+// fallback), copies at device boundaries, and liveness-based buffer reuse.
+#include <algorithm>
+#include <map>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+#include "runtime/eager.hpp"
+#include "runtime/session_plan.hpp"
+
+namespace porta::detail {
+namespace {
+
+// A value while compiling: graph values first, then those composites create.
+struct CValue {
+  Shape shape;
+  DType dtype = DType::f32;
+  bool present = true;
+  Tensor constant;              // host value when known at compile time
+  int home = -1;                // slot holding it at run time
+  std::map<Device, int> on;     // slots by device (home and copies)
+  int origin = -1;              // Plan::nodes index of the node that produced it
+};
+
+class Compiler;
+
+// Emits composite parts as further nodes of the plan.
+class PlanBuilder final : public GraphBuilder {
+ public:
+  PlanBuilder(Compiler& c, std::string prefix, int plan_node)
+      : c_(c), prefix_(std::move(prefix)), plan_node_(plan_node) {}
+  std::vector<ValueId> add(std::string_view op, std::vector<ValueId> inputs, Attributes attrs,
+                           int num_outputs) override;
+  ValueId constant(const Tensor& value) override;
+  const Shape& shape(ValueId v) const override;
+  DType dtype(ValueId v) const override;
+
+ private:
+  Compiler& c_;
+  std::string prefix_;
+  int plan_node_;
+  int counter_ = 0;
+};
+
+class Compiler {
+ public:
+  Compiler(const Graph& g, const SessionOptions& o) : graph_(g), options_(o), plan_(std::make_unique<Plan>()) {}
+
+  std::unique_ptr<Plan> run(const std::vector<Shape>& input_shapes);
+
+  // Processes one node (graph node or composite part). Returns output value ids.
+  void process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
+               const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
+
+  int new_value() {
+    values_.emplace_back();
+    return static_cast<int>(values_.size() - 1);
+  }
+  CValue& value(int v) { return values_.at(v); }
+
+ private:
+  int new_slot(const Shape& shape, DType dtype, Device device) {
+    Slot s;
+    s.shape = shape;
+    s.dtype = dtype;
+    s.device = device;
+    plan_->slots.push_back(std::move(s));
+    return static_cast<int>(plan_->slots.size() - 1);
+  }
+  int slot_on(int v, Device device, int plan_node);
+  void emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
+                   Device device, const std::vector<int>& ins, const std::vector<int>& outs,
+                   const std::string& name, int plan_node);
+  void plan_memory();
+
+  const Graph& graph_;
+  const SessionOptions& options_;
+  std::unique_ptr<Plan> plan_;
+  std::vector<CValue> values_;
+  friend class PlanBuilder;
+};
+
+std::vector<ValueId> PlanBuilder::add(std::string_view op_name, std::vector<ValueId> inputs,
+                                      Attributes attrs, int num_outputs) {
+  const OpSchema* op = find_op(op_name);
+  if (!op) throw Unsupported(str("[", op_name, "] unknown op used by a decomposition"));
+  Attributes full = complete_attributes(*op, attrs, "");
+  if (num_outputs < 0) num_outputs = default_output_count(*op, full);
+  std::vector<int> outs;
+  for (int i = 0; i < num_outputs; ++i) outs.push_back(c_.new_value());
+  c_.process(*op, full, inputs, outs, str(prefix_, "/", op_name, "_", counter_++), plan_node_, 1);
+  return outs;
+}
+
+ValueId PlanBuilder::constant(const Tensor& value) {
+  int v = c_.new_value();
+  CValue& cv = c_.value(v);
+  cv.constant = value.to(Device::cpu());
+  cv.shape = value.shape();
+  cv.dtype = value.dtype();
+  return v;
+}
+const Shape& PlanBuilder::shape(ValueId v) const { return c_.values_.at(v).shape; }
+DType PlanBuilder::dtype(ValueId v) const { return c_.values_.at(v).dtype; }
+
+// A tensor with the right shape and dtype but a single element of storage (zero strides):
+// lets `supports` functions inspect a call without real data.
+Tensor shape_probe(const Shape& shape, DType dtype) {
+  Tensor one = Tensor::zeros({1}, dtype);
+  return one.as_strided(shape, std::vector<int64_t>(shape.size(), 0), 0);
+}
+
+int Compiler::slot_on(int v, Device device, int plan_node) {
+  CValue& cv = values_.at(v);
+  if (auto it = cv.on.find(device); it != cv.on.end()) return it->second;
+  if (cv.constant.defined()) {
+    int s = new_slot(cv.shape, cv.dtype, device);
+    plan_->slots[s].constant = cv.constant.to(device);
+    cv.on[device] = s;
+    return s;
+  }
+  if (cv.home < 0) throw InvalidModel("[session] internal: value used before it is computed");
+  int src = cv.home;
+  int dst = new_slot(cv.shape, cv.dtype, device);
+  Step step;
+  step.kind = StepKind::copy;
+  Slot& from = plan_->slots[src];
+  step.name = str("copy ", from.device.str(), "->", device.str());
+  step.op = "Copy";
+  step.device = device.type == DeviceType::cpu ? from.device : device;
+  step.inputs = {src};
+  step.outputs = {dst};
+  step.plan_node = plan_node;
+  size_t bytes = static_cast<size_t>(shape_numel(cv.shape)) * dtype_size(cv.dtype);
+  // Copies caused by a CPU fallback are charged to the fallback node.
+  int charged = plan_node >= 0 && plan_->nodes[plan_node].path == Path::fallback ? plan_node : cv.origin;
+  if (charged >= 0 && plan_->nodes[charged].path == Path::fallback) plan_->nodes[charged].fallback_bytes += bytes;
+  plan_->steps.push_back(std::move(step));
+  values_.at(v).on[device] = dst;
+  return dst;
+}
+
+void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
+                           Device device, const std::vector<int>& ins, const std::vector<int>& outs,
+                           const std::string& name, int plan_node) {
+  Step step;
+  step.kind = StepKind::kernel;
+  step.name = name;
+  step.op = op.name;
+  step.device = device;
+  step.kernel = kernel;
+  step.plan_node = plan_node;
+  for (int v : ins) step.inputs.push_back(v < 0 || !values_.at(v).present ? -1 : slot_on(v, device, plan_node));
+  for (int v : outs) {
+    if (v < 0 || !values_.at(v).present) {
+      step.outputs.push_back(-1);
+      continue;
+    }
+    CValue& cv = values_.at(v);
+    int s = new_slot(cv.shape, cv.dtype, device);
+    cv.home = s;
+    cv.on[device] = s;
+    cv.origin = plan_node;
+    step.outputs.push_back(s);
+  }
+  plan_->attrs.push_back(attrs);
+  step.ctx.op = &op;
+  step.ctx.attrs = &plan_->attrs.back();
+  step.ctx.device = device;
+  step.ctx.backend = &backend_for(device);
+  step.ctx.inputs.resize(step.inputs.size());
+  step.ctx.outputs.resize(step.outputs.size());
+  plan_->steps.push_back(std::move(step));
+}
+
+void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
+                       const std::vector<int>& outs, const std::string& name, int plan_node,
+                       int depth) {
+  if (depth > 32) throw Unsupported(str("[", op.name, "] decomposition nests too deeply"));
+  std::vector<ValueInfo> infos(ins.size());
+  bool all_constant = true;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i] < 0) {
+      infos[i].present = false;
+      continue;
+    }
+    CValue& cv = values_.at(ins[i]);
+    infos[i].shape = cv.shape;
+    infos[i].dtype = cv.dtype;
+    infos[i].present = cv.present;
+    if (cv.constant.defined()) infos[i].value = &cv.constant;
+    else all_constant = false;
+  }
+  auto mark = [&](Path path, std::string reason, Device device) {
+    if (depth == 0 && plan_node >= 0) {
+      NodePlan& np = plan_->nodes[plan_node];
+      np.path = path;
+      np.reason = std::move(reason);
+      np.device = device;
+    }
+  };
+
+  // Shape reads only its input's shape: always known here.
+  if (op.name == "Shape" && op.domain.empty()) {
+    const Shape& s = infos.at(0).shape;
+    int64_t r = static_cast<int64_t>(s.size());
+    int64_t start = attrs.get_int("start", 0), end = attrs.get_int("end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = std::clamp<int64_t>(start, 0, r);
+    end = std::clamp<int64_t>(end, start, r);
+    std::vector<double> dims(s.begin() + start, s.begin() + end);
+    CValue& out = values_.at(outs.at(0));
+    out.constant = Tensor::from_values(dims, {end - start}, DType::i64);
+    out.shape = out.constant.shape();
+    out.dtype = DType::i64;
+    mark(Path::folded, "shape known when the session compiles", Device::cpu());
+    return;
+  }
+  // Constant inputs: compute once now, on the CPU.
+  if (all_constant) {
+    std::vector<Tensor> args;
+    for (int v : ins) args.push_back(v < 0 ? Tensor() : values_.at(v).constant);
+    std::vector<Tensor> res;
+    try {
+      res = call_op(op.name, args, attrs, static_cast<int>(outs.size()));
+    } catch (...) {
+      rethrow_with_context(str("node '", name, "'"));
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i] < 0) continue;
+      CValue& cv = values_.at(outs[i]);
+      cv.present = i < res.size() && res[i].defined();
+      if (!cv.present) continue;
+      cv.constant = res[i];
+      cv.shape = res[i].shape();
+      cv.dtype = res[i].dtype();
+    }
+    mark(Path::folded, "inputs are constants: computed once when the session compiles", Device::cpu());
+    return;
+  }
+
+  std::vector<ValueInfo> out_infos;
+  try {
+    out_infos = infer_outputs(op, attrs, infos, static_cast<int>(outs.size()), name);
+  } catch (...) {
+    rethrow_with_context(str("node '", name, "'"));
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i] < 0) continue;
+    CValue& cv = values_.at(outs[i]);
+    cv.present = out_infos[i].present;
+    cv.shape = out_infos[i].shape;
+    cv.dtype = out_infos[i].dtype;
+  }
+
+  // Reshape-like ops view their input's memory: no kernel, no copy.
+  if (op.alias_input0 && !outs.empty() && outs[0] >= 0 && ins.at(0) >= 0) {
+    CValue& src = values_.at(ins[0]);
+    CValue& dst = values_.at(outs[0]);
+    if (src.home >= 0 && dst.dtype == src.dtype && shape_numel(dst.shape) == shape_numel(src.shape)) {
+      int s = new_slot(dst.shape, dst.dtype, plan_->slots[src.home].device);
+      plan_->slots[s].alias_of = src.home;
+      dst.home = s;
+      dst.on[plan_->slots[s].device] = s;
+      dst.origin = plan_node;
+      Step step;
+      step.kind = StepKind::view;
+      step.name = name;
+      step.op = op.name;
+      step.device = plan_->slots[s].device;
+      step.inputs = {src.home};
+      step.outputs = {s};
+      step.plan_node = plan_node;
+      plan_->steps.push_back(std::move(step));
+      mark(Path::native, "views its input's memory (no copy)", plan_->slots[s].device);
+      return;
+    }
+  }
+
+  Device device = options_.device;
+  DType dtype = dispatch_dtype(op, infos, out_infos);
+  KernelContext probe;
+  probe.op = &op;
+  probe.attrs = &attrs;
+  probe.device = device;
+  probe.backend = &backend_for(device);
+  for (size_t i = 0; i < ins.size(); ++i)
+    probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
+  for (auto& o : out_infos) probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
+  Resolution r = resolve_call(probe, dtype);
+  if (r.path == Path::fallback && options_.strict)
+    throw Unsupported(str("[", op.name, "] node '", name, "': strict mode forbids running on the CPU instead of ",
+                          device.str(), ": ", r.reason));
+  switch (r.path) {
+    case Path::native:
+      mark(Path::native, r.reason, device);
+      emit_kernel(op, attrs, r.kernel, device, ins, outs, name, plan_node);
+      return;
+    case Path::fallback:
+      mark(Path::fallback, r.reason, Device::cpu());
+      emit_kernel(op, attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
+      return;
+    case Path::composite: {
+      mark(Path::composite, r.reason, device);
+      PlanBuilder builder(*this, name, plan_node);
+      std::vector<ValueId> res;
+      try {
+        res = op.composite(builder, ins, attrs);
+      } catch (...) {
+        rethrow_with_context(str("node '", name, "' (decomposition)"));
+      }
+      for (size_t i = 0; i < outs.size() && i < res.size(); ++i) {
+        if (outs[i] < 0) continue;
+        CValue produced = values_.at(res[i]);
+        CValue& cv = values_.at(outs[i]);
+        cv.constant = produced.constant;
+        cv.home = produced.home;
+        cv.on = produced.on;
+        cv.shape = produced.shape;
+        cv.dtype = produced.dtype;
+        cv.origin = produced.origin;
+      }
+      return;
+    }
+    default:
+      throw Unsupported(str(r.reason, " (node '", name, "')"));
+  }
+}
+
+std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes) {
+  values_.resize(graph_.values.size());
+  for (size_t i = 0; i < graph_.values.size(); ++i) {
+    const Value& gv = graph_.values[i];
+    values_[i].dtype = gv.dtype;
+    values_[i].shape = gv.shape;
+    if (gv.constant.defined()) values_[i].constant = gv.constant;
+  }
+  for (size_t k = 0; k < graph_.inputs.size(); ++k) {
+    int v = graph_.inputs[k];
+    CValue& cv = values_[v];
+    cv.shape = input_shapes.at(k);
+    int s = new_slot(cv.shape, cv.dtype, options_.device);
+    plan_->slots[s].graph_input = static_cast<int>(k);
+    cv.home = s;
+    cv.on[options_.device] = s;
+    plan_->input_slots.push_back(s);
+  }
+  for (const Node& n : graph_.nodes) {
+    NodePlan np;
+    np.node = n.name;
+    np.op = n.op->name;
+    np.device = options_.device;
+    plan_->nodes.push_back(np);
+  }
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& n = graph_.nodes[i];
+    process(*n.op, n.attrs, n.inputs, n.outputs, n.name, static_cast<int>(i), 0);
+  }
+  for (int v : graph_.outputs) {
+    CValue& cv = values_.at(v);
+    if (!cv.present)
+      throw InvalidModel(str("[session] graph output '", graph_.values[v].name, "' is an absent optional output"));
+    int s = slot_on(v, options_.device, -1);
+    plan_->output_slots.push_back(s);
+  }
+  plan_memory();
+  return std::move(plan_);
+}
+
+void Compiler::plan_memory() {
+  auto& slots = plan_->slots;
+  auto root = [&](int s) {
+    while (slots[s].alias_of >= 0) s = slots[s].alias_of;
+    return s;
+  };
+  for (int s : plan_->output_slots) slots[root(s)].graph_output = true;
+  std::vector<int> last_use(slots.size(), -1);
+  for (size_t i = 0; i < plan_->steps.size(); ++i)
+    for (int s : plan_->steps[i].inputs)
+      if (s >= 0) last_use[root(s)] = static_cast<int>(i);
+  for (size_t s = 0; s < slots.size(); ++s) slots[s].last_use = last_use[s];
+  auto pooled = [&](int s) {
+    const Slot& sl = slots[s];
+    return sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !sl.graph_output;
+  };
+  // Greedy best-fit reuse: a buffer is free again after the last step that reads its value.
+  std::vector<int> free_list;
+  for (size_t i = 0; i < plan_->steps.size(); ++i) {
+    Step& step = plan_->steps[i];
+    for (int s : step.outputs) {
+      if (s < 0 || !pooled(s)) continue;
+      size_t bytes = static_cast<size_t>(shape_numel(slots[s].shape)) * dtype_size(slots[s].dtype);
+      bytes = (bytes + 255) / 256 * 256;
+      int best = -1;
+      for (size_t k = 0; k < free_list.size(); ++k) {
+        Buffer& b = plan_->buffers[free_list[k]];
+        if (b.device != slots[s].device || b.bytes < bytes) continue;
+        if (best < 0 || b.bytes < plan_->buffers[free_list[best]].bytes) best = static_cast<int>(k);
+      }
+      if (best >= 0) {
+        slots[s].buffer = free_list[best];
+        free_list.erase(free_list.begin() + best);
+      } else {
+        plan_->buffers.push_back({slots[s].device, bytes, Tensor()});
+        slots[s].buffer = static_cast<int>(plan_->buffers.size() - 1);
+      }
+    }
+    auto release = [&](int s) {
+      if (s < 0) return;
+      int r = root(s);
+      if (pooled(r) && slots[r].buffer >= 0 && slots[r].last_use <= static_cast<int>(i) &&
+          std::find(free_list.begin(), free_list.end(), slots[r].buffer) == free_list.end())
+        free_list.push_back(slots[r].buffer);
+    };
+    for (int s : step.inputs) release(s);
+    for (int s : step.outputs) release(s);  // values nothing reads
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
+                                   const std::vector<Shape>& input_shapes) {
+  Compiler c(graph, options);
+  return c.run(input_shapes);
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,64 @@
+// porta runtime — a compiled session plan: slots (values placed on devices), steps (kernels,
+// copies, views) and the buffer pool that liveness analysis assigns.
+#pragma once
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "porta/session.hpp"
+#include "runtime/graph.hpp"
+
+namespace porta::detail {
+
+/// A value materialised on one device.
+struct Slot {
+  Shape shape;
+  DType dtype = DType::f32;
+  Device device;
+  Tensor constant;       ///< defined for constants (already on `device`)
+  int graph_input = -1;  ///< index into the graph's inputs, or -1
+  int alias_of = -1;     ///< slot whose memory this one views (reshape-like ops)
+  bool graph_output = false;
+  int buffer = -1;       ///< pooled buffer, or -1
+  int last_use = -1;     ///< last step reading it (through aliases too)
+  Tensor tensor;         ///< bound for the current run
+};
+
+enum class StepKind : uint8_t { kernel, copy, view };
+
+struct Step {
+  StepKind kind = StepKind::kernel;
+  std::string name;      ///< node name (composite parts: "node/part")
+  std::string op;
+  Device device;
+  const KernelDef* kernel = nullptr;
+  std::vector<int> inputs, outputs;  ///< slots; -1 for absent optional inputs/outputs
+  KernelContext ctx;                 ///< prebuilt; tensors rebound each run
+  int plan_node = -1;                ///< index into Plan::nodes for reports
+};
+
+struct Buffer {
+  Device device;
+  size_t bytes = 0;
+  Tensor storage;  ///< allocated on first run, reused after
+};
+
+struct Plan {
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::deque<Attributes> attrs;       ///< stable storage for steps' attribute pointers
+  std::vector<int> input_slots;       ///< per graph input (on the session device)
+  std::vector<int> output_slots;      ///< per graph output (on the session device)
+  std::vector<NodePlan> nodes;        ///< per graph node, for `porta ops`
+  std::vector<Buffer> buffers;
+  bool allocated = false;
+};
+
+/// Compiles a plan for concrete input shapes (shape inference, folding, composites,
+/// placement, copies, memory). Throws porta errors naming the node at fault.
+std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
+                                   const std::vector<Shape>& input_shapes);
+
+}  // namespace porta::detail

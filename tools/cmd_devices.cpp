@@ -1,0 +1,29 @@
+// porta devices — one line per device of every built backend.
+#include <iostream>
+
+#include "tools/cli.hpp"
+
+namespace porta::cli {
+
+int cmd_devices(const Args& args) {
+  for (Device d : all_devices()) {
+    Backend* b = find_backend(d.type);
+    Availability a = d.index < b->device_count() ? b->availability(d.index)
+                                                 : Availability{false, "no device found"};
+    std::cout << d.str() << (a.available ? " available " : " unavailable ") << a.detail;
+    if (a.available) {
+      Capabilities c = b->capabilities(d.index);
+      if (!c.type.empty() && d.type != DeviceType::cpu) std::cout << " (" << c.type << ")";
+    }
+    std::cout << "\n";
+    if (args.has("--kernels") && a.available) {
+      for (const OpSchema* op : all_ops())
+        for (const KernelDef* k : kernels_for(op->name))
+          if (k->backend == d.type)
+            std::cout << "  " << op->name << " " << dtype_set_names(k->dtypes) << " (" << k->source << ")\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace porta::cli

@@ -1,0 +1,157 @@
+// porta run — run a model on one or more devices; outputs, timing, profile, error table.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "tools/cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace porta::cli {
+namespace {
+
+struct ErrorStats {
+  double max_abs = 0, rel = 0;
+};
+
+ErrorStats compare(const Tensor& got, const Tensor& ref) {
+  ErrorStats s;
+  if (got.shape() != ref.shape())
+    throw ShapeError(str("[run] output has shape ", shape_str(got.shape()), ", reference ",
+                         shape_str(ref.shape())));
+  std::vector<double> a = got.to_doubles(), b = ref.to_doubles();
+  double d2 = 0, r2 = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double d = std::abs(a[i] - b[i]);
+    if (std::isnan(a[i]) != std::isnan(b[i])) d = INFINITY;
+    if (!std::isnan(d)) s.max_abs = std::max(s.max_abs, d), d2 += d * d;
+    if (!std::isnan(b[i])) r2 += b[i] * b[i];
+  }
+  s.rel = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
+  return s;
+}
+
+double median_us(Session& session, const std::map<std::string, Tensor>& inputs, int repeat) {
+  session.run(inputs);  // warm-up (compiles, allocates)
+  std::vector<double> times;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<Tensor> out = session.run(inputs);
+    for (auto& t : out) backend_for(t.device()).synchronize(t.device().index);
+    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0 : times[times.size() / 2];
+}
+
+int run_table(const std::string& model_path, const Model& model, const std::map<std::string, Tensor>& inputs,
+              const std::vector<Device>& devices, const Args& args) {
+  std::map<std::string, Tensor> refs = reference_outputs(model_path);
+  std::cout << "model: " << model_path << "\n";
+  std::cout << std::left << std::setw(12) << "device" << std::setw(10) << "status" << std::right
+            << std::setw(14) << "latency_us" << std::setw(14) << "max_abs_err" << std::setw(14)
+            << "rel_err" << "  reference\n";
+  int repeat = args.get_int("--repeat", 10);
+  bool all_ok = true;
+  std::vector<Tensor> cpu_out;
+  for (Device d : devices) {
+    std::cout << std::left << std::setw(12) << d.str();
+    try {
+      SessionOptions o;
+      o.device = d;
+      o.strict = args.has("--strict");
+      Session session(model, o);
+      std::vector<Tensor> out = session.run(inputs);
+      double us = median_us(session, inputs, std::max(1, repeat));
+      ErrorStats worst;
+      std::string against = refs.empty() ? "cpu" : "pytorch";
+      for (size_t i = 0; i < out.size(); ++i) {
+        const std::string& name = model.outputs()[i].name;
+        Tensor ref;
+        if (!refs.empty()) {
+          auto it = refs.find(name);
+          if (it == refs.end()) continue;
+          ref = it->second;
+        } else if (i < cpu_out.size()) {
+          ref = cpu_out[i];
+        } else {
+          continue;
+        }
+        ErrorStats s = compare(out[i], ref);
+        worst.max_abs = std::max(worst.max_abs, s.max_abs);
+        worst.rel = std::max(worst.rel, s.rel);
+      }
+      if (d.type == DeviceType::cpu) cpu_out = out;
+      bool ok = worst.rel <= 1e-4;
+      all_ok &= ok;
+      std::cout << std::setw(10) << (ok ? "ok" : "MISMATCH") << std::right << std::setw(14) << std::fixed
+                << std::setprecision(1) << us << std::setw(14) << std::scientific << std::setprecision(2)
+                << worst.max_abs << std::setw(14) << worst.rel << "  " << against << std::defaultfloat << "\n";
+    } catch (const Error& e) {
+      all_ok = false;
+      std::cout << std::setw(10) << "error" << "  " << e.what() << "\n";
+    }
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  if (args.positional.size() > 1)
+    throw InvalidArgument(str("[cli] run takes one model, got ", args.positional.size(), " paths"));
+  std::string path = args.positional.empty() ? default_model() : args.positional[0];
+  Model model = Model::load(path);
+  std::map<std::string, Tensor> inputs = model_inputs(model, path, args.all("--input"));
+  std::vector<std::string> device_names = args.list("--device");
+  if (device_names.empty()) device_names = {"cpu"};
+  std::vector<Device> devices = parse_devices(device_names);
+  if (devices.size() > 1 || device_names[0] == "all") return run_table(path, model, inputs, devices, args);
+
+  SessionOptions options;
+  options.device = devices[0];
+  options.strict = args.has("--strict");
+  options.profile = args.has("--profile");
+  Session session(model, options);
+  std::vector<Tensor> outputs = session.run(inputs);
+  if (args.has("--output-dir")) {
+    fs::path dir = args.get("--output-dir");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw InvalidArgument(str("[cli] cannot create output folder '", dir.string(), "': ", ec.message()));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string name = model.outputs()[i].name;
+      for (char& c : name)
+        if (c == '/' || c == '\\') c = '_';
+      write_npy((dir / (name + ".npy")).string(), outputs[i]);
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::cout << "output " << model.outputs()[i].name << ": " << dtype_name(outputs[i].dtype()) << " "
+              << shape_str(outputs[i].shape()) << " on " << outputs[i].device().str() << "\n";
+  if (args.has("--repeat")) {
+    int n = args.get_int("--repeat", 10);
+    std::cout << "median_us=" << std::fixed << std::setprecision(1) << median_us(session, inputs, std::max(1, n))
+              << "\n";
+  }
+  if (options.profile) {
+    session.run(inputs);
+    std::cout << "profile (last run):\n";
+    double total = 0;
+    for (auto& p : session.profile()) {
+      std::cout << "  " << std::left << std::setw(40) << p.node << std::setw(22) << p.op << std::setw(10)
+                << p.device.str() << std::right << std::fixed << std::setprecision(1) << std::setw(10)
+                << p.time_us << " us\n";
+      total += p.time_us;
+    }
+    std::cout << "  total " << std::fixed << std::setprecision(1) << total << " us\n";
+    for (auto& [dev, bytes] : session.peak_memory())
+      std::cout << "peak_memory " << dev << " " << bytes << " bytes\n";
+  }
+  return 0;
+}
+
+}  // namespace porta::cli
