@@ -24,7 +24,12 @@ MatMulShapes matmul_shapes(const Shape& a0, const Shape& b0) {
     throw ShapeError(str("[MatMul] inner dimensions differ: a is ", shape_str(a0), ", b is ",
                          shape_str(b0), " (", k_a, " vs ", k_b, ")"));
   Shape batch_a(s.a.begin(), s.a.end() - 2), batch_b(s.b.begin(), s.b.end() - 2);
-  s.out = broadcast_shapes(batch_a, batch_b, "MatMul");
+  try {
+    s.out = broadcast_shapes(batch_a, batch_b, "MatMul");
+  } catch (const ShapeError&) {
+    throw ShapeError(str("[MatMul] batch dimensions do not broadcast: a is ", shape_str(a0), ", b is ",
+                         shape_str(b0)));
+  }
   s.out.push_back(s.a[s.a.size() - 2]);
   s.out.push_back(s.b.back());
   s.result = s.out;

@@ -324,3 +324,19 @@ int64_t pad_source_index(int64_t o, int64_t begin, int64_t dim, std::string_view
 }
 
 }  // namespace porta::opdef
+
+#include "ops/reduce_util.hpp"
+
+namespace porta::opdef {
+
+void check_reduce_nonempty(ReduceKind kind, const Shape& in, const std::vector<int64_t>& axes,
+                           int64_t out_numel, std::string_view op) {
+  if (kind != ReduceKind::max && kind != ReduceKind::min) return;
+  if (out_numel == 0) return;
+  for (int64_t a : axes)
+    if (in[a] == 0)
+      throw ShapeError(str("[", op, "] expected non-empty reduced axes, got axis ", a, " of size 0 in ",
+                           shape_str(in)));
+}
+
+}  // namespace porta::opdef

@@ -28,8 +28,10 @@ struct State {
 };
 
 State& state() {
-  static State s;
-  return s;
+  // Never destroyed: tensors held by other static objects (test parameters, caches) are
+  // freed during exit, after a function-local static would already be gone.
+  static State* s = new State();
+  return *s;
 }
 
 size_t parse_size(const std::string& text, const std::string& whole) {

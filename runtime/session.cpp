@@ -18,17 +18,39 @@ using detail::Slot;
 struct Session::Impl {
   Model model;
   SessionOptions options;
-  std::map<std::vector<Shape>, std::unique_ptr<detail::Plan>> plans;
+  // Keyed by input shapes plus the bytes of shape-deciding inputs.
+  std::map<std::pair<std::vector<Shape>, std::string>, std::unique_ptr<detail::Plan>> plans;
+  std::vector<bool> value_inputs;
   detail::Plan* last = nullptr;
   std::vector<NodeProfile> profile;
   std::atomic<bool> busy{false};
 
-  Impl(Model m, SessionOptions o) : model(std::move(m)), options(o) {}
-  detail::Plan& plan_for(const std::vector<Shape>& shapes) {
-    auto it = plans.find(shapes);
+  Impl(Model m, SessionOptions o)
+      : model(std::move(m)), options(o), value_inputs(detail::shape_deciding_inputs(model.graph())) {}
+
+  // `host` holds host copies of the inputs in value_inputs (others may be undefined).
+  detail::Plan& plan_for(const std::vector<Shape>& shapes, const std::vector<Tensor>& host) {
+    std::string value_key;
+    std::vector<Tensor> values(shapes.size());
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      if (!value_inputs[k]) continue;
+      const Tensor& t = host.at(k);
+      const ValueDesc& d = model.inputs()[k];
+      if (!t.defined())
+        throw InvalidArgument(str("[session] input '", d.name, "' decides output shapes; its value is needed"));
+      if (t.numel() > 4096)
+        throw Unsupported(str("[session] input '", d.name, "' decides output shapes and has ", t.numel(),
+                              " elements; porta specialises plans on such inputs up to 4096 elements"));
+      values[k] = t;
+      value_key.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+      value_key.push_back('|');
+    }
+    auto key = std::make_pair(shapes, value_key);
+    auto it = plans.find(key);
     if (it != plans.end()) return *it->second;
-    auto plan = detail::compile_plan(model.graph(), options, shapes);
-    return *plans.emplace(shapes, std::move(plan)).first->second;
+    if (plans.size() >= 64) plans.clear();  // bound the cache for ever-changing shapes
+    auto plan = detail::compile_plan(model.graph(), options, shapes, values);
+    return *plans.emplace(key, std::move(plan)).first->second;
   }
 };
 
@@ -45,7 +67,7 @@ struct BusyGuard {
 };
 
 void check_shape(const ValueDesc& d, const Shape& got) {
-  if (d.shape.empty() && got.empty()) return;
+  if (!d.rank_known || (d.shape.empty() && got.empty())) return;
   bool ok = d.shape.size() == got.size();
   for (size_t i = 0; ok && i < got.size(); ++i) ok = d.shape[i] < 0 || d.shape[i] == got[i];
   if (!ok)
@@ -93,7 +115,26 @@ std::vector<NodePlan> Session::plan(const std::map<std::string, Shape>& input_sh
       if (x < 0) x = 1;
     shapes.push_back(s);
   }
-  return impl_->plan_for(shapes).nodes;
+  std::vector<Tensor> host(shapes.size());
+  for (size_t k = 0; k < shapes.size(); ++k)
+    if (impl_->value_inputs[k])
+      throw InvalidArgument(str("[session] input '", descs[k].name,
+                                "' decides output shapes: plan with input values (plan(inputs))"));
+  return impl_->plan_for(shapes, host).nodes;
+}
+
+std::vector<NodePlan> Session::plan(const std::map<std::string, Tensor>& inputs) {
+  std::vector<Shape> shapes;
+  std::vector<Tensor> host;
+  BusyGuard guard(impl_->busy);
+  for (auto& d : impl_->model.inputs()) {
+    auto it = inputs.find(d.name);
+    if (it == inputs.end()) throw InvalidArgument(str("[session] input '", d.name, "' was not given"));
+    check_shape(d, it->second.shape());
+    shapes.push_back(it->second.shape());
+    host.push_back(it->second.to(Device::cpu()).contiguous());
+  }
+  return impl_->plan_for(shapes, host).nodes;
 }
 
 std::map<std::string, size_t> Session::peak_memory() const {
@@ -137,7 +178,10 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     shapes.push_back(t.shape());
     bound.push_back(t.to(device).contiguous());
   }
-  detail::Plan& plan = impl_->plan_for(shapes);
+  std::vector<Tensor> host(descs.size());
+  for (size_t k = 0; k < descs.size(); ++k)
+    if (impl_->value_inputs[k]) host[k] = inputs.at(descs[k].name).to(Device::cpu()).contiguous();
+  detail::Plan& plan = impl_->plan_for(shapes, host);
   impl_->last = &plan;
   allocate_buffers(plan);
 

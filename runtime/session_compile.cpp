@@ -47,7 +47,8 @@ class Compiler {
  public:
   Compiler(const Graph& g, const SessionOptions& o) : graph_(g), options_(o), plan_(std::make_unique<Plan>()) {}
 
-  std::unique_ptr<Plan> run(const std::vector<Shape>& input_shapes);
+  std::unique_ptr<Plan> run(const std::vector<Shape>& input_shapes,
+                            const std::vector<Tensor>& input_values);
 
   // Processes one node (graph node or composite part). Returns output value ids.
   void process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
@@ -329,7 +330,8 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
   }
 }
 
-std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes) {
+std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
+                                    const std::vector<Tensor>& input_values) {
   values_.resize(graph_.values.size());
   for (size_t i = 0; i < graph_.values.size(); ++i) {
     const Value& gv = graph_.values[i];
@@ -343,6 +345,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes) {
     cv.shape = input_shapes.at(k);
     int s = new_slot(cv.shape, cv.dtype, options_.device);
     plan_->slots[s].graph_input = static_cast<int>(k);
+    if (k < input_values.size() && input_values[k].defined()) cv.constant = input_values[k];
     cv.home = s;
     cv.on[options_.device] = s;
     plan_->input_slots.push_back(s);
@@ -422,9 +425,28 @@ void Compiler::plan_memory() {
 }  // namespace
 
 std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
-                                   const std::vector<Shape>& input_shapes) {
+                                   const std::vector<Shape>& input_shapes,
+                                   const std::vector<Tensor>& input_values) {
   Compiler c(graph, options);
-  return c.run(input_shapes);
+  return c.run(input_shapes, input_values);
+}
+
+std::vector<bool> shape_deciding_inputs(const Graph& graph) {
+  std::vector<bool> needed(graph.values.size(), false);
+  for (size_t i = graph.nodes.size(); i-- > 0;) {
+    const Node& n = graph.nodes[i];
+    for (int h : n.op->host_inputs)
+      if (h < static_cast<int>(n.inputs.size()) && n.inputs[h] >= 0) needed[n.inputs[h]] = true;
+    bool out_needed = false;
+    for (int v : n.outputs) out_needed |= v >= 0 && needed[v];
+    // Shape reads only the shape of its input, which is known anyway.
+    if (out_needed && n.op->name != "Shape")
+      for (int v : n.inputs)
+        if (v >= 0) needed[v] = true;
+  }
+  std::vector<bool> out;
+  for (int v : graph.inputs) out.push_back(needed[v]);
+  return out;
 }
 
 }  // namespace porta::detail

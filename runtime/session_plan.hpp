@@ -58,7 +58,14 @@ struct Plan {
 
 /// Compiles a plan for concrete input shapes (shape inference, folding, composites,
 /// placement, copies, memory). Throws porta errors naming the node at fault.
+/// `input_values` holds, for graph inputs that decide output shapes (see
+/// shape_deciding_inputs), their host values; other entries are undefined.
 std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
-                                   const std::vector<Shape>& input_shapes);
+                                   const std::vector<Shape>& input_shapes,
+                                   const std::vector<Tensor>& input_values);
+
+/// Graph inputs (indices) whose values decide shapes somewhere (a Reshape's shape fed by
+/// the caller, a Range limit...). Plans are specialised on their values.
+std::vector<bool> shape_deciding_inputs(const Graph& graph);
 
 }  // namespace porta::detail

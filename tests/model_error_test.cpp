@@ -1,6 +1,8 @@
 // Bad models and bad inputs through the public API: each must throw the porta error class
 // that names the problem, with a message saying what was expected and what was given —
 // never a crash, never a generic exception.
+#include <onnx/onnx_pb.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,52 @@ class ScratchFile {
 
 std::string cnn_path() { return models_dir() + "/cnn/model.onnx"; }
 
+// y = Relu(a + b), a and b f32 of shape batch x 3 x 4: the smallest model whose inputs the
+// session must validate (built here so these tests need only Add and Relu).
+Model add_relu_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("add_relu");
+  auto declare = [](onnx::ValueInfoProto* v, const std::string& name) {
+    v->set_name(name);
+    onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param("batch");
+    t->mutable_shape()->add_dim()->set_dim_value(3);
+    t->mutable_shape()->add_dim()->set_dim_value(4);
+  };
+  declare(g->add_input(), "a");
+  declare(g->add_input(), "b");
+  declare(g->add_output(), "y");
+  onnx::NodeProto* add = g->add_node();
+  add->set_op_type("Add");
+  add->set_name("add");
+  add->add_input("a");
+  add->add_input("b");
+  add->add_output("sum");
+  onnx::NodeProto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->set_name("relu");
+  relu->add_input("sum");
+  relu->add_output("y");
+  std::string bytes = m.SerializeAsString();
+  return Model::from_bytes(bytes.data(), bytes.size());
+}
+
+Tensor ones(const Shape& shape, DType dtype = DType::f32) {
+  return Tensor::from_values(std::vector<double>(static_cast<size_t>(shape_numel(shape)), 1.0),
+                             shape, dtype);
+}
+
+TEST(ModelErrors, AddReluModelRuns) {  // the baseline the input errors below deviate from
+  Session session(add_relu_model());
+  std::vector<Tensor> y = session.run({{"a", ones({2, 3, 4})}, {"b", ones({2, 3, 4})}});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].to(Device::cpu()).to_doubles(), std::vector<double>(24, 2.0));
+}
+
 TEST(ModelErrors, MissingFile) {
   std::string path = std::string(PORTA_BINARY_DIR) + "/no_such_dir/no_such_model.onnx";
   expect_error<InvalidModel>([&] { Model::load(path); }, {path});
@@ -94,32 +142,44 @@ TEST(ModelErrors, GarbageBytes) {
 }
 
 TEST(ModelErrors, WrongInputName) {
-  Session session(Model::load(cnn_path()));
-  Tensor x = read_npy(models_dir() + "/cnn/input_0.npy");
-  expect_error<InvalidArgument>([&] { session.run({{"images", x}}); }, {"images", "input"});
+  Session session(add_relu_model());
+  expect_error<InvalidArgument>(
+      [&] { session.run({{"a", ones({2, 3, 4})}, {"c", ones({2, 3, 4})}}); }, {"'c'", "b"});
 }
 
 TEST(ModelErrors, MissingInput) {
-  Session session(Model::load(models_dir() + "/attention/model.onnx"));
-  Tensor q = read_npy(models_dir() + "/attention/input_0.npy");
-  expect_error<InvalidArgument>([&] { session.run({{"query", q}}); }, {"keys"});
+  Session session(add_relu_model());
+  expect_error<InvalidArgument>([&] { session.run({{"a", ones({2, 3, 4})}}); }, {"b"});
 }
 
 TEST(ModelErrors, WrongInputDtype) {
-  Session session(Model::load(cnn_path()));
-  Tensor x = read_npy(models_dir() + "/cnn/input_0.npy").cast(DType::i64);
-  expect_error<DTypeError>([&] { session.run({{"input", x}}); },
-                           {"input", std::string(dtype_name(DType::f32)),
-                            std::string(dtype_name(DType::i64))});
+  Session session(add_relu_model());
+  expect_error<DTypeError>(
+      [&] { session.run({{"a", ones({2, 3, 4})}, {"b", ones({2, 3, 4}, DType::i64)}}); },
+      {"'b'", std::string(dtype_name(DType::f32)), std::string(dtype_name(DType::i64))});
 }
 
 TEST(ModelErrors, WrongInputShape) {
+  Session session(add_relu_model());
+  // 5 where the graph declares batch x 3 x 4.
+  expect_error<ShapeError>(
+      [&] { session.run({{"a", ones({2, 3, 4})}, {"b", ones({2, 5, 4})}}); }, {"'b'", "2x5x4"});
+  expect_error<ShapeError>(
+      [&] { session.run({{"a", ones({3, 4})}, {"b", ones({3, 4})}}); }, {"'a'", "3x4"});
+  // Batch sizes that the graph's shared "batch" dimension cannot reconcile.
+  expect_error<ShapeError>(
+      [&] { session.run({{"a", ones({2, 3, 4})}, {"b", ones({5, 3, 4})}}); }, {"2x3x4", "5x3x4"});
+}
+
+// The real model rejects bad inputs the same way (needs the cnn's ops).
+TEST(ModelErrors, CnnWrongInput) {
   Session session(Model::load(cnn_path()));
-  // 4 channels where the graph declares batch x 3 x 64 x 64.
-  Tensor channels = Tensor::zeros({1, 4, 64, 64}, DType::f32);
-  expect_error<ShapeError>([&] { session.run({{"input", channels}}); }, {"input", "1x4x64x64"});
-  Tensor rank3 = Tensor::zeros({3, 64, 64}, DType::f32);
-  expect_error<ShapeError>([&] { session.run({{"input", rank3}}); }, {"input", "3x64x64"});
+  Tensor x = read_npy(models_dir() + "/cnn/input_0.npy");
+  expect_error<InvalidArgument>([&] { session.run({{"images", x}}); }, {"images", "input"});
+  expect_error<DTypeError>([&] { session.run({{"input", x.cast(DType::i64)}}); },
+                           {"input", std::string(dtype_name(DType::i64))});
+  expect_error<ShapeError>([&] { session.run({{"input", ones({1, 4, 64, 64})}}); },
+                           {"input", "1x4x64x64"});
 }
 
 }  // namespace

@@ -8,10 +8,8 @@
 namespace porta::cli {
 namespace {
 
-std::map<std::string, Shape> input_shapes(const Model& model, const std::string& path, const Args& args) {
-  std::map<std::string, Shape> shapes;
-  for (auto& [name, t] : model_inputs(model, path, args.all("--input"))) shapes[name] = t.shape();
-  return shapes;
+std::map<std::string, Tensor> input_shapes(const Model& model, const std::string& path, const Args& args) {
+  return model_inputs(model, path, args.all("--input"));
 }
 
 std::string cell(const NodePlan& p) {
@@ -25,7 +23,7 @@ std::string cell(const NodePlan& p) {
 int cmd_ops(const Args& args) {
   std::string path = args.positional.empty() ? default_model() : args.positional[0];
   Model model = Model::load(path);
-  std::map<std::string, Shape> shapes = input_shapes(model, path, args);
+  std::map<std::string, Tensor> shapes = input_shapes(model, path, args);
   if (args.has("--all-devices")) {
     std::vector<Device> devices = parse_devices({"all"});
     std::vector<std::vector<NodePlan>> plans;

@@ -19,6 +19,7 @@ struct ValueDesc {
   DType dtype = DType::f32;
   Shape shape;
   std::vector<std::string> dim_names;  ///< symbolic names of dynamic dimensions ("" if none)
+  bool rank_known = true;              ///< false when the file declares no shape at all
 };
 
 /// An imported model (immutable, shareable between sessions).
@@ -83,6 +84,8 @@ class Session {
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
   /// Placement of every node for the given input shapes (nothing is run).
   std::vector<NodePlan> plan(const std::map<std::string, Shape>& input_shapes);
+  /// Same, for models with inputs that decide shapes (their values are needed).
+  std::vector<NodePlan> plan(const std::map<std::string, Tensor>& inputs);
   /// Per-node times of the last run (with options.profile).
   const std::vector<NodeProfile>& profile() const;
   /// Peak bytes of intermediate buffers of the last compiled plan, per device.

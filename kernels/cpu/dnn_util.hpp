@@ -4,6 +4,7 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,7 +22,12 @@ inline std::string key_part(const char* s) { return s; }
 inline std::string key_part(int64_t v) { return std::to_string(v); }
 inline std::string key_part(int v) { return std::to_string(v); }
 inline std::string key_part(bool v) { return v ? "1" : "0"; }
-inline std::string key_part(double v) { return str(v); }
+// Exact (hexadecimal) so attributes differing in the last bit never share a primitive.
+inline std::string key_part(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
 
 
 /// "name|f32|2x3|4x5|..." — the primitive cache key for a call. Every value that changes the

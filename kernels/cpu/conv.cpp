@@ -1,0 +1,149 @@
+// Conv and ConvTranspose on cpu: oneDNN convolution_forward / deconvolution_forward (f32).
+// Weights are described to oneDNN in ONNX's own layout (with group as a leading logical
+// axis), so no weight copy is made in plain mode. Layout mode (PORTA_CONV_LAYOUT):
+//   plain — activations stay NC[D]HW; the primitive works on them directly;
+//   any   — oneDNN picks blocked layouts; inputs, weights and output are reordered per call.
+// The default is the faster of the two as measured (see conv_layout()).
+// ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
+// computes the reachable block and the rest is the bias.
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu/dnn_layout.hpp"
+#include "ops/window.hpp"
+
+namespace porta::cpu {
+namespace {
+
+bool layout_any() {
+  static const bool any = [] {
+    const char* e = std::getenv("PORTA_CONV_LAYOUT");
+    return e && std::string(e) == "any";
+  }();
+  return any;
+}
+
+// Logical weights for oneDNN: {[G,] OC/G, IC/G, k...} over ONNX's contiguous W.
+// Conv W is (M, C/G, k...): contiguous in that order. ConvTranspose W is (C, M/G, k...), so
+// the IC/G and OC/G axes swap strides.
+dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) {
+  Shape k(w.begin() + 2, w.end());
+  int64_t ksize = shape_numel(k);
+  int64_t ocg = transposed ? w[1] : w[0] / group, icg = transposed ? w[0] / group : w[1];
+  Shape dims{ocg, icg};
+  std::vector<int64_t> strides = transposed ? std::vector<int64_t>{ksize, ocg * ksize}
+                                            : std::vector<int64_t>{icg * ksize, ksize};
+  if (group > 1) {
+    dims.insert(dims.begin(), group);
+    strides.insert(strides.begin(), ocg * icg * ksize);
+  }
+  std::vector<int64_t> ks = contiguous_strides(k);
+  dims.insert(dims.end(), k.begin(), k.end());
+  strides.insert(strides.end(), ks.begin(), ks.end());
+  return strided_desc(dims, strides, DType::f32);
+}
+
+template <typename P>
+struct WindowPrimitive {
+  P prim;
+  typename P::primitive_desc pd;
+};
+
+// Runs a conv (or deconv) primitive from x to a dense y of shape `y_shape`.
+template <typename P>
+void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
+                const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
+                const std::vector<int64_t>& pad_end, bool transposed) {
+  bool any = layout_any();
+  std::vector<int64_t> dil;
+  for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
+  auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
+                     bias != nullptr, any);
+  auto p = cached<WindowPrimitive<P>>(key, [&] {
+    auto r = std::make_shared<WindowPrimitive<P>>();
+    auto tag = dnnl::memory::format_tag::any;
+    auto f32 = dnnl::memory::data_type::f32;
+    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, tag) : plain_desc(x.shape(), DType::f32);
+    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, tag) : plain_desc(y_shape, DType::f32);
+    auto wd = weights_desc(w.shape(), group, transposed);
+    if (any) wd = dnnl::memory::desc(wd.dims(), f32, tag);
+    auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
+    try {
+      typename P::desc d(dnnl::prop_kind::forward_inference,
+                         transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct,
+                         src, wd, bd, dst, dims_of(g.strides), dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
+      r->pd = typename P::primitive_desc(d, engine());
+      r->prim = P(r->pd);
+    } catch (const dnnl::error& e) {
+      throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
+                             ": ", e.what()));
+    }
+    return r;
+  });
+  dnnl::memory src = reordered(wrap_ptr(plain_desc(x.shape(), DType::f32), x.raw_data()), p->pd.src_desc());
+  dnnl::memory wts = reordered(wrap_ptr(weights_desc(w.shape(), group, transposed), w.raw_data()),
+                               p->pd.weights_desc());
+  dnnl::memory plain_dst = wrap_ptr(plain_desc(y_shape, DType::f32), y);
+  dnnl::memory dst = p->pd.dst_desc() == plain_dst.get_desc() ? plain_dst : dnnl::memory(p->pd.dst_desc(), engine());
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
+  execute(p->prim, args);
+  reorder_into(dst, plain_dst);
+}
+
+void conv_cpu(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  Shape k(w.shape().begin() + 2, w.shape().end());
+  opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
+                                         ctx.attrs->get_int("group"), g, g.pad_end, false);
+}
+
+void conv_transpose_cpu(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  int64_t group = ctx.attrs->get_int("group");
+  Shape k(w.shape().begin() + 2, w.shape().end());
+  std::vector<int64_t> opad;
+  opdef::WindowGeometry g = opdef::transposed_geometry("ConvTranspose", x.shape(), k, *ctx.attrs, &opad);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  // oneDNN's deconvolution has no output_padding: it is less end padding. Where that would go
+  // negative, the outputs past the reachable extent receive only the bias.
+  std::vector<int64_t> pad_end(g.spatial());
+  Shape reach = y.shape();
+  bool partial = false;
+  for (size_t i = 0; i < g.spatial(); ++i) {
+    pad_end[i] = std::max<int64_t>(0, g.pad_end[i] - opad[i]);
+    int64_t full = g.strides[i] * (g.in[i] - 1) + (g.kernel[i] - 1) * g.dilations[i] + 1;
+    reach[i + 2] = full - g.pad_begin[i] - pad_end[i];
+    partial |= reach[i + 2] != y.shape()[i + 2];
+  }
+  if (!partial) {
+    run_window<dnnl::deconvolution_forward>("ConvTranspose", x, w, bias, y.raw_data(), y.shape(), group, g,
+                                            pad_end, true);
+    return;
+  }
+  Tensor block = Tensor::empty(reach, DType::f32);
+  bool reach_empty = block.numel() == 0;
+  if (!reach_empty)
+    run_window<dnnl::deconvolution_forward>("ConvTranspose", x, w, bias, block.raw_data(), reach, group, g,
+                                            pad_end, true);
+  Shape bshape(y.rank(), 1);
+  bshape[1] = y.dim(1);
+  if (bias) y.copy_(bias->reshape(bshape).expand(y.shape()));
+  else std::memset(y.raw_data(), 0, y.nbytes());
+  Tensor view = y;
+  for (size_t i = 0; i < g.spatial(); ++i) view = view.slice(static_cast<int>(i + 2), 0, reach[i + 2]);
+  if (!reach_empty) view.copy_(block);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(Conv, cpu, kF32, conv_cpu)
+PORTA_REGISTER_KERNEL(ConvTranspose, cpu, kF32, conv_transpose_cpu)
+
+}  // namespace porta::cpu

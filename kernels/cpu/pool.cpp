@@ -1,0 +1,123 @@
+// MaxPool and AveragePool on cpu. f32 runs oneDNN's pooling_v2 (dilations supported); the
+// end padding handed to oneDNN is what the output size needs, which covers ceil_mode. Own
+// loop (any float type) where oneDNN does not fit: f64, the Indices output, and
+// count_include_pad with ceil_mode windows reaching past the declared pads (PyTorch does not
+// count those taps; oneDNN would).
+#include <cmath>
+
+#include "kernels/cpu/dnn_util.hpp"
+#include "ops/pool.hpp"
+
+namespace porta::cpu {
+namespace {
+
+template <typename T>
+void pool_loop(KernelContext& ctx, const opdef::WindowGeometry& g, bool max) {
+  const Tensor& xt = ctx.in(0);
+  size_t n = g.spatial();
+  bool include_pad = !max && ctx.attrs->get_int("count_include_pad", 0) != 0;
+  bool column_major = max && ctx.attrs->get_int("storage_order", 0) != 0;
+  int64_t planes = xt.dim(0) * xt.dim(1), isize = shape_numel(g.in), osize = shape_numel(g.out);
+  int64_t ksize = shape_numel(g.kernel);
+  const T* x = xt.data<T>();
+  T* y = ctx.out(0).data<T>();
+  int64_t* idx = ctx.outputs.size() > 1 && ctx.out(1).defined() ? ctx.out(1).data<int64_t>() : nullptr;
+  parallel_for(planes * osize, 256, [&](int64_t r0, int64_t r1) {
+    std::vector<int64_t> o(n), at(n);
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t p = r / osize, oi = r % osize;
+      for (size_t i = n, rem = oi; i-- > 0; rem /= g.out[i]) o[i] = static_cast<int64_t>(rem) % g.out[i];
+      double acc = max ? -INFINITY : 0.0;
+      int64_t best = -1;
+      for (int64_t ki = 0; ki < ksize; ++ki) {
+        bool inside = true;
+        int64_t flat = 0;
+        for (size_t i = n, rem = ki; i-- > 0; rem /= g.kernel[i]) {
+          at[i] = o[i] * g.strides[i] - g.pad_begin[i] + (static_cast<int64_t>(rem) % g.kernel[i]) * g.dilations[i];
+          inside &= at[i] >= 0 && at[i] < g.in[i];
+        }
+        if (!inside) continue;
+        for (size_t i = 0; i < n; ++i) flat = flat * g.in[i] + at[i];
+        double v = static_cast<double>(x[p * isize + flat]);
+        if (!max) {
+          acc += v;
+        } else if (v > acc || best < 0) {
+          acc = v;
+          if (column_major) {
+            flat = 0;
+            for (size_t i = n; i-- > 0;) flat = flat * g.in[i] + at[i];
+          }
+          best = p * isize + flat;
+        }
+      }
+      if (!max) {
+        int64_t taps = 1;
+        for (size_t i = 0; i < n; ++i) taps *= opdef::pool_taps(g, i, o[i], include_pad);
+        acc /= static_cast<double>(taps);
+      }
+      y[r] = static_cast<T>(acc);
+      if (idx) idx[r] = best;
+    }
+  });
+}
+
+using PoolPrimitive = MaybePrimitive<dnnl::pooling_v2_forward>;
+
+// Runs oneDNN's pooling; false when oneDNN refuses the geometry (the caller loops instead).
+bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, bool include_pad) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  std::vector<int64_t> dil, pad_end;
+  for (size_t i = 0; i < g.spatial(); ++i) {
+    dil.push_back(g.dilations[i] - 1);
+    pad_end.push_back((g.out[i] - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1 - g.in[i] - g.pad_begin[i]);
+  }
+  auto alg = max ? dnnl::algorithm::pooling_max
+                 : include_pad ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
+  auto p = cached<PoolPrimitive>(dnn_key("pool", static_cast<int>(alg), x.shape(), y.shape(), g.kernel, g.strides, dil,
+                                         g.pad_begin, pad_end), [&] {
+    auto r = std::make_shared<PoolPrimitive>();
+    try {
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, plain_desc(x.shape(), DType::f32),
+                                       plain_desc(y.shape(), DType::f32), dims_of(g.strides), dims_of(g.kernel),
+                                       dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
+      r->pd = dnnl::pooling_v2_forward::primitive_desc(d, engine());
+      r->prim = dnnl::pooling_v2_forward(r->pd);
+      r->ok = true;
+    } catch (const dnnl::error& e) {
+      r->why = e.what();
+    }
+    return r;
+  });
+  if (!p->ok) return false;
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())},
+                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+  return true;
+}
+
+void pool_cpu(KernelContext& ctx, bool max) {
+  if (ctx.out(0).numel() == 0) return;
+  opdef::WindowGeometry g = opdef::pool_geometry(ctx.op->name, ctx.in(0).shape(), *ctx.attrs);
+  bool include_pad = !max && ctx.attrs->get_int("count_include_pad") != 0;
+  bool wants_indices = ctx.outputs.size() > 1 && ctx.out(1).defined();
+  bool past_pads = false;  // a ceil_mode window reaches beyond the declared end padding
+  for (size_t i = 0; i < g.spatial(); ++i)
+    past_pads |= (g.out[i] - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1 > g.in[i] + g.pad_begin[i] + g.pad_end[i];
+  bool loop = ctx.in(0).dtype() != DType::f32 || wants_indices || (include_pad && past_pads);
+  if (!loop && pool_dnnl(ctx, g, max, include_pad)) return;
+  visit_dtype(ctx.in(0).dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) pool_loop<T>(ctx, g, max);
+    else throw DTypeError(str("[", ctx.op->name, "] cpu kernel takes f32 or f64, got ", dtype_name(ctx.in(0).dtype())));
+  });
+}
+
+void max_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, true); }
+void average_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, false); }
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL(MaxPool, cpu, kF32 | kF64, max_pool_cpu)
+PORTA_REGISTER_KERNEL(AveragePool, cpu, kF32 | kF64, average_pool_cpu)
+
+}  // namespace porta::cpu
