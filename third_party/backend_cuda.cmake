@@ -19,6 +19,24 @@ set(CMAKE_CUDA_EXTENSIONS OFF)
 # An object library of its own: porta's C++ warning flags are not nvcc flags.
 add_library(porta_cuda_objects OBJECT ${PORTA_GPU_SOURCES})
 target_include_directories(porta_cuda_objects PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR})
+# Directory-wide options (the sanitizer builds' -fsanitize=...) are host compiler flags that
+# nvcc itself rejects: hand them to the host compiler instead.
+get_target_property(_porta_dir_opts porta_cuda_objects COMPILE_OPTIONS)
+set_property(TARGET porta_cuda_objects PROPERTY COMPILE_OPTIONS "")
+if(_porta_dir_opts)
+  foreach(opt IN LISTS _porta_dir_opts)
+    # nvcc splits -Xcompiler values at commas: -fsanitize=a,b becomes -fsanitize=a -fsanitize=b.
+    if(opt MATCHES "^(-f[a-z-]+=)(.*,.*)$")
+      set(_prefix "${CMAKE_MATCH_1}")
+      string(REPLACE "," ";" _values "${CMAKE_MATCH_2}")
+      foreach(v IN LISTS _values)
+        target_compile_options(porta_cuda_objects PRIVATE "-Xcompiler=${_prefix}${v}")
+      endforeach()
+    else()
+      target_compile_options(porta_cuda_objects PRIVATE "-Xcompiler=${opt}")
+    endif()
+  endforeach()
+endif()
 target_compile_options(porta_cuda_objects PRIVATE --expt-relaxed-constexpr -Xcompiler=-Wall
   -Xcompiler=-Wno-unused-parameter)
 set_target_properties(porta_cuda_objects PROPERTIES POSITION_INDEPENDENT_CODE ON
@@ -28,5 +46,5 @@ target_sources(porta PRIVATE $<TARGET_OBJECTS:porta_cuda_objects>)
 # live in the toolkit's library directory.
 set_target_properties(porta PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 target_link_directories(porta PRIVATE ${CUDAToolkit_LIBRARY_DIR})
-target_link_libraries(porta PRIVATE CUDA::cudart)
+target_link_libraries(porta PRIVATE CUDA::cudart CUDA::cublas)
 message(STATUS "porta cuda: architectures ${CMAKE_CUDA_ARCHITECTURES}, toolkit ${CUDAToolkit_VERSION}")

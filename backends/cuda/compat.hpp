@@ -69,31 +69,22 @@
 
 namespace porta::PORTA_GPU_NS {
 
-/// Sum over the threads of one warp/wavefront; every lane gets the total. Works for any
-/// warpSize (32 on NVIDIA, 32 or 64 on AMD): the loop starts at warpSize / 2.
+/// Value of `v` held by lane (this lane XOR `offset`) of the same warp/wavefront.
 template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int offset = warpSize / 2; offset > 0; offset >>= 1) {
+__device__ __forceinline__ T shuffle_xor(T v, int offset) {
 #if defined(PORTA_HIP)
-    v += __shfl_xor(v, offset);
+  return __shfl_xor(v, offset);
 #else
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return __shfl_xor_sync(0xffffffffu, v, offset);
 #endif
-  }
-  return v;
 }
 
-/// Maximum over the threads of one warp/wavefront; every lane gets it.
-template <typename T>
-__device__ __forceinline__ T warp_max(T v) {
-  for (int offset = warpSize / 2; offset > 0; offset >>= 1) {
-#if defined(PORTA_HIP)
-    T other = __shfl_xor(v, offset);
-#else
-    T other = __shfl_xor_sync(0xffffffffu, v, offset);
-#endif
-    v = other > v ? other : v;
-  }
+/// Combines `v` over the threads of one warp/wavefront with `combine(a, b)`; every lane gets
+/// the result. Works for any warpSize (32 on NVIDIA, 32 or 64 on AMD): the loop starts at
+/// warpSize / 2.
+template <typename T, typename Combine>
+__device__ __forceinline__ T warp_reduce(T v, Combine combine) {
+  for (int offset = warpSize / 2; offset > 0; offset >>= 1) v = combine(v, shuffle_xor(v, offset));
   return v;
 }
 

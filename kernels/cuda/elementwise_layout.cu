@@ -5,12 +5,20 @@
 namespace porta::PORTA_GPU_NS {
 
 Layout make_layout(const Shape& out_shape, const std::vector<const Tensor*>& inputs) {
+  return make_layout(out_shape, contiguous_strides(out_shape), inputs);
+}
+
+Layout make_layout(const Tensor& out, const std::vector<const Tensor*>& inputs) {
+  return make_layout(out.shape(), out.strides(), inputs);
+}
+
+Layout make_layout(const Shape& out_shape, const std::vector<int64_t>& out_strides,
+                   const std::vector<const Tensor*>& inputs) {
   const int out_rank = static_cast<int>(out_shape.size());
   const size_t operands = inputs.size() + 1;
   // Per output dimension: size and each operand's stride (0 where it is broadcast).
   std::vector<int64_t> sizes;
   std::vector<std::vector<int64_t>> strides(operands);
-  std::vector<int64_t> out_strides = contiguous_strides(out_shape);
   for (int d = 0; d < out_rank; ++d) {
     if (out_shape[d] == 1) continue;  // size-1 dimensions move nothing
     sizes.push_back(out_shape[d]);

@@ -115,13 +115,21 @@ void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsF
 }  // namespace porta::PORTA_GPU_NS
 
 /// PORTA_REGISTER_GPU_KERNEL(Relu, kFloats, relu_gpu): registers for cuda or hip, whichever
-/// this compilation is for. The _STRIDED form takes kernels that read strided inputs
-/// themselves (no contiguous copy first) and a `supports` function (may be nullptr).
-#define PORTA_REGISTER_GPU_KERNEL(Op, DTypes, Fn) \
-  PORTA_REGISTER_KERNEL(Op, PORTA_GPU_BACKEND, DTypes, Fn)
-#define PORTA_REGISTER_GPU_KERNEL_STRIDED(Op, DTypes, Fn, Supports)                        \
-  namespace {                                                                            \
-  const bool PORTA_CONCAT(porta_gpu_kernel_registered_##Op##_, __LINE__) =                  \
-      (::porta::PORTA_GPU_NS::register_gpu_kernel(#Op, (DTypes), (Fn), (Supports), true), \
-       true);                                                                            \
+/// this compilation is for. The _IF form adds a `supports` function; the _STRIDED form takes
+/// kernels that read strided inputs themselves (no contiguous copy first) and a `supports`
+/// function (may be nullptr).
+/// These macros register without a lambda on purpose: hipcc (clang 15) gives lambdas in
+/// namespace-scope initializers of one file the same mangled name, so with the generic
+/// PORTA_REGISTER_KERNEL several registrations in one .cu file all run the first one.
+#define PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, Strided)                      \
+  namespace {                                                                                \
+  const bool PORTA_CONCAT(porta_gpu_kernel_registered_##Op##_, __LINE__) =                      \
+      (::porta::PORTA_GPU_NS::register_gpu_kernel(#Op, (DTypes), (Fn), (Supports), (Strided)), \
+       true);                                                                                \
   }
+#define PORTA_REGISTER_GPU_KERNEL(Op, DTypes, Fn) \
+  PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, nullptr, false)
+#define PORTA_REGISTER_GPU_KERNEL_IF(Op, DTypes, Fn, Supports) \
+  PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, false)
+#define PORTA_REGISTER_GPU_KERNEL_STRIDED(Op, DTypes, Fn, Supports) \
+  PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, true)
