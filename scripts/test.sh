@@ -14,7 +14,9 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/ubsan.supp"
 else
   BUILD="$ROOT/build"
-  bash "$ROOT/scripts/build.sh" "$BUILD"
+  # PORTA_CMAKE_ARGS: extra configure arguments (CI narrows the GPU architectures with it).
+  # shellcheck disable=SC2086
+  bash "$ROOT/scripts/build.sh" "$BUILD" ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
 ctest --output-on-failure -j "${PORTA_TEST_JOBS:-$(nproc)}" --timeout 900
