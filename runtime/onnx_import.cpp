@@ -13,6 +13,7 @@
 #include "runtime/eager.hpp"
 #include "runtime/graph.hpp"
 #include "runtime/onnx_tensor.hpp"
+#include "runtime/session_plan.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,6 +59,8 @@ ValueDesc describe_value(const onnx::ValueInfoProto& v, const std::string& what)
         d.dim_names.push_back(dim.dim_param());
       }
     }
+  } else {
+    d.rank_known = false;
   }
   return d;
 }
@@ -179,12 +182,39 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
       d = describe_value(out, "graph output");
     } catch (const Error&) {
       d.name = out.name();
+      d.rank_known = false;
     }
     g->output_descs.push_back(std::move(d));
   }
   if (g->outputs.empty()) throw InvalidModel("[onnx] the graph has no outputs");
   topological_sort(*g);
   return g;
+}
+
+// With static input shapes, shapes and dtypes of every value are inferred now, so a model
+// whose shapes do not fit together fails at load, and output descriptions are complete.
+// Models with dynamic dimensions (or inputs that decide shapes) are inferred per input
+// shapes when they first run.
+void infer_at_load(Graph& g) {
+  std::vector<bool> value_inputs = detail::shape_deciding_inputs(g);
+  std::vector<Shape> shapes;
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const Shape& s = g.values[g.inputs[k]].shape;
+    if (value_inputs[k] || !g.input_descs[k].rank_known) return;
+    for (int64_t d : s)
+      if (d < 0) return;
+    shapes.push_back(s);
+  }
+  SessionOptions cpu;
+  std::unique_ptr<detail::Plan> plan = detail::compile_plan(g, cpu, shapes, {});
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const detail::Slot& slot = plan->slots[plan->output_slots[i]];
+    ValueDesc& d = g.output_descs[i];
+    d.dtype = slot.dtype;
+    d.shape = slot.shape;
+    d.dim_names.assign(slot.shape.size(), "");
+    d.rank_known = true;
+  }
 }
 
 }  // namespace
@@ -202,7 +232,9 @@ Model Model::from_bytes(const void* data, size_t size, const std::string& base_d
                            " bytes that do not parse as a ModelProto: truncated or not ONNX)"));
   if (!proto.has_graph() || proto.graph().node_size() == 0)
     throw InvalidModel("[onnx] the model has no graph nodes (not an ONNX model, or an empty one)");
-  return Model(build_graph(proto, base_dir));
+  std::shared_ptr<Graph> graph = build_graph(proto, base_dir);
+  infer_at_load(*graph);
+  return Model(graph);
 }
 
 Model Model::load(const std::string& path) {

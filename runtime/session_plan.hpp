@@ -54,6 +54,10 @@ struct Plan {
   std::vector<int> output_slots;      ///< per graph output (on the session device)
   std::vector<NodePlan> nodes;        ///< per graph node, for `porta ops`
   std::vector<Buffer> buffers;
+  /// With SessionOptions::keep_values: graph node outputs by name and the slot holding each
+  /// (kept out of the buffer pool), and those folded to constants when compiling.
+  std::vector<std::pair<std::string, int>> kept_slots;
+  std::vector<std::pair<std::string, Tensor>> kept_constants;
   bool allocated = false;
 };
 

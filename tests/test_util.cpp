@@ -18,7 +18,13 @@ std::mt19937_64& rng() {
   return r;
 }
 
-std::vector<Device> test_devices() { return all_devices(); }
+std::vector<Device> test_devices() {
+  // Vulkan devices are created on first use, possibly while tests register at start-up: ask
+  // for the validation layer before that, so every test runs validated (tests/vulkan_test.cpp
+  // fails the test during which the layer reports an error). PORTA_VULKAN_VALIDATION=0 opts out.
+  setenv("PORTA_VULKAN_VALIDATION", "1", 0);
+  return all_devices();
+}
 
 std::string device_unusable(Device d) {
   Backend* b = find_backend(d.type);

@@ -1,0 +1,155 @@
+// porta vulkan — the Backend interface over vk::Context: availability, capability record,
+// memory, copies, batching and timestamp timers.
+#include <cstdio>
+
+#include "backends/vulkan/vk_context.hpp"
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta::vk {
+namespace {
+
+std::string version_str(uint32_t v) {
+  return str(VK_VERSION_MAJOR(v), ".", VK_VERSION_MINOR(v), ".", VK_VERSION_PATCH(v));
+}
+
+// Device time between start() and stop(), from two timestamp queries recorded into the
+// device's command stream.
+class TimestampTimer final : public Timer {
+ public:
+  explicit TimestampTimer(Context& ctx) : ctx_(ctx), pool_(ctx.create_query_pool(2)) {}
+  ~TimestampTimer() override {
+    std::lock_guard lock(ctx_.mutex);
+    if (recorded_) ctx_.flush(true);  // the pool may be in use by submitted work
+    vkDestroyQueryPool(ctx_.device(), pool_, nullptr);
+  }
+  void start() override {
+    std::lock_guard lock(ctx_.mutex);
+    VkCommandBuffer cmd = ctx_.command_buffer();
+    vkCmdResetQueryPool(cmd, pool_, 0, 2);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_, 0);
+    recorded_ = true;
+  }
+  void stop() override {
+    std::lock_guard lock(ctx_.mutex);
+    vkCmdWriteTimestamp(ctx_.command_buffer(), VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, 1);
+  }
+  double elapsed_us() override {
+    std::lock_guard lock(ctx_.mutex);
+    if (!recorded_) return 0.0;
+    ctx_.flush(true);
+    uint64_t ticks[2] = {0, 0};
+    check(vkGetQueryPoolResults(ctx_.device(), pool_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults", ctx_.label());
+    return static_cast<double>(ticks[1] - ticks[0]) * ctx_.caps().timestamp_period_ns / 1000.0;
+  }
+
+ private:
+  Context& ctx_;
+  VkQueryPool pool_;
+  bool recorded_ = false;
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  DeviceType type() const override { return DeviceType::vulkan; }
+  int device_count() const override {
+    return std::max<int>(1, static_cast<int>(instance_state().physical.size()));
+  }
+  Availability availability(int index) const override {
+    InstanceState& s = instance_state();
+    if (!s.error.empty()) return {false, s.error};
+    if (index < 0 || index >= static_cast<int>(s.caps.size())) return {false, "no such device"};
+    const DeviceCaps& c = s.caps[index];
+    if (!c.unusable.empty()) return {false, str(c.name, ": ", c.unusable)};
+    try {
+      context(index);
+    } catch (const Error& e) {
+      return {false, e.what()};
+    }
+    return {true, c.name};
+  }
+  Capabilities capabilities(int index) const override {
+    Capabilities out;
+    InstanceState& s = instance_state();
+    if (index < 0 || index >= static_cast<int>(s.caps.size())) {
+      out.name = s.error.empty() ? "no such device" : s.error;
+      out.type = "none";
+      return out;
+    }
+    const DeviceCaps& c = s.caps[index];
+    out.name = c.name;
+    out.type = c.type;
+    out.total_memory = c.device_local_bytes;
+    out.max_buffer_bytes = c.max_storage_range;
+    out.dtypes = dtype_bit(DType::f32) | (c.fp16_storage ? dtype_bit(DType::f16) : 0);
+    out.subgroup_size = static_cast<int>(c.subgroup_size);
+    out.timestamps = c.timestamps;
+    auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+    auto& e = out.extra;
+    e.emplace_back("vulkan", version_str(c.api_version));
+    e.emplace_back("driver", c.driver);
+    e.emplace_back("subgroup ops", str("basic ", yes(c.subgroup_basic), ", arithmetic ",
+                                       yes(c.subgroup_arithmetic), ", shuffle ", yes(c.subgroup_shuffle),
+                                       ", clustered ", yes(c.subgroup_clustered)));
+    e.emplace_back("fp16", str("storage ", yes(c.fp16_storage), ", arithmetic ", yes(c.fp16_arithmetic)));
+    e.emplace_back("int8", str("storage ", yes(c.int8_storage), ", arithmetic ", yes(c.int8_arithmetic)));
+    e.emplace_back("max storage buffer range", std::to_string(c.max_storage_range));
+    e.emplace_back("max allocation", std::to_string(c.max_allocation));
+    e.emplace_back("max workgroup count", str(c.max_groups[0], "x", c.max_groups[1], "x", c.max_groups[2]));
+    e.emplace_back("max workgroup size", str(c.max_workgroup_size[0], "x", c.max_workgroup_size[1], "x",
+                                             c.max_workgroup_size[2], " (", c.max_workgroup_invocations,
+                                             " invocations)"));
+    e.emplace_back("shared memory", std::to_string(c.shared_memory));
+    e.emplace_back("push constants", std::to_string(c.push_constant_bytes));
+    e.emplace_back("timestamp period ns", str(c.timestamp_period_ns));
+    e.emplace_back("validation", yes(s.validation));
+    if (!c.unusable.empty()) e.emplace_back("unusable", c.unusable);
+    return out;
+  }
+  void* allocate(int index, size_t bytes) override { return context(index).allocate(bytes); }
+  void deallocate(int index, void* handle, size_t) noexcept override {
+    try {
+      context(index).release(static_cast<Buffer*>(handle));
+    } catch (...) {
+    }
+  }
+  void copy_from_host(int index, void* dst, size_t dst_offset, const void* src, size_t bytes) override {
+    if (bytes) context(index).upload(static_cast<Buffer*>(dst), dst_offset, src, bytes);
+  }
+  void copy_to_host(int index, void* dst, const void* src, size_t src_offset, size_t bytes) override {
+    if (bytes) context(index).download(dst, static_cast<Buffer*>(const_cast<void*>(src)), src_offset, bytes);
+  }
+  void copy_on_device(int index, void* dst, size_t dst_offset, const void* src, size_t src_offset,
+                      size_t bytes) override {
+    context(index).copy(static_cast<Buffer*>(dst), dst_offset, static_cast<Buffer*>(const_cast<void*>(src)),
+                        src_offset, bytes);
+  }
+  void synchronize(int index) override {
+    Context& c = context(index);
+    std::lock_guard lock(c.mutex);
+    c.flush(true);
+  }
+  std::unique_ptr<Timer> create_timer(int index) override {
+    Context& c = context(index);
+    if (!c.caps().timestamps) return nullptr;
+    return std::make_unique<TimestampTimer>(c);
+  }
+  void begin_batch(int index) override {
+    Context& c = context(index);
+    std::lock_guard lock(c.mutex);
+    c.begin_batch();
+  }
+  void end_batch(int index) override {
+    Context& c = context(index);
+    std::lock_guard lock(c.mutex);
+    c.end_batch();
+  }
+};
+
+}  // namespace
+}  // namespace porta::vk
+
+using porta::vk::VulkanBackend;
+PORTA_REGISTER_BACKEND(VulkanBackend)

@@ -1,0 +1,223 @@
+// porta vulkan — logical device creation and command recording: lazy command buffers,
+// hazard tracking with barriers only where needed, chunked submission.
+#include "backends/vulkan/vk_context.hpp"
+
+#include <algorithm>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta::vk {
+
+static uint32_t find_memory_type(VkPhysicalDevice pd, VkMemoryPropertyFlags want,
+                                 VkMemoryPropertyFlags prefer) {
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
+    if ((f & want) != want) continue;
+    if ((f & prefer) == prefer) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  return fallback;
+}
+
+Context::Context(VkPhysicalDevice physical, const DeviceCaps& caps, int index)
+    : physical_(physical), caps_(caps), index_(index) {
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue.queueFamilyIndex = caps_.compute_queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  // Enable exactly the optional features the capability record found.
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f12.shaderFloat16 = caps_.fp16_arithmetic;
+  f12.storageBuffer8BitAccess = caps_.int8_storage;
+  f12.shaderInt8 = caps_.int8_arithmetic;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  f11.storageBuffer16BitAccess = caps_.fp16_storage;
+  f11.pNext = &f12;
+  const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &f11;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  info.enabledExtensionCount = 1;
+  info.ppEnabledExtensionNames = extensions;
+  check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice", label());
+  vkGetDeviceQueue(device_, caps_.compute_queue_family, 0, &queue_);
+  push_descriptor_fn_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+      vkGetDeviceProcAddr(device_, "vkCmdPushDescriptorSetKHR"));
+  if (!push_descriptor_fn_) throw BackendError(str("[", label(), "] vkCmdPushDescriptorSetKHR missing"));
+
+  memory_type_ = find_memory_type(physical_, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  if (memory_type_ == UINT32_MAX) memory_type_ = find_memory_type(physical_, 0, 0);
+  staging_type_ = find_memory_type(
+      physical_, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+      VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  if (staging_type_ == UINT32_MAX) throw BackendError(str("[", label(), "] no host-visible memory"));
+  // Blocks small enough that a few fit any heap, large enough to hold typical activations.
+  block_size_ = std::min<VkDeviceSize>(64ull << 20, std::max<VkDeviceSize>(caps_.device_local_bytes / 16, 1 << 20));
+
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = caps_.compute_queue_family;
+  check(vkCreateCommandPool(device_, &pool, nullptr, &pool_), "vkCreateCommandPool", label());
+}
+
+Context::~Context() {
+  // Contexts live until process exit (see instance_state); this runs only if one is reset.
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  for (auto& [key, p] : pipelines_) vkDestroyPipeline(device_, p.pipeline, nullptr);
+  for (auto& [n, l] : layouts_) vkDestroyPipelineLayout(device_, l, nullptr);
+  for (auto& [n, l] : set_layouts_) vkDestroyDescriptorSetLayout(device_, l, nullptr);
+  for (auto& [n, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
+  for (auto& s : in_flight_) vkDestroyFence(device_, s.fence, nullptr);
+  for (VkFence f : free_fences_) vkDestroyFence(device_, f, nullptr);
+  vkDestroyCommandPool(device_, pool_, nullptr);
+  for (auto& b : blocks_) {
+    vkDestroyBuffer(device_, b->buffer, nullptr);
+    vkFreeMemory(device_, b->memory, nullptr);
+  }
+  if (staging_buffer_) {
+    vkDestroyBuffer(device_, staging_buffer_, nullptr);
+    vkFreeMemory(device_, staging_memory_, nullptr);
+  }
+  vkDestroyDevice(device_, nullptr);
+}
+
+// ---- recording --------------------------------------------------------------------------------
+
+void Context::full_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+  since_barrier_.clear();
+}
+
+VkCommandBuffer Context::command_buffer() {
+  if (current_) return current_;
+  retire(false);
+  if (free_cmds_.empty()) {
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool_;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer cmd;
+    check(vkAllocateCommandBuffers(device_, &info, &cmd), "vkAllocateCommandBuffers", label());
+    free_cmds_.push_back(cmd);
+  }
+  current_ = free_cmds_.back();
+  free_cmds_.pop_back();
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(current_, &begin), "vkBeginCommandBuffer", label());
+  // Orders this command buffer after everything submitted before it (queue order + barrier).
+  full_barrier(current_);
+  recorded_ = 0;
+  return current_;
+}
+
+static bool overlaps(const BindingRange& a, const BindingRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.range && b.offset < a.offset + a.range;
+}
+
+void Context::access(const std::vector<BindingRange>& ranges, bool transfer) {
+  VkCommandBuffer cmd = command_buffer();
+  bool hazard = false;
+  for (const BindingRange& r : ranges)
+    for (const BindingRange& earlier : since_barrier_)
+      if ((r.write || earlier.write) && overlaps(r, earlier)) hazard = true;
+  if (hazard && barriers_enabled()) full_barrier(cmd);
+  (void)transfer;
+  since_barrier_.insert(since_barrier_.end(), ranges.begin(), ranges.end());
+}
+
+void Context::dispatch(const Pipeline& p, const std::vector<BindingRange>& bindings,
+                       const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  if (bindings.size() != p.bindings)
+    throw BackendError(str("[", label(), "] dispatch with ", bindings.size(), " buffers, pipeline has ",
+                           p.bindings));
+  for (uint32_t g : {gx, gy, gz})
+    if (g == 0) return;
+  if (gx > caps_.max_groups[0] || gy > caps_.max_groups[1] || gz > caps_.max_groups[2])
+    throw BackendError(str("[", label(), "] dispatch of ", gx, "x", gy, "x", gz,
+                           " workgroups exceeds the device limit"));
+  access(bindings, false);
+  VkCommandBuffer cmd = current_;
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  std::vector<VkDescriptorBufferInfo> infos(bindings.size());
+  std::vector<VkWriteDescriptorSet> writes(bindings.size());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    infos[i] = {bindings[i].buffer, bindings[i].offset, bindings[i].range};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  push_descriptor_fn_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0,
+                      static_cast<uint32_t>(writes.size()), writes.data());
+  // The layout always declares 128 bytes; push what the kernel gives, zero-padded.
+  uint8_t block[128] = {};
+  std::copy_n(static_cast<const uint8_t*>(push), std::min<uint32_t>(push_bytes, 128), block);
+  vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, block);
+  vkCmdDispatch(cmd, gx, gy, gz);
+  if (++recorded_ >= chunk_limit) flush(false);
+}
+
+void Context::retire(bool wait_all) {
+  while (!in_flight_.empty()) {
+    Submitted& s = in_flight_.front();
+    if (wait_all) {
+      check(vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences", label());
+    } else if (vkGetFenceStatus(device_, s.fence) != VK_SUCCESS) {
+      break;
+    }
+    vkResetFences(device_, 1, &s.fence);
+    vkResetCommandBuffer(s.cmd, 0);
+    free_fences_.push_back(s.fence);
+    free_cmds_.push_back(s.cmd);
+    in_flight_.pop_front();
+  }
+}
+
+void Context::flush(bool wait) {
+  if (current_) {
+    check(vkEndCommandBuffer(current_), "vkEndCommandBuffer", label());
+    VkFence fence;
+    if (!free_fences_.empty()) {
+      fence = free_fences_.back();
+      free_fences_.pop_back();
+    } else {
+      VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      check(vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence", label());
+    }
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &current_;
+    VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
+    in_flight_.push_back({current_, fence});
+    current_ = VK_NULL_HANDLE;
+    since_barrier_.clear();
+    check(r, "vkQueueSubmit", label());
+    // Bound the work in flight so recording never runs far ahead of the device.
+    if (in_flight_.size() > 4) {
+      Submitted& s = in_flight_.front();
+      check(vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences", label());
+    }
+  }
+  retire(wait);
+}
+
+void Context::end_batch() {
+  if (batch_depth_ > 0) batch_depth_--;
+  if (batch_depth_ == 0) flush(false);
+}
+
+}  // namespace porta::vk

@@ -1,0 +1,203 @@
+// porta vulkan — one logical device: capability record, memory, recording, pipelines.
+//
+// Contracts:
+// - Work is recorded lazily into a command buffer and submitted in chunks; `flush(wait)`
+//   submits what is recorded. Every host read goes through `flush(true)` first.
+// - A barrier is recorded only where an access conflicts with one recorded since the last
+//   barrier (read-after-write, write-after-read, write-after-write on overlapping buffer
+//   ranges); each command buffer starts with a barrier covering earlier submissions.
+// - Memory blocks are never destroyed while work that may use them is in flight.
+// - All members are guarded by `mutex` (recursive: kernels call back in from launchers).
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "porta/backend.hpp"
+
+namespace porta::vk {
+
+/// What a physical device can do; drives kernel choice.
+struct DeviceCaps {
+  std::string name;
+  std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t api_version = 0;
+  std::string driver;
+  uint32_t subgroup_size = 1;
+  bool subgroup_basic = false, subgroup_arithmetic = false, subgroup_shuffle = false,
+       subgroup_clustered = false;
+  bool fp16_storage = false, fp16_arithmetic = false;
+  bool int8_storage = false, int8_arithmetic = false;
+  uint64_t max_storage_range = 0;       // maxStorageBufferRange
+  uint64_t max_allocation = 0;          // maxMemoryAllocationSize
+  uint64_t storage_alignment = 16;      // minStorageBufferOffsetAlignment
+  uint32_t max_groups[3] = {65535, 65535, 65535};
+  uint32_t max_workgroup_size[3] = {1024, 1024, 64};
+  uint32_t max_workgroup_invocations = 1024;
+  uint32_t shared_memory = 16384;
+  uint32_t push_constant_bytes = 128;
+  bool timestamps = false;
+  double timestamp_period_ns = 1.0;
+  uint64_t device_local_bytes = 0;      // size of the device-local heap used
+  bool push_descriptors = false;
+  uint32_t compute_queue_family = UINT32_MAX;
+  std::string unusable;                 // why porta cannot use it ("" = usable)
+};
+
+/// A suballocated piece of device memory: what Backend::allocate returns.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;  // the block's buffer
+  VkDeviceSize offset = 0;           // start inside the block's buffer
+  VkDeviceSize size = 0;             // bytes reserved (>= requested, >= 16)
+  struct Block* block = nullptr;
+};
+
+/// A device-memory block with one VkBuffer over all of it, carved up first-fit.
+struct Block {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  bool dedicated = false;                      // holds exactly one allocation
+  std::map<VkDeviceSize, VkDeviceSize> free;   // offset -> size, coalesced
+  VkDeviceSize used = 0;
+};
+
+/// One storage-buffer binding of a dispatch.
+struct BindingRange {
+  VkBuffer buffer;
+  VkDeviceSize offset, range;
+  bool write;
+};
+
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
+};
+
+class Context {
+ public:
+  Context(VkPhysicalDevice physical, const DeviceCaps& caps, int index);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceCaps& caps() const { return caps_; }
+  std::string label() const { return "vulkan:" + std::to_string(index_); }
+  std::recursive_mutex mutex;
+
+  // ---- memory (vk_memory.cpp) ----
+  Buffer* allocate(size_t bytes);
+  void release(Buffer* buffer) noexcept;
+  size_t allocated_bytes() const { return device_bytes_; }
+  size_t free_cached_bytes() const;
+
+  // ---- copies (vk_copies.cpp) ----
+  void upload(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
+  void download(void* dst, Buffer* src, size_t src_offset, size_t bytes);
+  void copy(Buffer* dst, size_t dst_offset, Buffer* src, size_t src_offset, size_t bytes);
+
+  // ---- recording (vk_recorder.cpp) ----
+  /// The command buffer being recorded (begun on demand).
+  VkCommandBuffer command_buffer();
+  /// Records the barriers the accesses need against earlier work, then notes them.
+  void access(const std::vector<BindingRange>& ranges, bool transfer);
+  /// Records one compute dispatch (pipeline from `pipeline()`).
+  void dispatch(const Pipeline& pipeline, const std::vector<BindingRange>& bindings,
+                const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz);
+  /// Submits recorded work; waits for all submitted work when `wait`.
+  void flush(bool wait);
+  void begin_batch() { batch_depth_++; }
+  void end_batch();
+  /// Dispatches recorded in the current command buffer before it is submitted.
+  uint32_t chunk_limit = 64;
+
+  // ---- pipelines (vk_pipelines.cpp) ----
+  /// Pipeline for an embedded shader ("name:variant") with specialization constants
+  /// (constant_id 0 is the workgroup size, 1.. are `spec`); created once and cached.
+  const Pipeline& pipeline(const std::string& shader, uint32_t bindings, uint32_t local_size,
+                           const std::vector<int32_t>& spec);
+
+  // ---- timestamps ----
+  VkQueryPool create_query_pool(uint32_t count);
+  VkDevice device() const { return device_; }
+
+ private:
+  struct Submitted {
+    VkCommandBuffer cmd;
+    VkFence fence;
+  };
+  Block* new_block(VkDeviceSize size, bool dedicated);
+  void destroy_block(Block* block);
+  void trim_cache();
+  VkDeviceSize carve(Block* block, VkDeviceSize size);
+  void ensure_staging(VkDeviceSize bytes);
+  void retire(bool wait_all);
+  void full_barrier(VkCommandBuffer cmd);
+  VkDescriptorSetLayout set_layout(uint32_t bindings);
+
+  VkPhysicalDevice physical_;
+  DeviceCaps caps_;
+  int index_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t memory_type_ = 0, staging_type_ = 0;
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn_ = nullptr;
+
+  // memory
+  std::vector<std::unique_ptr<Block>> blocks_;
+  VkDeviceSize block_size_ = 64ull << 20;
+  size_t device_bytes_ = 0;
+  // staging (host-visible, coherent)
+  VkBuffer staging_buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory staging_memory_ = VK_NULL_HANDLE;
+  VkDeviceSize staging_size_ = 0;
+  void* staging_map_ = nullptr;
+
+  // recording
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer current_ = VK_NULL_HANDLE;
+  uint32_t recorded_ = 0;
+  int batch_depth_ = 0;
+  std::vector<BindingRange> since_barrier_;  // accesses since the last barrier
+  std::deque<Submitted> in_flight_;
+  std::vector<VkCommandBuffer> free_cmds_;
+  std::vector<VkFence> free_fences_;
+
+  // pipelines
+  std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
+  std::map<uint32_t, VkPipelineLayout> layouts_;
+  std::map<std::string, VkShaderModule> modules_;
+  std::map<std::tuple<std::string, uint32_t, std::vector<int32_t>>, Pipeline> pipelines_;
+};
+
+/// Throws BackendError naming the call and the device when `result` is not VK_SUCCESS.
+void check(VkResult result, const char* call, const std::string& where);
+const char* result_name(VkResult result);
+
+/// Instance-level state (vk_instance.cpp): created on first use.
+struct InstanceState {
+  VkInstance instance = VK_NULL_HANDLE;
+  std::string error;                       // why no instance ("" when created)
+  std::vector<VkPhysicalDevice> physical;  // ordered: discrete > integrated > virtual > cpu
+  std::vector<DeviceCaps> caps;
+  bool validation = false;
+};
+InstanceState& instance_state();
+/// The context of device `index` (created on first use); throws BackendUnavailable.
+Context& context(int index);
+/// True while barriers may be recorded (test hook, vk_validation.hpp).
+bool barriers_enabled();
+/// False when a test forced shared-memory reductions (vk_validation.hpp).
+bool subgroup_reductions_enabled();
+/// False when a test forced the direct Conv kernel (vk_validation.hpp).
+bool conv_implicit_gemm_enabled();
+
+}  // namespace porta::vk

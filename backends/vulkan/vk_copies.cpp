@@ -1,0 +1,103 @@
+// porta vulkan — host <-> device copies through a host-visible staging buffer (in chunks, so
+// any size works with a bounded staging buffer) and device-to-device copies.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/vulkan/vk_context.hpp"
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta::vk {
+
+static constexpr VkDeviceSize kStagingBytes = 32ull << 20;
+
+void Context::ensure_staging(VkDeviceSize bytes) {
+  if (staging_buffer_ && staging_size_ >= bytes) return;
+  if (staging_buffer_) {
+    flush(true);
+    vkUnmapMemory(device_, staging_memory_);
+    vkDestroyBuffer(device_, staging_buffer_, nullptr);
+    vkFreeMemory(device_, staging_memory_, nullptr);
+    staging_buffer_ = VK_NULL_HANDLE;
+  }
+  VkBufferCreateInfo binfo{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  binfo.size = bytes;
+  binfo.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  check(vkCreateBuffer(device_, &binfo, nullptr, &staging_buffer_), "vkCreateBuffer(staging)", label());
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, staging_buffer_, &req);
+  VkMemoryAllocateInfo ainfo{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ainfo.allocationSize = req.size;
+  ainfo.memoryTypeIndex = staging_type_;
+  VkResult r = vkAllocateMemory(device_, &ainfo, nullptr, &staging_memory_);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, staging_buffer_, nullptr);
+    staging_buffer_ = VK_NULL_HANDLE;
+    check(r, "vkAllocateMemory(staging)", label());
+  }
+  check(vkBindBufferMemory(device_, staging_buffer_, staging_memory_, 0), "vkBindBufferMemory", label());
+  check(vkMapMemory(device_, staging_memory_, 0, VK_WHOLE_SIZE, 0, &staging_map_), "vkMapMemory", label());
+  staging_size_ = bytes;
+}
+
+void Context::upload(Buffer* dst, size_t dst_offset, const void* src, size_t bytes) {
+  std::lock_guard lock(mutex);
+  if (dst_offset + bytes > dst->size)
+    throw InvalidArgument(str("[", label(), "] upload of ", bytes, " bytes at ", dst_offset,
+                              " overruns a buffer of ", dst->size));
+  ensure_staging(kStagingBytes);
+  const char* p = static_cast<const char*>(src);
+  for (size_t done = 0; done < bytes;) {
+    size_t n = std::min<size_t>(bytes - done, staging_size_);
+    // The staging buffer is free: every earlier use was waited for.
+    std::memcpy(staging_map_, p + done, n);
+    BindingRange target{dst->buffer, dst->offset + dst_offset + done, n, true};
+    access({target}, true);
+    VkBufferCopy region{0, target.offset, n};
+    vkCmdCopyBuffer(current_, staging_buffer_, dst->buffer, 1, &region);
+    flush(true);
+    done += n;
+  }
+}
+
+void Context::download(void* dst, Buffer* src, size_t src_offset, size_t bytes) {
+  std::lock_guard lock(mutex);
+  if (src_offset + bytes > src->size)
+    throw InvalidArgument(str("[", label(), "] download of ", bytes, " bytes at ", src_offset,
+                              " overruns a buffer of ", src->size));
+  ensure_staging(kStagingBytes);
+  char* p = static_cast<char*>(dst);
+  for (size_t done = 0; done < bytes;) {
+    size_t n = std::min<size_t>(bytes - done, staging_size_);
+    BindingRange source{src->buffer, src->offset + src_offset + done, n, false};
+    access({source}, true);
+    VkBufferCopy region{source.offset, 0, n};
+    vkCmdCopyBuffer(current_, src->buffer, staging_buffer_, 1, &region);
+    // Makes the copy's writes visible to host reads after the fence wait.
+    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(current_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                         &to_host, 0, nullptr, 0, nullptr);
+    flush(true);
+    std::memcpy(p + done, staging_map_, n);
+    done += n;
+  }
+}
+
+void Context::copy(Buffer* dst, size_t dst_offset, Buffer* src, size_t src_offset, size_t bytes) {
+  std::lock_guard lock(mutex);
+  if (bytes == 0) return;
+  if (dst_offset + bytes > dst->size || src_offset + bytes > src->size)
+    throw InvalidArgument(str("[", label(), "] device copy of ", bytes, " bytes overruns a buffer"));
+  BindingRange from{src->buffer, src->offset + src_offset, bytes, false};
+  BindingRange to{dst->buffer, dst->offset + dst_offset, bytes, true};
+  if (from.buffer == to.buffer && from.offset < to.offset + bytes && to.offset < from.offset + bytes)
+    throw InvalidArgument(str("[", label(), "] device copy between overlapping ranges"));
+  access({from, to}, true);
+  VkBufferCopy region{from.offset, to.offset, bytes};
+  vkCmdCopyBuffer(current_, src->buffer, dst->buffer, 1, &region);
+  if (++recorded_ >= chunk_limit) flush(false);
+}
+
+}  // namespace porta::vk

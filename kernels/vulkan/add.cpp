@@ -1,0 +1,7 @@
+// Add on vulkan: binary.comp with OP = kAdd.
+#include "kernels/vulkan/elementwise.hpp"
+
+namespace porta::vk {
+static void add_vulkan(KernelContext& ctx) { run_binary(ctx, kAdd); }
+PORTA_REGISTER_KERNEL_IF(Add, vulkan, kF32 | kF16, add_vulkan, binary_supports)
+}  // namespace porta::vk

@@ -1,0 +1,63 @@
+// variants: f32 f16
+// Elementwise binary ops with NumPy broadcasting, one shader: OP (specialization constant 1)
+// picks the function. The launcher passes the output shape (merged to at most 6 axes) and each
+// input's element strides (0 along broadcast axes).
+#version 450
+#include "common.glsl"
+
+layout(constant_id = 1) const int OP = 0;
+layout(std430, binding = 0) readonly buffer A { STORAGE a[]; };
+layout(std430, binding = 1) readonly buffer B { STORAGE b[]; };
+layout(std430, binding = 2) writeonly buffer C { STORAGE c[]; };
+layout(push_constant) uniform Params {
+  uint n;
+  uint rank;
+  uint shape[6];
+  uint stride_a[6];
+  uint stride_b[6];
+} p;
+
+// pow with ONNX/C semantics for negative bases and integral exponents.
+float pow_c(float x, float y) {
+  if (y == 0.0) return 1.0;
+  if (isnan(x) || isnan(y)) return x + y;
+  if (x == 0.0) return y > 0.0 ? 0.0 : (y == floor(y) && mod(abs(y), 2.0) == 1.0 ? 1.0 / x : 1.0 / 0.0);
+  float r = exp2(y * log2(abs(x)));
+  if (x < 0.0) {
+    if (y != floor(y)) return 0.0 / 0.0;
+    if (mod(abs(y), 2.0) == 1.0) r = -r;
+  }
+  return r;
+}
+
+float apply(float x, float y) {
+  switch (OP) {
+    case 0: return x + y;                                         // Add
+    case 1: return x - y;                                         // Sub
+    case 2: return x * y;                                         // Mul
+    case 3: return x / y;                                         // Div
+    case 4: return pow_c(x, y);                                   // Pow
+    case 5: return isnan(x) || isnan(y) ? x + y : max(x, y);      // Max
+    case 6: return isnan(x) || isnan(y) ? x + y : min(x, y);      // Min
+    case 7: return x - y * trunc(x / y);                          // Mod with fmod=1 (C fmod)
+    case 8: return x > 0.0 ? x : y * x;                           // PRelu (slope broadcast)
+  }
+  return x;
+}
+
+void main() {
+  uint i = global_index();
+  if (i >= p.n) return;
+  uint ia = 0, ib = 0, rest = i;
+  // Inner axes by division; the outermost takes what is left (no division: cheaper on
+  // devices that emulate integer division, and the common same-shape case has one axis).
+  for (int d = int(p.rank) - 1; d > 0; --d) {
+    uint coord = rest % p.shape[d];
+    rest /= p.shape[d];
+    ia += coord * p.stride_a[d];
+    ib += coord * p.stride_b[d];
+  }
+  ia += rest * p.stride_a[0];
+  ib += rest * p.stride_b[0];
+  c[i] = STORAGE(apply(float(a[ia]), float(b[ib])));
+}

@@ -1,0 +1,97 @@
+// Cast (f32, f16, u8, i8, i32, bool to f32, f16, bool; same-type copies), Shape and ConstantOfShape on vulkan. Other casts
+// decline (CPU fallback, visible in `porta ops`).
+#include <cstring>
+
+#include "kernels/vulkan/movement.hpp"
+
+namespace porta::vk {
+namespace {
+
+// Destination codes of cast.comp's DST constant for ONNX `to` codes, -1 when not native.
+int cast_destination(int64_t to) {
+  switch (to) {
+    case 1: return 0;   // f32
+    case 10: return 1;  // f16
+    case 9: return 2;   // bool
+    default: return -1;
+  }
+}
+
+std::string cast_source_variant(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::u8: case DType::boolean: return "u8";
+    case DType::i8: return "i8";
+    case DType::i32: return "i32";
+    default: return "";
+  }
+}
+
+void cast_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  if (x.dtype() == y.dtype()) {
+    y.copy_(x);
+    return;
+  }
+  Launch l;
+  l.shader = "cast";
+  l.variant = cast_source_variant(x.dtype());
+  l.spec = {cast_destination(ctx.attrs->get_int("to"))};
+  l.args = {input(x), output(y), output(y), output(y)};
+  l.push_u(y.numel());
+  set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
+  launch(ctx, std::move(l));
+}
+
+std::string cast_supports(const KernelContext& ctx) {
+  DType from = ctx.in(0).dtype();
+  int64_t to = ctx.attrs->get_int("to");
+  if (cast_source_variant(from).empty() || cast_destination(to) < 0)
+    return str("cast from ", dtype_name(from), " to ONNX type ", to,
+               " (native: f32, f16, u8, i8, i32, bool to f32, f16, bool)");
+  if (!device_caps(ctx).fp16_storage || !device_caps(ctx).int8_storage)
+    return "the device lacks 16-bit or 8-bit storage";
+  return fits_bindings(ctx);
+}
+
+// Shape's values are the input's metadata, known on the host: uploading them is the kernel.
+void shape_vulkan(KernelContext& ctx) {
+  Tensor& y = ctx.out(0);
+  const Shape& s = ctx.in(0).shape();
+  int64_t r = static_cast<int64_t>(s.size());
+  int64_t start = ctx.attrs->get_int("start", 0);
+  if (start < 0) start += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < y.numel(); ++i) dims.push_back(s.at(static_cast<size_t>(start + i)));
+  if (!dims.empty()) y.copy_from_host(dims.data(), dims.size() * sizeof(int64_t));
+}
+
+void constant_of_shape_vulkan(KernelContext& ctx) {
+  Tensor& y = ctx.out(0);
+  uint64_t bits = 0;
+  if (ctx.attrs->has("value")) {
+    Tensor v = ctx.attrs->get_tensor("value").to(Device::cpu()).contiguous();
+    if (v.numel() != 1) throw ShapeError(str("[ConstantOfShape] value should hold one element, got ", v.numel()));
+    std::memcpy(&bits, v.raw_data(), dtype_size(v.dtype()));
+  }
+  run_fill_bits(ctx, y, bits);
+}
+
+std::string constant_of_shape_supports(const KernelContext& ctx) {
+  DType t = DType::f32;
+  if (ctx.attrs->has("value")) t = ctx.attrs->get_tensor("value").dtype();
+  if (auto why = movable(ctx, t); !why.empty()) return why;
+  return "";
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kU8 | kI8 | kI32 | kBool, cast_vulkan, cast_supports)
+PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)
+PORTA_REGISTER_KERNEL_IF(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
+
+}  // namespace porta::vk

@@ -1,0 +1,116 @@
+// porta vulkan kernels — elementwise unary and binary ops. Each family is one shader
+// (unary.comp, binary.comp); the op is a specialization constant, so every op below is a
+// pipeline variant, not a copied shader. Same-shape operands larger than one binding may be
+// are processed in aligned windows; broadcasting beyond that declines (CPU fallback, visible
+// in `porta ops`).
+#include <algorithm>
+
+#include "kernels/vulkan/elementwise.hpp"
+
+namespace porta::vk {
+
+// Elements per window: a multiple of the binding alignment that fits maxStorageBufferRange.
+static int64_t window_elements(const DeviceCaps& caps, size_t elem) {
+  uint64_t align = std::max<uint64_t>(caps.storage_alignment, 256);
+  uint64_t bytes = caps.max_storage_range / align * align;
+  return static_cast<int64_t>(std::min<uint64_t>(bytes / elem, uint64_t{1} << 30));
+}
+
+void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gamma) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const DeviceCaps& caps = device_caps(ctx);
+  int64_t n = y.numel();
+  size_t elem = dtype_size(y.dtype());
+  int64_t window = window_elements(caps, elem);
+  for (int64_t start = 0; start < n; start += window) {
+    int64_t count = std::min(window, n - start);
+    Launch l;
+    l.shader = "unary";
+    l.variant = variant_for(y.dtype());
+    l.spec = {op};
+    size_t off = static_cast<size_t>(start) * elem, bytes = static_cast<size_t>(count) * elem;
+    l.args = {{x, false, off, bytes}, {y, true, off, bytes}};
+    l.push_u(count);
+    l.push_f(alpha);
+    l.push_f(beta);
+    l.push_f(gamma);
+    set_grid(l, caps, (count + 255) / 256);
+    launch(ctx, std::move(l));
+  }
+}
+
+std::string unary_supports(const KernelContext& ctx) {
+  DType t = ctx.in(0).dtype();
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  return "";
+}
+
+void run_binary(KernelContext& ctx, int op) { run_binary(ctx, op, ctx.in(0), ctx.in(1), ctx.out(0)); }
+
+void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor& b, const Tensor& c) {
+  const DeviceCaps& caps = device_caps(ctx);
+  int64_t n = c.numel();
+  if (n == 0) return;
+  BroadcastMap m = broadcast_map(c.shape(), {a.shape(), b.shape()});
+  size_t elem = dtype_size(c.dtype());
+  bool same_shape = a.numel() == n && b.numel() == n;
+  int64_t window = same_shape ? window_elements(caps, elem) : n;
+  for (int64_t start = 0; start < n; start += window) {
+    int64_t count = std::min(window, n - start);
+    Launch l;
+    l.shader = "binary";
+    l.variant = variant_for(c.dtype());
+    l.spec = {op};
+    if (same_shape) {
+      size_t off = static_cast<size_t>(start) * elem, bytes = static_cast<size_t>(count) * elem;
+      l.args = {{a, false, off, bytes}, {b, false, off, bytes}, {c, true, off, bytes}};
+      l.push_u(count);
+      l.push_u(1);
+      std::vector<uint32_t> rest(18, 0);
+      rest[0] = static_cast<uint32_t>(count);
+      rest[6] = 1;
+      rest[12] = 1;
+      l.push.insert(l.push.end(), rest.begin(), rest.end());
+    } else {
+      l.args = {input(a), input(b), output(c)};
+      l.push_u(n);
+      l.push_u(m.shape.size());
+      for (int k = 0; k < 3; ++k) {
+        const std::vector<int64_t>& v = k == 0 ? m.shape : m.strides[k - 1];
+        for (int d = 0; d < kMaxRank; ++d) l.push_u(d < static_cast<int>(v.size()) ? v[d] : 0);
+      }
+    }
+    set_grid(l, caps, (count + 255) / 256);
+    launch(ctx, std::move(l));
+  }
+}
+
+std::string binary_supports(const KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  if (auto why = fp16_ok(ctx, a.dtype()); !why.empty()) return why;
+  if (a.dtype() != b.dtype()) return "operands have different dtypes";
+  bool same_shape = a.shape() == b.shape();
+  if (!same_shape) {
+    if (auto why = fits_bindings(ctx); !why.empty()) return why + " (and the operands broadcast)";
+    Shape out = a.rank() >= b.rank() ? a.shape() : b.shape();
+    // Output shape of a broadcast: the larger of each aligned pair.
+    size_t r = std::max(a.shape().size(), b.shape().size());
+    out.assign(r, 1);
+    for (size_t j = 0; j < r; ++j) {
+      int64_t da = j < a.shape().size() ? a.shape()[a.shape().size() - 1 - j] : 1;
+      int64_t db = j < b.shape().size() ? b.shape()[b.shape().size() - 1 - j] : 1;
+      out[r - 1 - j] = da == 1 ? db : da;
+    }
+    size_t out_bytes = static_cast<size_t>(shape_numel(out)) * dtype_size(a.dtype());
+    if (out_bytes > device_caps(ctx).max_storage_range)
+      return str("the broadcast output has ", out_bytes, " bytes, more than maxStorageBufferRange (",
+                 device_caps(ctx).max_storage_range, ")");
+    if (broadcast_map(out, {a.shape(), b.shape()}).shape.size() > static_cast<size_t>(kMaxRank))
+      return str("broadcast needs more than ", kMaxRank, " axes after merging");
+  }
+  return "";
+}
+
+}  // namespace porta::vk

@@ -1,0 +1,26 @@
+// porta vulkan kernels — launchers for the elementwise families (unary.comp, binary.comp),
+// shared by the per-op registration files.
+#pragma once
+#include "kernels/vulkan/vk_kernel.hpp"
+
+namespace porta::vk {
+
+/// Unary op codes: the OP specialization constant of unary.comp.
+enum UnaryOp : int {
+  kRelu = 0, kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kTanh, kSigmoid, kLeakyRelu, kElu,
+  kErf, kSin, kCos, kFloor, kCeil, kSign, kSoftplus, kHardSigmoid, kRound, kSelu, kSilu,
+  kGelu, kHardSwish, kIdentity, kTan, kSoftsign, kClip
+};
+/// Binary op codes: the OP specialization constant of binary.comp.
+enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu };
+
+/// y = f(x) elementwise over input 0 into output 0 (any size: windows of one binding each).
+void run_unary(KernelContext& ctx, int op, double alpha = 0, double beta = 0, double gamma = 0);
+std::string unary_supports(const KernelContext& ctx);
+/// c = f(a, b) with broadcasting (inputs 0, 1 -> output 0).
+void run_binary(KernelContext& ctx, int op);
+/// c = f(a, b) with broadcasting, on explicit tensors (c holds the broadcast shape).
+void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor& b, const Tensor& c);
+std::string binary_supports(const KernelContext& ctx);
+
+}  // namespace porta::vk

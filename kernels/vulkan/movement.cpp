@@ -1,0 +1,103 @@
+// porta vulkan kernels — launchers for copy.comp and fill.comp.
+#include "kernels/vulkan/movement.hpp"
+
+#include <cstring>
+
+#include "porta/half.hpp"
+
+namespace porta::vk {
+
+static std::string bits_variant(DType t) {
+  switch (dtype_size(t)) {
+    case 1: return "b8";
+    case 2: return "b16";
+    case 8: return "b64";
+    default: return "b32";
+  }
+}
+
+std::vector<int64_t> strides_of(const Shape& shape) { return contiguous_strides(shape); }
+
+std::string movable(const KernelContext& ctx, DType t) {
+  if (dtype_size(t) == 1 && !device_caps(ctx).int8_storage) return "the device has no 8-bit storage";
+  if (dtype_size(t) == 2 && !device_caps(ctx).fp16_storage) return "the device has no 16-bit storage";
+  return "";
+}
+
+std::string rank_ok(int rank) {
+  return rank <= kMaxRank ? "" : str("rank ", rank, " is above the ", kMaxRank, " axes the kernel indexes");
+}
+
+void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan) {
+  int64_t n = 1;
+  for (int64_t s : plan.shape) n *= s;
+  if (n == 0) return;
+  // Drop unit axes, then merge an axis into the previous one when both maps stay linear.
+  CopyPlan m;
+  m.src_base = plan.src_base;
+  m.dst_base = plan.dst_base;
+  for (size_t d = 0; d < plan.shape.size(); ++d) {
+    int64_t size = plan.shape[d];
+    if (size == 1) continue;
+    bool wraps = plan.src_mod[d] != 0 && plan.src_mod[d] < size;
+    if (!m.shape.empty()) {
+      size_t k = m.shape.size() - 1;
+      bool prev_wraps = m.src_mod[k] != 0 && m.src_mod[k] < m.shape[k];
+      if (!wraps && !prev_wraps && m.src_stride[k] == plan.src_stride[d] * size &&
+          m.dst_stride[k] == plan.dst_stride[d] * size) {
+        m.shape[k] *= size;
+        m.src_stride[k] = plan.src_stride[d];
+        m.dst_stride[k] = plan.dst_stride[d];
+        m.src_mod[k] = 0;
+        continue;
+      }
+    }
+    m.axis(size, plan.src_stride[d], plan.dst_stride[d], wraps ? plan.src_mod[d] : 0);
+  }
+  if (m.shape.empty()) m.axis(1, 0, 0);
+  if (m.shape.size() > static_cast<size_t>(kMaxRank))
+    throw Unsupported(str("[vulkan copy] ", m.shape.size(), " axes after merging (at most ", kMaxRank, ")"));
+  Launch l;
+  l.shader = "copy";
+  l.variant = bits_variant(dst.dtype());
+  l.args = {input(src), output(dst)};
+  l.push_u(n);
+  l.push_u(m.shape.size());
+  l.push_i(m.src_base);
+  l.push_u(m.dst_base);
+  for (int k = 0; k < 4; ++k)
+    for (int d = 0; d < kMaxRank; ++d) {
+      bool in = d < static_cast<int>(m.shape.size());
+      switch (k) {
+        case 0: l.push_u(in ? m.shape[d] : 1); break;
+        case 1: l.push_i(in ? m.src_stride[d] : 0); break;
+        case 2: l.push_u(in && m.src_mod[d] ? m.src_mod[d] : 0xFFFFFFFFu); break;
+        default: l.push_u(in ? m.dst_stride[d] : 0); break;
+      }
+    }
+  set_grid(l, device_caps(ctx), (n + 255) / 256);
+  launch(ctx, std::move(l));
+}
+
+void run_fill_bits(const KernelContext& ctx, const Tensor& dst, uint64_t bits) {
+  int64_t n = dst.numel();
+  if (n == 0) return;
+  Launch l;
+  l.shader = "fill";
+  l.variant = bits_variant(dst.dtype());
+  l.args = {output(dst)};
+  l.push_u(n);
+  l.push_u(bits & 0xFFFFFFFFu);
+  l.push_u(bits >> 32);
+  set_grid(l, device_caps(ctx), (n + 255) / 256);
+  launch(ctx, std::move(l));
+}
+
+void run_fill(const KernelContext& ctx, const Tensor& dst, double value) {
+  Tensor one = Tensor::from_values({value}, {}, dst.dtype());
+  uint64_t bits = 0;
+  std::memcpy(&bits, one.raw_data(), dtype_size(dst.dtype()));
+  run_fill_bits(ctx, dst, bits);
+}
+
+}  // namespace porta::vk

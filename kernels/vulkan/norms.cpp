@@ -1,0 +1,113 @@
+// LayerNormalization, InstanceNormalization (norm.comp) and inference BatchNormalization
+// (batchnorm.comp) on vulkan. Statistics are fp32 whatever the storage dtype.
+#include "kernels/vulkan/vk_kernel.hpp"
+
+namespace porta::vk {
+namespace {
+
+void run_norm(KernelContext& ctx, int64_t rows, int64_t R, int64_t C, bool channel_affine,
+              const Tensor& scale, const Tensor* bias, bool stats) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (x.numel() == 0) return;
+  Launch l;
+  l.shader = "norm";
+  l.variant = variant_for(x.dtype());
+  l.spec = {channel_affine ? 1 : 0, reduction_strategy(ctx), stats ? 1 : 0};
+  // Without statistics the mean/inv_std bindings are never written; y stands in for them.
+  const Tensor& mean = stats ? ctx.out(1) : y;
+  const Tensor& inv_std = stats ? ctx.out(2) : y;
+  l.args = {input(x), input(scale), input(bias ? *bias : scale), output(y), output(mean), output(inv_std)};
+  l.push_u(rows);
+  l.push_u(R);
+  l.push_u(C);
+  l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+  l.push_u(bias ? 1 : 0);
+  set_grid(l, device_caps(ctx), rows);
+  launch(ctx, std::move(l));
+}
+
+bool wants(const KernelContext& ctx, size_t i) { return ctx.outputs.size() > i && ctx.outputs[i].defined(); }
+
+void layer_norm_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int r = x.rank();
+  int64_t axis = ctx.attrs->get_int("axis", -1);
+  if (axis < -r || axis >= r) throw ShapeError(str("[LayerNormalization] axis ", axis, " out of range for rank ", r));
+  if (axis < 0) axis += r;
+  int64_t R = 1;
+  for (int i = static_cast<int>(axis); i < r; ++i) R *= x.shape()[i];
+  int64_t rows = R ? x.numel() / R : 0;
+  bool stats = wants(ctx, 1) && wants(ctx, 2);
+  run_norm(ctx, rows, R, 1, false, ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, stats);
+}
+
+std::string layer_norm_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
+  if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  const Tensor& x = ctx.in(0);
+  int r = x.rank();
+  int64_t axis = ctx.attrs->get_int("axis", -1);
+  if (axis < 0) axis += r;
+  int64_t R = 1;
+  for (int i = static_cast<int>(std::max<int64_t>(axis, 0)); i < r; ++i) R *= x.shape()[i];
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.has_input(i) && (ctx.in(i).numel() != R || ctx.in(i).dtype() != x.dtype()))
+      return "scale/bias broadcast over the normalised axes (only full-size scale/bias are native)";
+  if (ctx.outputs.size() > 1 && ctx.outputs.size() < 3) return "only one of Mean/InvStdDev requested";
+  for (size_t i = 1; i < ctx.outputs.size(); ++i)
+    if (ctx.outputs[i].defined() && ctx.outputs[i].dtype() != x.dtype())
+      return "Mean/InvStdDev in a dtype other than the input's";
+  return fits_bindings(ctx);
+}
+
+void instance_norm_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int64_t C = x.rank() > 1 ? x.shape()[1] : 1;
+  int64_t R = 1;
+  for (int i = 2; i < x.rank(); ++i) R *= x.shape()[i];
+  int64_t rows = x.rank() > 1 ? x.shape()[0] * C : 0;
+  run_norm(ctx, rows, R, C, true, ctx.in(1), &ctx.in(2), false);
+}
+
+std::string instance_norm_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
+  if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (ctx.in(0).rank() < 3) return "input of rank below 3";
+  return fits_bindings(ctx);
+}
+
+void batch_norm_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  int64_t n = x.numel();
+  if (n == 0) return;
+  int64_t C = x.rank() > 1 ? x.shape()[1] : 1, spatial = 1;
+  for (int i = 2; i < x.rank(); ++i) spatial *= x.shape()[i];
+  Launch l;
+  l.shader = "batchnorm";
+  l.variant = variant_for(x.dtype());
+  l.args = {input(x), input(ctx.in(1)), input(ctx.in(2)), input(ctx.in(3)), input(ctx.in(4)), output(y)};
+  l.push_u(n);
+  l.push_u(C);
+  l.push_u(spatial);
+  l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+  set_grid(l, device_caps(ctx), (n + 255) / 256);
+  launch(ctx, std::move(l));
+}
+
+std::string batch_norm_supports(const KernelContext& ctx) {
+  if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (ctx.attrs->get_int("training_mode", 0) != 0) return "training mode";
+  for (size_t i = 1; i < 5; ++i)
+    if (ctx.in(i).dtype() != ctx.in(0).dtype()) return "statistics in another dtype";
+  return fits_bindings(ctx);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL_IF(LayerNormalization, vulkan, kF32 | kF16, layer_norm_vulkan, layer_norm_supports)
+PORTA_REGISTER_KERNEL_IF(InstanceNormalization, vulkan, kF32 | kF16, instance_norm_vulkan, instance_norm_supports)
+PORTA_REGISTER_KERNEL_IF(BatchNormalization, vulkan, kF32 | kF16, batch_norm_vulkan, batch_norm_supports)
+
+}  // namespace porta::vk

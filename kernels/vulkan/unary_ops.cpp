@@ -1,0 +1,51 @@
+// Elementwise unary ops on vulkan: every op here is unary.comp specialised with its OP code
+// (see elementwise.hpp); attributes travel as push constants.
+#include <limits>
+
+#include "kernels/vulkan/elementwise.hpp"
+
+namespace porta::vk {
+namespace {
+
+template <int Op>
+void unary_vulkan(KernelContext& ctx) { run_unary(ctx, Op); }
+
+void leaky_relu_vulkan(KernelContext& ctx) { run_unary(ctx, kLeakyRelu, ctx.attrs->get_float("alpha")); }
+void elu_vulkan(KernelContext& ctx) { run_unary(ctx, kElu, ctx.attrs->get_float("alpha")); }
+
+// Reads an optional scalar bound (min or max) of Clip; the host needs its value to pass it as a
+// push constant, so this waits for the device when the bound was computed there.
+double clip_bound(const KernelContext& ctx, size_t i, double absent) {
+  if (!ctx.has_input(i)) return absent;
+  const Tensor& t = ctx.in(i);
+  if (t.numel() != 1)
+    throw ShapeError(str("[Clip] ", i == 1 ? "min" : "max", " should be a scalar, got shape ", shape_str(t.shape())));
+  return t.to_doubles().at(0);
+}
+
+void clip_vulkan(KernelContext& ctx) {
+  double lo = clip_bound(ctx, 1, -std::numeric_limits<double>::infinity());
+  double hi = clip_bound(ctx, 2, std::numeric_limits<double>::infinity());
+  run_unary(ctx, kClip, lo, hi);
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL_IF(Abs, vulkan, kF32 | kF16, unary_vulkan<kAbs>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Neg, vulkan, kF32 | kF16, unary_vulkan<kNeg>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Exp, vulkan, kF32 | kF16, unary_vulkan<kExp>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Log, vulkan, kF32 | kF16, unary_vulkan<kLog>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Sqrt, vulkan, kF32 | kF16, unary_vulkan<kSqrt>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Reciprocal, vulkan, kF32 | kF16, unary_vulkan<kReciprocal>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Tanh, vulkan, kF32 | kF16, unary_vulkan<kTanh>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Sigmoid, vulkan, kF32 | kF16, unary_vulkan<kSigmoid>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Erf, vulkan, kF32 | kF16, unary_vulkan<kErf>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Sin, vulkan, kF32 | kF16, unary_vulkan<kSin>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Cos, vulkan, kF32 | kF16, unary_vulkan<kCos>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Floor, vulkan, kF32 | kF16, unary_vulkan<kFloor>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Ceil, vulkan, kF32 | kF16, unary_vulkan<kCeil>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(LeakyRelu, vulkan, kF32 | kF16, leaky_relu_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Elu, vulkan, kF32 | kF16, elu_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Clip, vulkan, kF32 | kF16, clip_vulkan, unary_supports)
+
+}  // namespace porta::vk

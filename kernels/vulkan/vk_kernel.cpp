@@ -1,0 +1,167 @@
+// porta vulkan kernels — launch helper: binds tensors (aligned windows of the suballocated
+// buffers), checks limits, records the dispatch.
+#include "kernels/vulkan/vk_kernel.hpp"
+
+#include <algorithm>
+
+namespace porta::vk {
+
+std::string variant_for(DType t) {
+  if (t == DType::f16) return "f16";
+  return "f32";
+}
+
+Context& device_context(const KernelContext& ctx) { return context(ctx.device.index); }
+const DeviceCaps& device_caps(const KernelContext& ctx) { return context(ctx.device.index).caps(); }
+
+void set_grid(Launch& l, const DeviceCaps& caps, uint64_t groups) {
+  uint64_t x = std::min<uint64_t>(groups, caps.max_groups[0]);
+  uint64_t y = x ? (groups + x - 1) / x : 0;
+  if (y > caps.max_groups[1])
+    throw BackendError(str("[vulkan] ", groups, " workgroups exceed the device's grid"));
+  l.groups[0] = static_cast<uint32_t>(x);
+  l.groups[1] = static_cast<uint32_t>(y);
+  l.groups[2] = 1;
+}
+
+void launch(const KernelContext& ctx, Launch l) {
+  Context& c = device_context(ctx);
+  std::lock_guard lock(c.mutex);
+  const DeviceCaps& caps = c.caps();
+  if (l.push.size() * 4 > 128)
+    throw BackendError(str("[", l.shader, "] ", l.push.size() * 4, " bytes of push constants (at most 128)"));
+  std::vector<Tensor> keep;  // aligned copies of misaligned inputs, alive until recorded
+  std::vector<BindingRange> bindings;
+  for (Arg& a : l.args) {
+    if (!a.tensor.defined()) throw BackendError(str("[", l.shader, "] undefined tensor bound"));
+    size_t elem = dtype_size(a.tensor.dtype());
+    auto* rec = static_cast<Buffer*>(a.tensor.storage()->handle());
+    size_t bytes = a.bytes == SIZE_MAX ? a.tensor.nbytes() - a.byte_offset : a.bytes;
+    VkDeviceSize start = rec->offset + static_cast<VkDeviceSize>(a.tensor.offset()) * elem + a.byte_offset;
+    if (start % caps.storage_alignment) {
+      // A view starting between alignment boundaries: bind an aligned copy (inputs only;
+      // outputs are fresh allocations, which are always aligned).
+      if (a.write) throw BackendError(str("[", l.shader, "] output binding is not aligned"));
+      Tensor copy = a.tensor.clone();
+      keep.push_back(copy);
+      rec = static_cast<Buffer*>(copy.storage()->handle());
+      start = rec->offset + a.byte_offset;
+    }
+    VkDeviceSize end_of_record = rec->offset + rec->size;
+    VkDeviceSize range = std::min<VkDeviceSize>(std::max<size_t>(bytes, 4), end_of_record - start);
+    if (range > caps.max_storage_range)
+      throw BackendError(str("[", l.shader, "] binding of ", range, " bytes exceeds maxStorageBufferRange ",
+                             caps.max_storage_range, " (the kernel should have declined)"));
+    bindings.push_back({rec->buffer, start, range, a.write});
+  }
+  const Pipeline& p = c.pipeline(l.shader + ":" + l.variant, static_cast<uint32_t>(bindings.size()),
+                                 l.local_size, l.spec);
+  c.dispatch(p, bindings, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), l.groups[0],
+             l.groups[1], l.groups[2]);
+}
+
+std::string fits_bindings(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  auto check_one = [&](const Tensor& t, const char* what, size_t i) -> std::string {
+    if (!t.defined()) return "";
+    if (t.nbytes() > caps.max_storage_range)
+      return str(what, " ", i, " has ", t.nbytes(), " bytes, more than the device's maxStorageBufferRange (",
+                 caps.max_storage_range, ")");
+    if (t.numel() >= (int64_t{1} << 31)) return str(what, " ", i, " has more than 2^31 elements");
+    return "";
+  };
+  for (size_t i = 0; i < ctx.inputs.size(); ++i)
+    if (auto why = check_one(ctx.inputs[i], "input", i); !why.empty()) return why;
+  for (size_t i = 0; i < ctx.outputs.size(); ++i)
+    if (auto why = check_one(ctx.outputs[i], "output", i); !why.empty()) return why;
+  if (ctx.outputs.empty() && ctx.op && ctx.op->infer) {
+    // Eager calls ask before outputs exist: infer their sizes (an output may outgrow every
+    // input, e.g. Expand or a broadcast). Errors are left to the call itself.
+    InferContext infer;
+    infer.op = ctx.op;
+    infer.attrs = ctx.attrs;
+    std::vector<Tensor> host(ctx.inputs.size());
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      ValueInfo v;
+      v.present = ctx.inputs[i].defined();
+      if (v.present) {
+        v.shape = ctx.inputs[i].shape();
+        v.dtype = ctx.inputs[i].dtype();
+        for (int h : ctx.op->host_inputs)
+          if (h == static_cast<int>(i)) {
+            host[i] = ctx.inputs[i].to(Device::cpu());
+            v.value = &host[i];
+          }
+      }
+      infer.inputs.push_back(v);
+    }
+    int n = ctx.op->max_outputs() >= 0 ? ctx.op->max_outputs() : std::max(1, ctx.op->min_outputs());
+    infer.outputs.resize(static_cast<size_t>(n));
+    try {
+      ctx.op->infer(infer);
+    } catch (const Error&) {
+      return "";
+    }
+    for (size_t i = 0; i < infer.outputs.size(); ++i) {
+      const ValueInfo& o = infer.outputs[i];
+      size_t bytes = static_cast<size_t>(shape_numel(o.shape)) * dtype_size(o.dtype);
+      if (bytes > caps.max_storage_range)
+        return str("output ", i, " would have ", bytes, " bytes, more than the device's maxStorageBufferRange (",
+                   caps.max_storage_range, ")");
+    }
+  }
+  return "";
+}
+
+int32_t reduction_strategy(const KernelContext& ctx) {
+  return device_caps(ctx).subgroup_arithmetic && subgroup_reductions_enabled() ? 1 : 0;
+}
+
+std::string reductions_ok(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (!caps.subgroup_basic || !caps.subgroup_arithmetic)
+    return "the device has no subgroup arithmetic in compute shaders (reduction shaders declare it)";
+  return "";
+}
+
+std::string fp16_ok(const KernelContext& ctx, DType dtype) {
+  if (dtype == DType::f16 && !device_caps(ctx).fp16_storage) return "the device has no 16-bit storage";
+  return "";
+}
+
+BroadcastMap broadcast_map(const Shape& out, const std::vector<Shape>& inputs) {
+  size_t rank = out.size();
+  BroadcastMap m;
+  std::vector<std::vector<int64_t>> strides(inputs.size(), std::vector<int64_t>(rank, 0));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Shape& s = inputs[k];
+    int64_t stride = 1;
+    for (size_t j = 0; j < s.size(); ++j) {
+      size_t i = s.size() - 1 - j, o = rank - 1 - j;
+      strides[k][o] = s[i] == 1 ? 0 : stride;
+      stride *= s[i];
+    }
+  }
+  // Drop size-1 axes, then merge axis pairs that are contiguous for every operand.
+  for (size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !m.shape.empty();
+    for (size_t k = 0; merge && k < inputs.size(); ++k)
+      merge = m.strides[k].back() == strides[k][d] * out[d];
+    if (m.strides.empty()) m.strides.resize(inputs.size());
+    if (merge) {
+      m.shape.back() *= out[d];
+      for (size_t k = 0; k < inputs.size(); ++k) m.strides[k].back() = strides[k][d];
+    } else {
+      m.shape.push_back(out[d]);
+      for (size_t k = 0; k < inputs.size(); ++k) m.strides[k].push_back(strides[k][d]);
+    }
+  }
+  if (m.shape.empty()) {
+    m.shape.push_back(1);
+    m.strides.assign(inputs.size(), {0});
+  }
+  return m;
+}
+
+}  // namespace porta::vk

@@ -1,0 +1,71 @@
+// porta vulkan kernels — what every kernel launcher uses: tensor bindings, dispatch grids,
+// broadcast index maps, and `supports` checks against the device's limits.
+#pragma once
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_context.hpp"
+#include "porta/error.hpp"
+#include "porta/op.hpp"
+#include "porta/util.hpp"
+
+namespace porta::vk {
+
+/// One storage buffer of a dispatch: a tensor (or a byte window of it) read or written.
+struct Arg {
+  Tensor tensor;
+  bool write = false;
+  size_t byte_offset = 0;        ///< window start inside the tensor
+  size_t bytes = SIZE_MAX;       ///< window size (SIZE_MAX: to the tensor's end)
+};
+inline Arg input(const Tensor& t) { return {t, false}; }
+inline Arg output(const Tensor& t) { return {t, true}; }
+
+/// One dispatch of an embedded shader.
+struct Launch {
+  std::string shader;                 ///< file name without .comp
+  std::string variant = "f32";        ///< build-time variant (see variant_for)
+  std::vector<int32_t> spec;          ///< specialization constants 1..n
+  uint32_t local_size = 256;          ///< specialization constant 0
+  std::vector<Arg> args;              ///< bindings 0..n-1, in order
+  std::vector<uint32_t> push;         ///< push-constant words (at most 32)
+  uint32_t groups[3] = {1, 1, 1};
+
+  void push_u(uint64_t v) { push.push_back(static_cast<uint32_t>(v)); }
+  void push_i(int64_t v) { push.push_back(static_cast<uint32_t>(static_cast<int32_t>(v))); }
+  void push_f(double v) { push.push_back(std::bit_cast<uint32_t>(static_cast<float>(v))); }
+};
+
+/// "f32" or "f16": the shader variant holding elements of dtype `t`.
+std::string variant_for(DType t);
+Context& device_context(const KernelContext& ctx);
+const DeviceCaps& device_caps(const KernelContext& ctx);
+/// Spreads `groups` workgroups over x and y within the device's per-dimension limit; shaders
+/// use global_index() from common.glsl to linearise.
+void set_grid(Launch& l, const DeviceCaps& caps, uint64_t groups);
+/// Records the dispatch (skipped when it has no work).
+void launch(const KernelContext& ctx, Launch l);
+
+/// Declines (returns the reason) when any input or output is larger than one binding may be
+/// or has more elements than 32-bit indexing reaches; "" otherwise.
+std::string fits_bindings(const KernelContext& ctx);
+/// Reduction strategy for reduce.glsl's SUBGROUPS constant: 1 = subgroup arithmetic, 0 =
+/// shared-memory tree (forced by a test hook).
+int32_t reduction_strategy(const KernelContext& ctx);
+/// Declines when the device lacks the subgroup arithmetic reduce.glsl's modules declare.
+std::string reductions_ok(const KernelContext& ctx);
+/// Declines when the dispatch dtype is f16 but the device lacks 16-bit storage.
+std::string fp16_ok(const KernelContext& ctx, DType dtype);
+
+/// Output shape with, per input, element strides (0 where broadcast), adjacent axes merged
+/// wherever every operand allows; rank <= kMaxRank after merging or kernels decline.
+struct BroadcastMap {
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> strides;
+};
+inline constexpr int kMaxRank = 6;
+BroadcastMap broadcast_map(const Shape& out, const std::vector<Shape>& inputs);
+
+}  // namespace porta::vk

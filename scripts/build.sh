@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds porta into a build folder.
+# Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+shift || true
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${PORTA_BUILD_TYPE:-Release}" "${LAUNCHER[@]}" "$@"
+cmake --build "$BUILD" -j "${PORTA_JOBS:-$(nproc)}"

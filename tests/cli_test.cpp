@@ -1,0 +1,133 @@
+// The porta CLI on bad input: one clear message on stderr and exit status 2, never a crash.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result porta_cli(const std::string& args) {
+  std::string cmd = std::string(PORTA_BINARY_DIR) + "/bin/porta " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+std::string scratch(const std::string& name, const std::string& bytes) {
+  fs::path dir = fs::path(PORTA_BINARY_DIR) / "cli_test";
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return p.string();
+}
+
+std::string model(const std::string& name) { return std::string(PORTA_SOURCE_DIR) + "/models/" + name + "/model.onnx"; }
+
+void expect_bad_input(const Result& r, const std::vector<std::string>& mentions) {
+  EXPECT_EQ(r.status, 2) << r.output;
+  for (auto& m : mentions) EXPECT_NE(r.output.find(m), std::string::npos) << "missing '" << m << "' in: " << r.output;
+}
+
+TEST(Cli, DevicesListsCpu) {
+  Result r = porta_cli("devices");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("cpu available"), std::string::npos) << r.output;
+}
+
+TEST(Cli, RunBundledExampleWritesOutputs) {
+  fs::path out = fs::path(PORTA_BINARY_DIR) / "cli_test" / "out";
+  fs::remove_all(out);
+  Result r = porta_cli("run --output-dir " + out.string() + " --repeat 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("median_us="), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "logits.npy")) << r.output;
+  Tensor got = read_npy((out / "logits.npy").string());
+  Tensor ref = read_npy(std::string(PORTA_SOURCE_DIR) + "/models/cnn/output_0.npy");
+  Comparison c = compare(got, ref.cast(DType::f64), 1e-4);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+TEST(Cli, RunTableOverAllDevices) {
+  Result r = porta_cli("run --device all --repeat 1");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu"), std::string::npos);
+  EXPECT_NE(r.output.find("pytorch"), std::string::npos) << r.output;
+}
+
+TEST(Cli, RunProfilePrintsNodesAndPeakMemory) {
+  Result r = porta_cli("run " + model("mlp") + " --profile");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("LayerNormalization"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("peak_memory cpu"), std::string::npos) << r.output;
+}
+
+TEST(Cli, OpsSaysWhatRuns) {
+  Result r = porta_cli("ops " + model("transformer") + " --device cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("native"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("folded"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingModel) { expect_bad_input(porta_cli("run /nonexistent/model.onnx"), {"does not exist"}); }
+
+TEST(Cli, GarbageModel) {
+  expect_bad_input(porta_cli("run " + scratch("garbage.onnx", "this is not a protobuf at all \x01\x02")),
+                   {"not a valid ONNX model"});
+}
+
+TEST(Cli, TruncatedModel) {
+  std::ifstream f(model("cnn"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  expect_bad_input(porta_cli("run " + scratch("truncated.onnx", bytes.substr(0, bytes.size() / 2))),
+                   {"[onnx]"});
+}
+
+TEST(Cli, WrongInputName) {
+  expect_bad_input(porta_cli("run " + model("cnn") + " --input nosuch=" + std::string(PORTA_SOURCE_DIR) +
+                             "/models/cnn/input_0.npy"),
+                   {"no input 'nosuch'", "'input'"});
+}
+
+TEST(Cli, WrongInputShape) {
+  expect_bad_input(porta_cli("run " + model("cnn") + " --input input=" + std::string(PORTA_SOURCE_DIR) +
+                             "/models/mlp/input_0.npy"),
+                   {"input 'input'", "should have shape"});
+}
+
+TEST(Cli, WrongInputDtype) {
+  Tensor t = Tensor::from_values(std::vector<double>(3 * 64 * 64, 0.5), {1, 3, 64, 64}, DType::f64);
+  std::string p = scratch("f64.npy", "");
+  write_npy(p, t);
+  expect_bad_input(porta_cli("run " + model("cnn") + " --input input=" + p), {"should be f32, got f64"});
+}
+
+TEST(Cli, MalformedNpy) {
+  expect_bad_input(porta_cli("run " + model("cnn") + " --input input=" + scratch("bad.npy", "\x93NUMPY\x01\x00garbage")),
+                   {"[npy]"});
+  expect_bad_input(porta_cli("run " + model("cnn") + " --input input=" + scratch("short.npy", "x")), {"not a .npy file"});
+}
+
+TEST(Cli, UnknownDevice) { expect_bad_input(porta_cli("run --device tpu:0"), {"unknown device 'tpu:0'"}); }
+
+TEST(Cli, UnknownFlag) { expect_bad_input(porta_cli("run --fast"), {"unknown option '--fast'"}); }
+
+}  // namespace
+}  // namespace porta::test

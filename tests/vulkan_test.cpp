@@ -1,0 +1,341 @@
+// Vulkan-specific tests: device listing and capability record, validation (with
+// synchronization validation) active for the whole test binary, barriers in batches,
+// tensors over maxStorageBufferRange, out-of-memory, buffer reuse, timestamps.
+//
+// Every Vulkan validation error reported while any test of this binary runs (conformance
+// included) fails that test: the listener below is installed before the instance exists.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <numeric>
+
+#include "backends/vulkan/vk_context.hpp"
+#include "backends/vulkan/vk_validation.hpp"
+#include "runtime/eager.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+const bool kValidationInstalled = [] {
+  // ctest sets this too; set it here so running the binary directly is validated as well.
+  setenv("PORTA_VULKAN_VALIDATION", "1", 0);
+  vk::set_validation_listener([](const std::string& msg) {
+    ADD_FAILURE() << "Vulkan validation error: " << msg;
+  });
+  return true;
+}();
+
+constexpr Device kVk{DeviceType::vulkan, 0};
+
+// Fails (never skips) when the backend is built but the device cannot be used.
+#define REQUIRE_VULKAN()                                                             \
+  do {                                                                               \
+    std::string why = device_unusable(kVk);                                          \
+    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
+  } while (0)
+
+Tensor random_tensor(const Shape& shape, double lo = -2, double hi = 2) {
+  InputSpec s;
+  s.shape = shape;
+  s.lo = lo;
+  s.hi = hi;
+  return make_input(s, DType::f32);
+}
+
+TEST(Vulkan, DevicesListedWithCapabilityRecord) {
+  REQUIRE_VULKAN();
+  Backend* b = find_backend(DeviceType::vulkan);
+  ASSERT_NE(b, nullptr);
+  ASSERT_GE(b->device_count(), 1);
+  int last_rank = -1;
+  const std::vector<std::string> order = {"discrete", "integrated", "virtual", "cpu", "other"};
+  for (int i = 0; i < b->device_count(); ++i) {
+    Capabilities c = b->capabilities(i);
+    EXPECT_FALSE(c.name.empty());
+    auto rank = std::find(order.begin(), order.end(), c.type) - order.begin();
+    ASSERT_LT(rank, static_cast<long>(order.size())) << "unknown type " << c.type;
+    EXPECT_GE(rank, last_rank) << "devices must be ordered discrete > integrated > cpu";
+    last_rank = static_cast<int>(rank);
+  }
+  Capabilities c = b->capabilities(0);
+  EXPECT_GT(c.max_buffer_bytes, 0u);
+  EXPECT_GE(c.subgroup_size, 1);
+  EXPECT_TRUE(dtype_in(c.dtypes, DType::f32));
+  std::vector<std::string> keys;
+  for (auto& [k, v] : c.extra) keys.push_back(k);
+  for (const char* want : {"subgroup ops", "fp16", "int8", "max storage buffer range", "max workgroup count",
+                           "max workgroup size", "shared memory", "push constants", "timestamp period ns"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), want), keys.end()) << "capability record lacks " << want;
+  const vk::DeviceCaps& caps = vk::context(0).caps();
+  EXPECT_EQ(static_cast<uint64_t>(c.max_buffer_bytes), caps.max_storage_range);
+}
+
+TEST(Vulkan, ValidationLayerWithSyncValidationIsOn) {
+  REQUIRE_VULKAN();
+  EXPECT_TRUE(vk::validation_enabled()) << "PORTA_VULKAN_VALIDATION=1 should enable the layer";
+}
+
+// Without barriers, sync validation must report the read-after-write hazard: shows that the
+// layer and the listener really catch missing synchronization.
+TEST(Vulkan, MissingBarrierIsReportedBySyncValidation) {
+  REQUIRE_VULKAN();
+  if (!vk::validation_enabled()) GTEST_SKIP() << "validation disabled (tested above)";
+  Tensor x = random_tensor({1000}).to(kVk);
+  backend_for(kVk).synchronize(0);
+  std::vector<std::string> seen;
+  vk::set_validation_listener([&](const std::string& m) { seen.push_back(m); });
+  vk::set_barriers_enabled(false);
+  Tensor y = call_op("Relu", {x})[0];
+  Tensor z = call_op("Relu", {y})[0];
+  vk::set_barriers_enabled(true);
+  backend_for(kVk).synchronize(0);
+  vk::set_validation_listener([](const std::string& msg) { ADD_FAILURE() << "Vulkan validation error: " << msg; });
+  vk::take_validation_errors();
+  bool hazard = false;
+  for (auto& m : seen) hazard |= m.find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos ||
+                                 m.find("READ_AFTER_WRITE") != std::string::npos;
+  EXPECT_TRUE(hazard) << "expected a read-after-write hazard report, got " << seen.size() << " messages";
+}
+
+// A chain of dependent ops recorded in one batch: right result, validation clean.
+TEST(Vulkan, DependentChainInOneBatch) {
+  REQUIRE_VULKAN();
+  Tensor host = random_tensor({257, 33});
+  Tensor expect = host;
+  Tensor v = host.to(kVk);
+  backend_for(kVk).begin_batch(0);
+  for (int i = 0; i < 100; ++i) {
+    v = call_op("Add", {v, v})[0];
+    v = call_op("Relu", {v})[0];
+    expect = call_op("Relu", {call_op("Add", {expect, expect})[0]})[0];
+  }
+  backend_for(kVk).end_batch(0);
+  Comparison c = compare(v, expect.cast(DType::f64), 1e-6);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+TEST(Vulkan, BuffersReusedAcrossRuns) {
+  REQUIRE_VULKAN();
+  Tensor a = random_tensor({1 << 16}).to(kVk);
+  auto run = [&] {
+    Tensor t = a;
+    for (int i = 0; i < 10; ++i) t = call_op("Add", {t, a})[0];
+    backend_for(kVk).synchronize(0);
+  };
+  run();
+  size_t after_first = vk::context(0).allocated_bytes();
+  for (int i = 0; i < 5; ++i) run();
+  EXPECT_EQ(vk::context(0).allocated_bytes(), after_first) << "device memory grew across identical runs";
+}
+
+TEST(Vulkan, OutOfMemoryIsAnErrorAndDeviceStaysUsable) {
+  REQUIRE_VULKAN();
+  uint64_t heap = vk::context(0).caps().device_local_bytes;
+  try {
+    Tensor huge = Tensor::empty({static_cast<int64_t>(heap / 4 + (1 << 20))}, DType::f32, kVk);
+    FAIL() << "allocating more than the heap succeeded";
+  } catch (const OutOfMemory& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("requested"), std::string::npos) << m;
+    EXPECT_NE(m.find("available"), std::string::npos) << m;
+  }
+  Tensor x = random_tensor({100});
+  Tensor y = call_op("Relu", {x.to(kVk)})[0];
+  EXPECT_TRUE(compare(y, call_op("Relu", {x})[0].cast(DType::f64), 0).ok);
+}
+
+// 40M floats = 160 MB > lavapipe's 128 MiB maxStorageBufferRange.
+TEST(Vulkan, TensorsLargerThanOneBinding) {
+  REQUIRE_VULKAN();
+  const vk::DeviceCaps& caps = vk::context(0).caps();
+  int64_t n = static_cast<int64_t>(caps.max_storage_range / 4) + (5 << 20) + 3;
+  if (static_cast<uint64_t>(n) * 4 * 4 > caps.device_local_bytes)
+    GTEST_SKIP() << "device memory too small for this test";
+  std::vector<float> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>((i % 1000) - 500);
+    b[i] = static_cast<float>(i % 7);
+  }
+  Tensor da = Tensor::from_host(a.data(), {n}, DType::f32, kVk);
+  Tensor db = Tensor::from_host(b.data(), {n}, DType::f32, kVk);
+  KernelContext call;
+  call.op = find_op("Add");
+  call.device = kVk;
+  call.backend = &backend_for(kVk);
+  call.inputs = {da, db};
+  EXPECT_EQ(resolve_call(call, DType::f32).path, Path::native);
+  std::vector<float> got(n);
+  call_op("Add", {da, db})[0].copy_to_host(got.data(), n * 4);
+  for (int64_t i = 0; i < n; ++i)
+    if (got[i] != a[i] + b[i]) {
+      ADD_FAILURE() << "Add element " << i << ": got " << got[i] << ", want " << a[i] + b[i];
+      break;
+    }
+  call_op("Relu", {da})[0].copy_to_host(got.data(), n * 4);
+  for (int64_t i = 0; i < n; ++i)
+    if (got[i] != std::max(a[i], 0.0f)) {
+      ADD_FAILURE() << "Relu element " << i;
+      break;
+    }
+  // Broadcasting over the limit declines visibly (CPU fallback) and is still right.
+  Tensor one = Tensor::from_host(b.data() + 3, {1}, DType::f32, kVk);
+  call.inputs = {da, one};
+  Resolution r = resolve_call(call, DType::f32);
+  EXPECT_NE(r.path, Path::native);
+  EXPECT_NE(r.reason.find("maxStorageBufferRange"), std::string::npos) << r.reason;
+  // An output that outgrows every input (Expand) declines too, before anything runs.
+  KernelContext expand;
+  expand.op = find_op("Expand");
+  expand.device = kVk;
+  expand.backend = &backend_for(kVk);
+  Attributes no_attrs;
+  expand.attrs = &no_attrs;
+  expand.inputs = {one, Tensor::from_values({static_cast<double>(n)}, {1}, DType::i64).to(kVk)};
+  Resolution er = resolve_call(expand, DType::f32);
+  EXPECT_NE(er.path, Path::native);
+  EXPECT_NE(er.reason.find("maxStorageBufferRange"), std::string::npos) << er.reason;
+  call_op("Add", {da, one})[0].copy_to_host(got.data(), n * 4);
+  for (int64_t i = 0; i < n; ++i)
+    if (got[i] != a[i] + b[3]) {
+      ADD_FAILURE() << "broadcast Add element " << i;
+      break;
+    }
+}
+
+TEST(Vulkan, TimestampTimerMeasuresDeviceTime) {
+  REQUIRE_VULKAN();
+  std::unique_ptr<Timer> timer = backend_for(kVk).create_timer(0);
+  if (!vk::context(0).caps().timestamps) {
+    EXPECT_EQ(timer, nullptr);
+    return;
+  }
+  ASSERT_NE(timer, nullptr);
+  Tensor x = random_tensor({1 << 20}).to(kVk);
+  timer->start();
+  Tensor y = call_op("Relu", {x})[0];
+  timer->stop();
+  EXPECT_GT(timer->elapsed_us(), 0.0);
+}
+
+}  // namespace
+}  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// Device throughput from timestamp queries (opt-in: PORTA_VULKAN_BENCH=1). Prints GB/s for
+// memory-bound ops next to the device's measured copy bandwidth, and GFLOP/s for MatMul.
+TEST(VulkanBench, DeviceTimesFromTimestamps) {
+  REQUIRE_VULKAN();
+  if (!std::getenv("PORTA_VULKAN_BENCH")) GTEST_SKIP() << "set PORTA_VULKAN_BENCH=1 to measure";
+  Backend& b = backend_for(kVk);
+  std::unique_ptr<Timer> timer = b.create_timer(0);
+  if (!timer) GTEST_SKIP() << "no timestamps on this device";
+  auto time_us = [&](const std::function<void()>& f) {
+    f();  // warm-up: pipelines, allocations
+    b.synchronize(0);
+    const int reps = 5;
+    timer->start();
+    for (int i = 0; i < reps; ++i) f();
+    timer->stop();
+    return timer->elapsed_us() / reps;
+  };
+  const int64_t n = 4096 * 4096;
+  Tensor a = random_tensor({4096, 4096}).to(kVk), c = random_tensor({4096, 4096}).to(kVk);
+  Tensor dst = Tensor::empty({4096, 4096}, DType::f32, kVk);
+  double bytes = n * 4.0;
+  double copy_us = time_us([&] { dst.copy_(a); });
+  double copy_gbs = 2 * bytes / copy_us / 1e3;
+  std::cout << "[ bench ] " << b.capabilities(0).name << "\n";
+  std::cout << "[ bench ] copy 64 MiB: " << copy_us << " us, " << copy_gbs << " GB/s (read+write)\n";
+  auto report = [&](const char* what, double us, double moved) {
+    double gbs = moved / us / 1e3;
+    std::cout << "[ bench ] " << what << ": " << us << " us, " << gbs << " GB/s (" << 100 * gbs / copy_gbs
+              << "% of copy)\n";
+  };
+  report("Add 4096x4096", time_us([&] { call_op("Add", {a, c}); }), 3 * bytes);
+  report("Relu 4096x4096", time_us([&] { call_op("Relu", {a}); }), 2 * bytes);
+  report("Softmax 4096x4096 (axis -1)", time_us([&] { call_op("Softmax", {a}); }), 2 * bytes);
+  Tensor m1 = random_tensor({1024, 1024}).to(kVk), m2 = random_tensor({1024, 1024}).to(kVk);
+  double mm_us = time_us([&] { call_op("MatMul", {m1, m2}); });
+  std::cout << "[ bench ] MatMul 1024^3: " << mm_us << " us, " << 2.0 * 1024 * 1024 * 1024 / mm_us / 1e3
+            << " GFLOP/s\n";
+  Tensor x = random_tensor({1, 64, 56, 56}).to(kVk), w = random_tensor({64, 64, 3, 3}).to(kVk);
+  Attributes conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  double conv_us = time_us([&] { call_op("Conv", {x, w}, conv); });
+  std::cout << "[ bench ] Conv 1x64x56x56, 64 3x3: " << conv_us << " us, "
+            << 2.0 * 64 * 56 * 56 * 64 * 9 / conv_us / 1e3 << " GFLOP/s\n";
+}
+
+}  // namespace
+}  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// The conformance suite runs reductions with the device's preferred strategy (subgroup
+// arithmetic on lavapipe); this runs every case of the reducing ops again with the
+// shared-memory tree, so both strategies are checked against the float64 reference.
+// Runs every f32 case of the named ops on vulkan:0 against the float64 reference; returns how
+// many cases were checked.
+int check_cases(const std::vector<const char*>& names) {
+  int checked = 0;
+  for (const char* name : names) {
+    const OpSchema* op = find_op(name);
+    if (!op || !op->cases) continue;
+    for (const OpCase& c : op->cases()) {
+      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
+      std::vector<Tensor> host, dev;
+      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
+      for (auto& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
+      std::vector<Tensor> ref;
+      try {
+        ref = reference_op(name, host, c.attrs, c.num_outputs);
+      } catch (const Error&) {
+        continue;  // error cases are checked by the conformance suite
+      }
+      std::vector<Tensor> got = call_op(name, dev, c.attrs, c.num_outputs);
+      EXPECT_EQ(got.size(), ref.size()) << name << " " << c.name;
+      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+        if (!ref[i].defined()) continue;
+        double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype());
+        Comparison cmp = compare(got[i], ref[i], tol);
+        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
+      }
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+// The conformance suite runs reductions with the device's preferred strategy (subgroup
+// arithmetic on lavapipe); this runs every case of the reducing ops again with the
+// shared-memory tree, so both strategies are checked against the float64 reference.
+TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
+  REQUIRE_VULKAN();
+  vk::set_subgroup_reductions(false);
+  struct Restore {
+    ~Restore() { vk::set_subgroup_reductions(true); }
+  } restore;
+  EXPECT_GT(check_cases({"Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ArgMax",
+                         "ArgMin", "LayerNormalization", "InstanceNormalization", "GlobalAveragePool",
+                         "GlobalMaxPool"}),
+            10);
+}
+
+// Conv runs as implicit GEMM in the conformance suite; the direct kernel (used for grids too
+// large for the GEMM) is checked here on the same cases.
+TEST(Vulkan, DirectConvMatchesReference) {
+  REQUIRE_VULKAN();
+  vk::set_conv_implicit_gemm(false);
+  struct Restore {
+    ~Restore() { vk::set_conv_implicit_gemm(true); }
+  } restore;
+  EXPECT_GT(check_cases({"Conv"}), 3);
+}
+
+}  // namespace
+}  // namespace porta::test
