@@ -2,7 +2,10 @@
 // extensions (16 floats) so each target clone lowers them to zmm, ymm or xmm instructions.
 #include "kernels/cpu/custom_vmath.hpp"
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -33,6 +36,22 @@ PORTA_INLINE void store_tail(float* p, vf v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = buf[i];
 }
 PORTA_INLINE vf select(vi mask, vf a, vf b) { return mask ? a : b; }
+// Non-temporal store of one vector (16-byte aligned p): four SSE streaming stores, which the
+// CPU's write-combining merges into full lines without reading them first.
+PORTA_INLINE void store_stream(float* p, vf v) {
+  alignas(64) float buf[kLanes];
+  store(buf, v);
+  for (int k = 0; k < kLanes; k += 4) _mm_stream_ps(p + k, _mm_load_ps(buf + k));
+}
+PORTA_INLINE bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+// Output stores of a row: streaming when asked and possible, else ordinary.
+struct RowStore {
+  bool stream;
+  inline __attribute__((always_inline)) void operator()(float* p, vf v) const {
+    if (stream) store_stream(p, v);
+    else store(p, v);
+  }
+};
 
 // exp(x): 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2, degree-7 Taylor polynomial.
 // Below -87.3 the result is 0; above 88.7 it is +inf; NaN propagates.
@@ -137,33 +156,53 @@ PORTA_VMATH_CLONES double sum_squares_f32(const float* x, int64_t n) {
   return sum;
 }
 
-PORTA_VMATH_CLONES void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n) {
+PORTA_VMATH_CLONES void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n,
+                                      bool stream) {
+  RowStore put{stream && aligned16(y)};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, load(x + i) * factor * load(scale + i));
+  for (; i + kLanes <= n; i += kLanes) put(y + i, load(x + i) * factor * load(scale + i));
   for (; i < n; ++i) y[i] = x[i] * factor * scale[i];
+  if (put.stream) _mm_sfence();
 }
 
-PORTA_VMATH_CLONES void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n) {
+PORTA_VMATH_CLONES void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  RowStore put{stream && aligned16(y)};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, gelu_erf(load(x + i) + load(bias + i)));
+  for (; i + kLanes <= n; i += kLanes) put(y + i, gelu_erf(load(x + i) + load(bias + i)));
+  if (put.stream) _mm_sfence();
   if (i < n) store_tail(y + i, gelu_erf(load_tail(x + i, n - i, 0.f) + load_tail(bias + i, n - i, 0.f)), n - i);
 }
 
-PORTA_VMATH_CLONES void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n) {
+PORTA_VMATH_CLONES void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  RowStore put{stream && aligned16(y)};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, gelu_tanh(load(x + i) + load(bias + i)));
+  for (; i + kLanes <= n; i += kLanes) put(y + i, gelu_tanh(load(x + i) + load(bias + i)));
+  if (put.stream) _mm_sfence();
   if (i < n) store_tail(y + i, gelu_tanh(load_tail(x + i, n - i, 0.f) + load_tail(bias + i, n - i, 0.f)), n - i);
 }
 
-PORTA_VMATH_CLONES void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n) {
+PORTA_VMATH_CLONES void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n, bool stream) {
   typedef uint8_t vu8 __attribute__((vector_size(kLanes)));
+  RowStore put{stream && aligned16(y)};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     vu8 bytes;
     std::memcpy(&bytes, x + i, sizeof bytes);
-    store(y + i, __builtin_convertvector(bytes, vf) * a + b);
+    put(y + i, __builtin_convertvector(bytes, vf) * a + b);
   }
   for (; i < n; ++i) y[i] = static_cast<float>(x[i]) * a + b;
+  if (put.stream) _mm_sfence();
+}
+
+PORTA_VMATH_CLONES void affine_rgb_u8_f32(const uint8_t* x, const float* a, const float* b, float* y0, float* y1,
+                                          float* y2, int64_t n) {
+  const float a0 = a[0], a1 = a[1], a2 = a[2], b0 = b[0], b1 = b[1], b2 = b[2];
+  // A fixed stride of 3 lets the compiler vectorize the de-interleaving loads.
+  for (int64_t i = 0; i < n; ++i) {
+    y0[i] = static_cast<float>(x[3 * i]) * a0 + b0;
+    y1[i] = static_cast<float>(x[3 * i + 1]) * a1 + b1;
+    y2[i] = static_cast<float>(x[3 * i + 2]) * a2 + b2;
+  }
 }
 
 }  // namespace porta::cpu::vmath
