@@ -251,6 +251,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
               ctx.inputs[i] = step.inputs[i] < 0 ? Tensor() : slots[step.inputs[i]].tensor;
             for (size_t i = 0; i < step.outputs.size(); ++i)
               ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
+            detail::ConstantInputsScope constants(step.constant_inputs);
             detail::run_kernel(*step.kernel, ctx);
             break;
           }

@@ -167,6 +167,8 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
     cv.origin = plan_node;
     step.outputs.push_back(s);
   }
+  for (size_t i = 0; i < step.inputs.size() && i < 64; ++i)
+    if (step.inputs[i] >= 0 && plan_->slots[step.inputs[i]].constant.defined()) step.constant_inputs |= uint64_t{1} << i;
   plan_->attrs.push_back(attrs);
   step.ctx.op = &op;
   step.ctx.attrs = &plan_->attrs.back();

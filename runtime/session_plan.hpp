@@ -36,6 +36,7 @@ struct Step {
   const KernelDef* kernel = nullptr;
   std::vector<int> inputs, outputs;  ///< slots; -1 for absent optional inputs/outputs
   KernelContext ctx;                 ///< prebuilt; tensors rebound each run
+  uint64_t constant_inputs = 0;      ///< bit i: input i is a constant slot (see constant_inputs())
   int plan_node = -1;                ///< index into Plan::nodes for reports
 };
 
