@@ -243,7 +243,7 @@ TEST(BenchCli, JsonAndCsvFollowTheSchema) {
 TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   fs::path dir = scratch_dir("calibrate");
   fs::path file = dir / "porta" / "ceilings.json";
-  std::string args = str("bench --op Relu --case same --device cpu --min-runs 1 --min-time 0 --json ",
+  std::string args = str("bench --op Relu --case odd --device cpu --min-runs 1 --min-time 0 --json ",
                          (dir / "r.json").string());
   CliRun first = porta(args, dir);
   ASSERT_EQ(first.status, 0) << first.out << first.err;
@@ -306,7 +306,7 @@ TEST(BenchCli, CompareNoKernelDisablesTheKernelForOneSideOnly) {
   // With the cpu Softmax kernel disabled nothing else can run it on the cpu (no decomposition,
   // and the cpu has nothing to fall back to): that side reports the dispatcher's error. The
   // next case (Relu) runs after the kernel is enabled again.
-  CliRun r = porta(str("bench --op Softmax,Relu --case last,same --compare cpu,cpu/no-kernel --min-runs 1 "
+  CliRun r = porta(str("bench --op Softmax,Relu --case last,odd --compare cpu,cpu/no-kernel --min-runs 1 "
                        "--min-time 0 --json ", (dir / "c.json").string()),
                    dir);
   ASSERT_EQ(r.status, 0) << r.out << r.err;

@@ -144,6 +144,12 @@ Result run_one(const Planned& p, const std::vector<Tensor>& inputs, const Side& 
       }
     }
     r.m = measure(side.device, [&] { call.run(); }, settings);
+    if (r.m.runs == 0) {
+      r.status = "skipped";
+      r.note = str("one warm-up run took ", r.m.warmup_us * 1e-6 / std::max(1, settings.warmup_runs),
+                   " s, over --max-case-time ", settings.max_case_s, " s");
+      return r;
+    }
     rate(r, ceilings);
   } catch (const Error& e) {
     r.status = "error";
