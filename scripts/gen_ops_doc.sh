@@ -16,7 +16,8 @@ fi
 OUT=$ROOT/docs/ops.md
 TMP=$(mktemp)
 trap 'rm -f "$TMP"' EXIT
-backends=$("$PORTA" bench --support | head -1 | awk '{for (i = 3; i <= NF; ++i) printf "%s%s", (i > 3 ? ", " : ""), $i}')
+table=$("$PORTA" bench --support)
+backends=$(printf '%s\n' "$table" | awk 'NR == 1 {for (i = 3; i <= NF; ++i) printf "%s%s", (i > 3 ? ", " : ""), $i}')
 {
   echo "# porta operators by backend"
   echo

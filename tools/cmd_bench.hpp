@@ -140,7 +140,7 @@ void write_json(const std::string& path, const Report& report);
 void write_csv(const std::string& path, const Report& report);
 void write_svg(const std::string& path, const Report& report);
 
-/// `porta bench MODEL.onnx ...`: latency per device and batch size.
+/// `porta bench MODEL.onnx ...`: latency per device and batch size (empty: the inputs as they are).
 std::vector<ModelResult> run_models(const std::string& path, const std::vector<Device>& devices,
                                     const std::vector<int64_t>& batches, const Settings& settings);
 /// `porta bench --support`: ops x built backends (markdown with `markdown`).
