@@ -62,11 +62,24 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
   return std::move(ctx.outputs);
 }
 
+static thread_local uint64_t t_constant_inputs = 0;
+uint64_t constant_inputs() { return t_constant_inputs; }
+ConstantInputsScope::ConstantInputsScope(uint64_t mask) : saved_(t_constant_inputs) { t_constant_inputs = mask; }
+ConstantInputsScope::~ConstantInputsScope() { t_constant_inputs = saved_; }
+
+static std::atomic<KernelCallHook> g_call_hooks[kNumDeviceTypes] = {};
+
+void set_kernel_call_hook(DeviceType type, KernelCallHook hook) {
+  g_call_hooks[static_cast<int>(type)].store(hook, std::memory_order_release);
+}
+
 void run_kernel(const KernelDef& kernel, KernelContext& ctx) {
   if (!kernel.strided_inputs)
     for (auto& t : ctx.inputs)
       if (t.defined() && !t.is_contiguous()) t = t.contiguous();
-  kernel.fn(ctx);
+  KernelCallHook hook = g_call_hooks[static_cast<int>(ctx.device.type)].load(std::memory_order_acquire);
+  if (hook) hook(kernel, ctx);
+  else kernel.fn(ctx);
 }
 
 DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,
@@ -163,7 +176,7 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
 
   // Shape inference; shape-deciding inputs are read on the host.
   std::vector<ValueInfo> infos(inputs.size());
-  std::vector<Tensor> host_values(inputs.size());
+  std::vector<Tensor> host_values(op->host_inputs.empty() ? 0 : inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     infos[i].present = inputs[i].defined();
     if (!infos[i].present) continue;
@@ -185,12 +198,20 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
   ctx.device = device;
   ctx.backend = &backend;
   ctx.inputs = inputs;
-  Resolution r = resolve_call(ctx, dtype);
+  // The cached resolution by reference; a concrete-call resolution (a copy) only when the
+  // chosen kernel may decline this call.
+  const Resolution& cached = resolve(*op, device, dtype);
+  Resolution concrete;
+  bool need_concrete = !(cached.path == Path::native && !cached.kernel->supports) &&
+                       (cached.path == Path::native || cached.path == Path::fallback);
+  if (need_concrete) concrete = resolve_call(ctx, dtype);
+  const Resolution& r = need_concrete ? concrete : cached;
   if (r.path == Path::fallback && strict())
     throw Unsupported(str("[", op->name, "] strict mode: no ", device.str(), " kernel (",
                           r.reason, ")"));
   switch (r.path) {
     case Path::native: {
+      ctx.outputs.reserve(out_infos.size());
       for (auto& info : out_infos) {
         ctx.outputs.push_back(Tensor::empty(info.shape, info.dtype, device));
         if (detail::g_poison) detail::poison(ctx.outputs.back());

@@ -9,6 +9,7 @@
 #include "porta/session.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/graph_fusion.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta {
@@ -18,6 +19,7 @@ using detail::Slot;
 struct Session::Impl {
   Model model;
   SessionOptions options;
+  std::shared_ptr<const Graph> graph;  // the model's graph after inference-only rewrites
   // Keyed by input shapes plus the bytes of shape-deciding inputs.
   std::map<std::pair<std::vector<Shape>, std::string>, std::unique_ptr<detail::Plan>> plans;
   std::vector<bool> value_inputs;
@@ -26,7 +28,10 @@ struct Session::Impl {
   std::atomic<bool> busy{false};
 
   Impl(Model m, SessionOptions o)
-      : model(std::move(m)), options(o), value_inputs(detail::shape_deciding_inputs(model.graph())) {}
+      : model(std::move(m)),
+        options(o),
+        graph(detail::fold_conv_batch_norm(model.graph_ptr())),
+        value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).
   detail::Plan& plan_for(const std::vector<Shape>& shapes, const std::vector<Tensor>& host) {
@@ -49,7 +54,7 @@ struct Session::Impl {
     auto it = plans.find(key);
     if (it != plans.end()) return *it->second;
     if (plans.size() >= 64) plans.clear();  // bound the cache for ever-changing shapes
-    auto plan = detail::compile_plan(model.graph(), options, shapes, values);
+    auto plan = detail::compile_plan(*graph, options, shapes, values);
     return *plans.emplace(key, std::move(plan)).first->second;
   }
 };
@@ -135,6 +140,17 @@ std::vector<NodePlan> Session::plan(const std::map<std::string, Tensor>& inputs)
     host.push_back(it->second.to(Device::cpu()).contiguous());
   }
   return impl_->plan_for(shapes, host).nodes;
+}
+
+std::map<std::string, Tensor> Session::values() const {
+  std::map<std::string, Tensor> out;
+  if (!impl_->last) return out;
+  for (auto& [name, value] : impl_->last->kept_constants) out[name] = value;
+  for (auto& [name, slot] : impl_->last->kept_slots) {
+    const Tensor& t = impl_->last->slots[slot].tensor;
+    if (t.defined()) out[name] = t;
+  }
+  return out;
 }
 
 std::map<std::string, size_t> Session::peak_memory() const {
@@ -240,6 +256,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
               ctx.inputs[i] = step.inputs[i] < 0 ? Tensor() : slots[step.inputs[i]].tensor;
             for (size_t i = 0; i < step.outputs.size(); ++i)
               ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
+            detail::ConstantInputsScope constants(step.constant_inputs);
             detail::run_kernel(*step.kernel, ctx);
             break;
           }
@@ -272,9 +289,12 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
     outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
   }
-  // Graph outputs are handed to the caller: the next run allocates new ones.
+  // Graph outputs are handed to the caller: the next run allocates new ones (with keep_values
+  // they stay bound until then, so values() can report them too).
   for (int s : plan.output_slots)
-    if (slots[s].alias_of < 0 && slots[s].graph_input < 0 && !slots[s].constant.defined()) slots[s].tensor = Tensor();
+    if (!impl_->options.keep_values && slots[s].alias_of < 0 && slots[s].graph_input < 0 &&
+        !slots[s].constant.defined())
+      slots[s].tensor = Tensor();
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
   return outputs;
 }
