@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "runtime/bench_json.hpp"
@@ -80,6 +81,12 @@ void print_table(std::ostream& os, const Report& rep) {
     os << "times: device timer where the device has one, else host wall time; %ceil: of the copy bandwidth "
           "(memory-bound) or matmul throughput (compute-bound), chosen by FLOP/byte against the device's ridge "
           "point\n";
+  std::set<std::string> over;
+  for (const Result& r : rep.results)
+    if (r.status == "ok" && r.fraction > 1.05) over.insert(r.device);
+  for (auto& d : over)
+    os << "note: some cases on " << d << " exceed its ceilings: they were probably measured while the machine "
+          "was busy; run porta bench --calibrate --device " << d << " when it is quiet\n";
   if (unstable) os << unstable << " case(s) spread over 10% between fastest and slowest run (max-min)/median\n";
 }
 
