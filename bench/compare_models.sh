@@ -2,8 +2,12 @@
 # porta vs ONNX Runtime (CPU) vs PyTorch eager on the example models (models/<name>/), side by
 # side. Prints a table (median µs per inference, ratios porta/ORT and porta/torch, where < 1
 # means porta is faster) and the geometric mean of each ratio over the models all three ran.
+# The three are measured model by model, back to back, so a change in the machine's load
+# between measurements touches all of them; with --rounds R the whole pass runs R times and
+# each cell is the median of the R medians. The load average is printed before and after.
 #
-# Usage: bench/compare_models.sh [--repeat N] [--warmup W] [--threads T] [--porta PATH] [NAME ...]
+# Usage: bench/compare_models.sh [--repeat N] [--warmup W] [--threads T] [--rounds R]
+#                                [--porta PATH] [NAME ...]
 #   --porta  the porta CLI (default: build/bin/porta); it must print `median_us=<number>` for
 #            `porta run models/<name>/model.onnx --repeat N`
 # Peers: node + bench/peers/node_modules/onnxruntime-node (see bench/peers/ort_bench.js),
@@ -11,7 +15,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-REPEAT=50 WARMUP=10 THREADS=2
+REPEAT=50 WARMUP=10 THREADS=2 ROUNDS=1
 PORTA=$ROOT/build/bin/porta
 NAMES=()
 while (($#)); do
@@ -19,8 +23,9 @@ while (($#)); do
     --repeat) REPEAT=$2; shift 2 ;;
     --warmup) WARMUP=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     --porta) PORTA=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) NAMES+=("$1"); shift ;;
   esac
@@ -37,7 +42,8 @@ for p in ${PORTA_PYTHON:-} python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null 2>&1 && "$p" -c "import torch" >/dev/null 2>&1; then PY=$p; break; fi
 done
 
-# Peer results: "model=<name> median_us=<x> ..." lines, parsed into associative arrays.
+# Peer results: "model=<name> median_us=<x> ..." lines; each round's value is appended to a
+# space-separated list per model.
 declare -A ORT TORCH PORTA_US
 parse() {  # parse ARRAY_NAME < lines
   local -n into=$1
@@ -45,43 +51,55 @@ parse() {  # parse ARRAY_NAME < lines
   while read -r line; do
     name=$(sed -n 's/.*model=\([^ ]*\).*/\1/p' <<<"$line")
     us=$(sed -n 's/.*median_us=\([0-9.eE+-]*\).*/\1/p' <<<"$line")
-    [[ -n $name && -n $us ]] && into[$name]=$us
+    [[ -n $name && -n $us ]] && into[$name]="${into[$name]:-} $us"
   done
 }
+median_of() {  # median of the numbers in $1, "-" if none
+  [[ -z ${1// /} ]] && { echo "-"; return; }
+  tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{v[NR] = $1} END {
+    if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
-if command -v node >/dev/null && [[ -d $ROOT/bench/peers/node_modules/onnxruntime-node ]]; then
-  parse ORT < <(node "$ROOT/bench/peers/ort_bench.js" --repeat "$REPEAT" --warmup "$WARMUP" \
-                 --threads "$THREADS" "${NAMES[@]}" || true)
+HAVE_ORT=0 HAVE_PORTA=0
+if command -v node >/dev/null && [[ -d $ROOT/bench/peers/node_modules/onnxruntime-node ]]; then HAVE_ORT=1
 else
   echo "[compare] ONNX Runtime skipped: npm install --prefix bench/peers onnxruntime-node@1.30.0" \
        "--onnxruntime-node-install=skip" >&2
 fi
-if [[ -n $PY ]]; then
-  parse TORCH < <("$PY" "$ROOT/bench/peers/torch_bench.py" --repeat "$REPEAT" --warmup "$WARMUP" \
-                   --threads "$THREADS" "${NAMES[@]}" || true)
-else
-  echo "[compare] PyTorch skipped: no python3 with torch (apt-get install python3-torch)" >&2
-fi
-if [[ -x $PORTA ]]; then
+[[ -n $PY ]] || echo "[compare] PyTorch skipped: no python3 with torch (apt-get install python3-torch)" >&2
+if [[ -x $PORTA ]]; then HAVE_PORTA=1
+else echo "[compare] porta skipped: $PORTA not built (ninja -C build porta_cli)" >&2; fi
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"
+for ((round = 1; round <= ROUNDS; ++round)); do
   for name in "${NAMES[@]}"; do
-    out=$("$PORTA" run "$ROOT/models/$name/model.onnx" --repeat "$REPEAT" 2>&1 || true)
-    us=$(sed -n 's/.*median_us=\([0-9.eE+-]*\).*/\1/p' <<<"$out" | tail -1)
-    if [[ -n $us ]]; then PORTA_US[$name]=$us
-    else echo "[compare] porta failed on $name: $(tail -1 <<<"$out")" >&2; fi
+    if ((HAVE_ORT)); then
+      parse ORT < <(node "$ROOT/bench/peers/ort_bench.js" --repeat "$REPEAT" --warmup "$WARMUP" \
+                     --threads "$THREADS" "$name" || true)
+    fi
+    if [[ -n $PY ]]; then
+      parse TORCH < <("$PY" "$ROOT/bench/peers/torch_bench.py" --repeat "$REPEAT" --warmup "$WARMUP" \
+                       --threads "$THREADS" "$name" || true)
+    fi
+    if ((HAVE_PORTA)); then
+      out=$("$PORTA" run "$ROOT/models/$name/model.onnx" --repeat "$REPEAT" 2>&1 || true)
+      us=$(sed -n 's/.*median_us=\([0-9.eE+-]*\).*/\1/p' <<<"$out" | tail -1)
+      if [[ -n $us ]]; then PORTA_US[$name]="${PORTA_US[$name]:-} $us"
+      else echo "[compare] porta failed on $name: $(tail -1 <<<"$out")" >&2; fi
+    fi
   done
-else
-  echo "[compare] porta skipped: $PORTA not built (ninja -C build porta_cli)" >&2
-fi
+done
+echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Table and geometric means (over the models where both sides of a ratio have a time).
 {
   for name in "${NAMES[@]}"; do
-    echo "$name ${PORTA_US[$name]:--} ${ORT[$name]:--} ${TORCH[$name]:--}"
+    echo "$name $(median_of "${PORTA_US[$name]:-}") $(median_of "${ORT[$name]:-}") $(median_of "${TORCH[$name]:-}")"
   done
-} | awk -v threads="$THREADS" -v repeat="$REPEAT" '
+} | awk -v threads="$THREADS" -v repeat="$REPEAT" -v rounds="$ROUNDS" '
   function ratio(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.2f", a / b) }
   BEGIN {
-    printf "median µs per inference, %s threads, %s runs after warm-up\n", threads, repeat
+    printf "median µs per inference, %s threads, %s runs after warm-up, median of %s round(s)\n", threads, repeat, rounds
     printf "%-12s %12s %12s %12s %10s %12s\n", "model", "porta", "ORT", "torch", "porta/ORT", "porta/torch"
   }
   {

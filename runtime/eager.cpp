@@ -62,11 +62,24 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
   return std::move(ctx.outputs);
 }
 
+static thread_local uint64_t t_constant_inputs = 0;
+uint64_t constant_inputs() { return t_constant_inputs; }
+ConstantInputsScope::ConstantInputsScope(uint64_t mask) : saved_(t_constant_inputs) { t_constant_inputs = mask; }
+ConstantInputsScope::~ConstantInputsScope() { t_constant_inputs = saved_; }
+
+static std::atomic<KernelCallHook> g_call_hooks[kNumDeviceTypes] = {};
+
+void set_kernel_call_hook(DeviceType type, KernelCallHook hook) {
+  g_call_hooks[static_cast<int>(type)].store(hook, std::memory_order_release);
+}
+
 void run_kernel(const KernelDef& kernel, KernelContext& ctx) {
   if (!kernel.strided_inputs)
     for (auto& t : ctx.inputs)
       if (t.defined() && !t.is_contiguous()) t = t.contiguous();
-  kernel.fn(ctx);
+  KernelCallHook hook = g_call_hooks[static_cast<int>(ctx.device.type)].load(std::memory_order_acquire);
+  if (hook) hook(kernel, ctx);
+  else kernel.fn(ctx);
 }
 
 DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,

@@ -137,6 +137,17 @@ std::vector<NodePlan> Session::plan(const std::map<std::string, Tensor>& inputs)
   return impl_->plan_for(shapes, host).nodes;
 }
 
+std::map<std::string, Tensor> Session::values() const {
+  std::map<std::string, Tensor> out;
+  if (!impl_->last) return out;
+  for (auto& [name, value] : impl_->last->kept_constants) out[name] = value;
+  for (auto& [name, slot] : impl_->last->kept_slots) {
+    const Tensor& t = impl_->last->slots[slot].tensor;
+    if (t.defined()) out[name] = t;
+  }
+  return out;
+}
+
 std::map<std::string, size_t> Session::peak_memory() const {
   std::map<std::string, size_t> out;
   if (!impl_->last) return out;
@@ -240,6 +251,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
               ctx.inputs[i] = step.inputs[i] < 0 ? Tensor() : slots[step.inputs[i]].tensor;
             for (size_t i = 0; i < step.outputs.size(); ++i)
               ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
+            detail::ConstantInputsScope constants(step.constant_inputs);
             detail::run_kernel(*step.kernel, ctx);
             break;
           }
@@ -272,9 +284,12 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
     outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
   }
-  // Graph outputs are handed to the caller: the next run allocates new ones.
+  // Graph outputs are handed to the caller: the next run allocates new ones (with keep_values
+  // they stay bound until then, so values() can report them too).
   for (int s : plan.output_slots)
-    if (slots[s].alias_of < 0 && slots[s].graph_input < 0 && !slots[s].constant.defined()) slots[s].tensor = Tensor();
+    if (!impl_->options.keep_values && slots[s].alias_of < 0 && slots[s].graph_input < 0 &&
+        !slots[s].constant.defined())
+      slots[s].tensor = Tensor();
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
   return outputs;
 }

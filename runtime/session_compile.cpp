@@ -7,6 +7,7 @@
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/placement.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta::detail {
@@ -74,6 +75,7 @@ class Compiler {
                    Device device, const std::vector<int>& ins, const std::vector<int>& outs,
                    const std::string& name, int plan_node);
   void plan_memory();
+  void keep_node_values();
 
   const Graph& graph_;
   const SessionOptions& options_;
@@ -165,6 +167,8 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
     cv.origin = plan_node;
     step.outputs.push_back(s);
   }
+  for (size_t i = 0; i < step.inputs.size() && i < 64; ++i)
+    if (step.inputs[i] >= 0 && plan_->slots[step.inputs[i]].constant.defined()) step.constant_inputs |= uint64_t{1} << i;
   plan_->attrs.push_back(attrs);
   step.ctx.op = &op;
   step.ctx.attrs = &plan_->attrs.back();
@@ -304,7 +308,19 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
       emit_kernel(op, attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
       return;
     case Path::composite: {
-      mark(Path::composite, r.reason, device);
+      // Weigh the decomposition's own CPU fallbacks against running the whole op on the cpu.
+      PlacementChoice w;
+      try {
+        w = weigh_composite(op, attrs, infos, out_infos, device, dtype, options_.strict);
+      } catch (...) {
+        rethrow_with_context(str("node '", name, "' (decomposition)"));
+      }
+      if (w.fallback) {
+        mark(Path::fallback, str(r.reason, "; but ", w.reason), Device::cpu());
+        emit_kernel(op, attrs, resolve(op, Device::cpu(), dtype).kernel, Device::cpu(), ins, outs, name, plan_node);
+        return;
+      }
+      mark(Path::composite, w.reason.empty() ? r.reason : str(r.reason, "; ", w.reason), device);
       PlanBuilder builder(*this, name, plan_node);
       std::vector<ValueId> res;
       try {
@@ -368,8 +384,20 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     int s = slot_on(v, options_.device, -1);
     plan_->output_slots.push_back(s);
   }
+  if (options_.keep_values) keep_node_values();
   plan_memory();
   return std::move(plan_);
+}
+
+// Records where each node output lives; plan_memory keeps those slots out of the pool.
+void Compiler::keep_node_values() {
+  for (const Node& n : graph_.nodes)
+    for (int v : n.outputs) {
+      if (v < 0 || !values_.at(v).present) continue;
+      const CValue& cv = values_[v];
+      if (cv.constant.defined()) plan_->kept_constants.emplace_back(graph_.values[v].name, cv.constant);
+      else if (cv.home >= 0) plan_->kept_slots.emplace_back(graph_.values[v].name, cv.home);
+    }
 }
 
 void Compiler::plan_memory() {
@@ -379,6 +407,9 @@ void Compiler::plan_memory() {
     return s;
   };
   for (int s : plan_->output_slots) slots[root(s)].graph_output = true;
+  // Kept values are not pooled: like graph outputs they get fresh memory each run.
+  for (auto& kept : plan_->kept_slots)
+    if (slots[root(kept.second)].graph_input < 0) slots[root(kept.second)].graph_output = true;
   std::vector<int> last_use(slots.size(), -1);
   for (size_t i = 0; i < plan_->steps.size(); ++i)
     for (int s : plan_->steps[i].inputs)

@@ -36,6 +36,7 @@ struct Step {
   const KernelDef* kernel = nullptr;
   std::vector<int> inputs, outputs;  ///< slots; -1 for absent optional inputs/outputs
   KernelContext ctx;                 ///< prebuilt; tensors rebound each run
+  uint64_t constant_inputs = 0;      ///< bit i: input i is a constant slot (see constant_inputs())
   int plan_node = -1;                ///< index into Plan::nodes for reports
 };
 
@@ -53,6 +54,10 @@ struct Plan {
   std::vector<int> output_slots;      ///< per graph output (on the session device)
   std::vector<NodePlan> nodes;        ///< per graph node, for `porta ops`
   std::vector<Buffer> buffers;
+  /// With SessionOptions::keep_values: graph node outputs by name and the slot holding each
+  /// (kept out of the buffer pool), and those folded to constants when compiling.
+  std::vector<std::pair<std::string, int>> kept_slots;
+  std::vector<std::pair<std::string, Tensor>> kept_constants;
   bool allocated = false;
 };
 

@@ -271,22 +271,62 @@ Tensor Tensor::expand(const Shape& shape) const {
 
 namespace {
 
-// Copies a strided view between host buffers of the same dtype.
+// Copies a strided view between host buffers of the same dtype. Views that are contiguous on
+// both sides (the common case: clones, outputs handed to the caller) are one memcpy.
 void strided_copy_host(const char* src, const std::vector<int64_t>& src_strides, char* dst,
                        const std::vector<int64_t>& dst_strides, const Shape& shape, size_t elem) {
   int64_t n = shape_numel(shape);
   if (n == 0) return;
   int r = static_cast<int>(shape.size());
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t so = 0, d = 0;
-    for (int i = 0; i < r; ++i) {
-      so += idx[i] * src_strides[i];
-      d += idx[i] * dst_strides[i];
+  {
+    bool dense = true;
+    int64_t expected = 1;
+    for (int i = r - 1; i >= 0 && dense; --i) {
+      if (shape[i] == 1) continue;
+      dense = src_strides[i] == expected && dst_strides[i] == expected;
+      expected *= shape[i];
     }
-    std::memcpy(dst + d * static_cast<int64_t>(elem), src + so * static_cast<int64_t>(elem), elem);
-    for (int i = r - 1; i >= 0; --i) {
+    if (dense) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * elem);
+      return;
+    }
+  }
+  // Row by row along the innermost axis: offsets advance incrementally, and the row is a
+  // memcpy when it is dense on both sides, else a typed strided loop.
+  const int64_t inner = shape[r - 1], s_in = src_strides[r - 1], d_in = dst_strides[r - 1];
+  const bool dense_row = s_in == 1 && d_in == 1;
+  auto copy_row = [&](const char* s, char* d) {
+    if (dense_row) {
+      std::memcpy(d, s, static_cast<size_t>(inner) * elem);
+      return;
+    }
+    auto strided = [&](auto tag) {
+      using T = decltype(tag);
+      const T* ps = reinterpret_cast<const T*>(s);
+      T* pd = reinterpret_cast<T*>(d);
+      for (int64_t j = 0; j < inner; ++j) std::memcpy(pd + j * d_in, ps + j * s_in, sizeof(T));
+    };
+    switch (elem) {
+      case 1: strided(uint8_t{}); break;
+      case 2: strided(uint16_t{}); break;
+      case 4: strided(uint32_t{}); break;
+      case 8: strided(uint64_t{}); break;
+      default:
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(d + j * d_in * static_cast<int64_t>(elem), s + j * s_in * static_cast<int64_t>(elem), elem);
+    }
+  };
+  const int64_t rows = inner == 0 ? 0 : n / inner;
+  std::vector<int64_t> idx(r, 0);
+  int64_t so = 0, d = 0;  // element offsets of the current row's start
+  for (int64_t row = 0; row < rows; ++row) {
+    copy_row(src + so * static_cast<int64_t>(elem), dst + d * static_cast<int64_t>(elem));
+    for (int i = r - 2; i >= 0; --i) {
+      so += src_strides[i];
+      d += dst_strides[i];
       if (++idx[i] < shape[i]) break;
+      so -= src_strides[i] * shape[i];
+      d -= dst_strides[i] * shape[i];
       idx[i] = 0;
     }
   }

@@ -28,6 +28,9 @@ import numpy as np
 import torch
 from torch import nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import porta_ops  # noqa: E402  (porta's ai.porta custom ops)
+
 OPSET = 17
 
 
@@ -142,6 +145,56 @@ class Image(nn.Module):
         return self.fc(x)
 
 
+class DecoderBlock(nn.Module):
+    """A pre-norm decoder block on porta's custom ops: RmsNorm, RotaryEmbedding on Q and K,
+    causal ScaledDotProductAttention, output projection, RmsNorm, Linear + BiasGelu (tanh),
+    Linear; two residual connections. Exports to ai.porta nodes plus standard ones."""
+
+    def __init__(self, dim=64, heads=4, ff=160, max_seq=64):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.Parameter(1.0 + 0.1 * torch.randn(dim))
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm2 = nn.Parameter(1.0 + 0.1 * torch.randn(dim))
+        self.up = nn.Linear(dim, ff, bias=False)
+        self.up_bias = nn.Parameter(0.1 * torch.randn(ff))
+        self.down = nn.Linear(ff, dim)
+        cos, sin = porta_ops.rotary_tables(max_seq, dim // heads)
+        self.register_buffer("cos", cos)
+        self.register_buffer("sin", sin)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = porta_ops.rms_norm(x, self.norm1, epsilon=1e-6)
+        qkv = self.qkv(h).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        cos, sin = self.cos[:s], self.sin[:s]
+        q = porta_ops.rotary_embedding(qkv[0], cos, sin)
+        k = porta_ops.rotary_embedding(qkv[1], cos, sin)
+        a = porta_ops.scaled_dot_product_attention(q, k, qkv[2], causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+        h = porta_ops.rms_norm(x, self.norm2, epsilon=1e-6)
+        return x + self.down(porta_ops.bias_gelu(self.up(h), self.up_bias, approximate="tanh"))
+
+
+class ImageCustom(nn.Module):
+    """uint8 NHWC image -> porta's NormalizeImage (to f32 NCHW) -> a small CNN (two conv
+    blocks with BatchNorm, global average pool, Linear)."""
+
+    MEAN = (0.485, 0.456, 0.406)
+    STD = (0.229, 0.224, 0.225)
+
+    def __init__(self, classes=7):
+        super().__init__()
+        self.features = nn.Sequential(ConvBlock(3, 8), ConvBlock(8, 16))
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, image):
+        x = porta_ops.normalize_image(image, self.MEAN, self.STD, layout="NHWC")
+        return self.fc(torch.flatten(self.gap(self.features(x)), 1))
+
+
 def _randomize_batchnorm(module, gen):
     """Gives BatchNorm layers non-trivial running statistics and affine parameters, so that
     the exported normalization is actually exercised (fresh layers are the identity)."""
@@ -215,13 +268,24 @@ def build(name, batch=None):
                                 dtype=torch.uint8),)
         spec = Spec(name, m, inputs, ["image"], ["logits"],
                     {"image": {0: "batch"}, "logits": {0: "batch"}})
+    elif name == "decoder":
+        m = DecoderBlock()
+        inputs = (torch.randn(batch or 2, 24, 64, generator=gen),)
+        spec = Spec(name, m, inputs, ["hidden"], ["out"],
+                    {"hidden": {0: "batch", 1: "sequence"}, "out": {0: "batch", 1: "sequence"}})
+    elif name == "image_custom":
+        m = ImageCustom()
+        _randomize_batchnorm(m, gen)
+        inputs = (torch.randint(0, 256, (batch or 1, 40, 48, 3), generator=gen, dtype=torch.uint8),)
+        spec = Spec(name, m, inputs, ["image"], ["logits"],
+                    {"image": {0: "batch"}, "logits": {0: "batch"}})
     else:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     spec.module.eval()
     return spec
 
 
-MODELS = ["cnn", "mlp", "transformer", "lstm", "attention", "image"]
+MODELS = ["cnn", "mlp", "transformer", "lstm", "attention", "image", "decoder", "image_custom"]
 
 
 def export(spec, out_dir):
@@ -243,7 +307,8 @@ def export(spec, out_dir):
     torch.onnx.export(spec.module, spec.inputs, path, opset_version=OPSET,
                       input_names=spec.input_names, output_names=spec.output_names,
                       dynamic_axes=spec.dynamic_axes, do_constant_folding=True,
-                      training=torch.onnx.TrainingMode.PRESERVE)
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      custom_opsets=porta_ops.CUSTOM_OPSETS)
     model = onnx.load(path)
     onnx.checker.check_model(model)
     graph_inputs = [i.name for i in model.graph.input]

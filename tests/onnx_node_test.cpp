@@ -133,7 +133,10 @@ class OnnxNodeRun : public ::testing::Test {
     ASSERT_FALSE(c.data_sets.empty()) << c.dir << " has no test_data_set_*";
     fail_kind_ = "load";
     Model model = Model::load(c.dir + "/model.onnx");
-    Session session(model);
+    SessionOptions options;
+    // PORTA_ONNX_NODE_DEVICE=vulkan:0 (or any device) runs the cases there instead of cpu.
+    if (const char* d = std::getenv("PORTA_ONNX_NODE_DEVICE"); d && *d) options.device = Device::parse(d);
+    Session session(model, options);
     for (const std::string& set : c.data_sets) {
       fail_kind_ = "reading inputs";
       std::map<std::string, Tensor> inputs;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <numeric>
 
 #include "backends/vulkan/vk_context.hpp"
@@ -184,6 +186,17 @@ TEST(Vulkan, TensorsLargerThanOneBinding) {
   Resolution r = resolve_call(call, DType::f32);
   EXPECT_NE(r.path, Path::native);
   EXPECT_NE(r.reason.find("maxStorageBufferRange"), std::string::npos) << r.reason;
+  // An output that outgrows every input (Expand) declines too, before anything runs.
+  KernelContext expand;
+  expand.op = find_op("Expand");
+  expand.device = kVk;
+  expand.backend = &backend_for(kVk);
+  Attributes no_attrs;
+  expand.attrs = &no_attrs;
+  expand.inputs = {one, Tensor::from_values({static_cast<double>(n)}, {1}, DType::i64).to(kVk)};
+  Resolution er = resolve_call(expand, DType::f32);
+  EXPECT_NE(er.path, Path::native);
+  EXPECT_NE(er.reason.find("maxStorageBufferRange"), std::string::npos) << er.reason;
   call_op("Add", {da, one})[0].copy_to_host(got.data(), n * 4);
   for (int64_t i = 0; i < n; ++i)
     if (got[i] != a[i] + b[3]) {
@@ -205,6 +218,123 @@ TEST(Vulkan, TimestampTimerMeasuresDeviceTime) {
   Tensor y = call_op("Relu", {x})[0];
   timer->stop();
   EXPECT_GT(timer->elapsed_us(), 0.0);
+}
+
+}  // namespace
+}  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// Device throughput from timestamp queries (opt-in: PORTA_VULKAN_BENCH=1). Prints GB/s for
+// memory-bound ops next to the device's measured copy bandwidth, and GFLOP/s for MatMul.
+TEST(VulkanBench, DeviceTimesFromTimestamps) {
+  REQUIRE_VULKAN();
+  if (!std::getenv("PORTA_VULKAN_BENCH")) GTEST_SKIP() << "set PORTA_VULKAN_BENCH=1 to measure";
+  Backend& b = backend_for(kVk);
+  std::unique_ptr<Timer> timer = b.create_timer(0);
+  if (!timer) GTEST_SKIP() << "no timestamps on this device";
+  auto time_us = [&](const std::function<void()>& f) {
+    f();  // warm-up: pipelines, allocations
+    b.synchronize(0);
+    const int reps = 5;
+    timer->start();
+    for (int i = 0; i < reps; ++i) f();
+    timer->stop();
+    return timer->elapsed_us() / reps;
+  };
+  const int64_t n = 4096 * 4096;
+  Tensor a = random_tensor({4096, 4096}).to(kVk), c = random_tensor({4096, 4096}).to(kVk);
+  Tensor dst = Tensor::empty({4096, 4096}, DType::f32, kVk);
+  double bytes = n * 4.0;
+  double copy_us = time_us([&] { dst.copy_(a); });
+  double copy_gbs = 2 * bytes / copy_us / 1e3;
+  std::cout << "[ bench ] " << b.capabilities(0).name << "\n";
+  std::cout << "[ bench ] copy 64 MiB: " << copy_us << " us, " << copy_gbs << " GB/s (read+write)\n";
+  auto report = [&](const char* what, double us, double moved) {
+    double gbs = moved / us / 1e3;
+    std::cout << "[ bench ] " << what << ": " << us << " us, " << gbs << " GB/s (" << 100 * gbs / copy_gbs
+              << "% of copy)\n";
+  };
+  report("Add 4096x4096", time_us([&] { call_op("Add", {a, c}); }), 3 * bytes);
+  report("Relu 4096x4096", time_us([&] { call_op("Relu", {a}); }), 2 * bytes);
+  report("Softmax 4096x4096 (axis -1)", time_us([&] { call_op("Softmax", {a}); }), 2 * bytes);
+  Tensor m1 = random_tensor({1024, 1024}).to(kVk), m2 = random_tensor({1024, 1024}).to(kVk);
+  double mm_us = time_us([&] { call_op("MatMul", {m1, m2}); });
+  std::cout << "[ bench ] MatMul 1024^3: " << mm_us << " us, " << 2.0 * 1024 * 1024 * 1024 / mm_us / 1e3
+            << " GFLOP/s\n";
+  Tensor x = random_tensor({1, 64, 56, 56}).to(kVk), w = random_tensor({64, 64, 3, 3}).to(kVk);
+  Attributes conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  double conv_us = time_us([&] { call_op("Conv", {x, w}, conv); });
+  std::cout << "[ bench ] Conv 1x64x56x56, 64 3x3: " << conv_us << " us, "
+            << 2.0 * 64 * 56 * 56 * 64 * 9 / conv_us / 1e3 << " GFLOP/s\n";
+}
+
+}  // namespace
+}  // namespace porta::test
+
+namespace porta::test {
+namespace {
+
+// The conformance suite runs reductions with the device's preferred strategy (subgroup
+// arithmetic on lavapipe); this runs every case of the reducing ops again with the
+// shared-memory tree, so both strategies are checked against the float64 reference.
+// Runs every f32 case of the named ops on vulkan:0 against the float64 reference; returns how
+// many cases were checked.
+int check_cases(const std::vector<const char*>& names) {
+  int checked = 0;
+  for (const char* name : names) {
+    const OpSchema* op = find_op(name);
+    if (!op || !op->cases) continue;
+    for (const OpCase& c : op->cases()) {
+      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
+      std::vector<Tensor> host, dev;
+      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
+      for (auto& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
+      std::vector<Tensor> ref;
+      try {
+        ref = reference_op(name, host, c.attrs, c.num_outputs);
+      } catch (const Error&) {
+        continue;  // error cases are checked by the conformance suite
+      }
+      std::vector<Tensor> got = call_op(name, dev, c.attrs, c.num_outputs);
+      EXPECT_EQ(got.size(), ref.size()) << name << " " << c.name;
+      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+        if (!ref[i].defined()) continue;
+        double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype());
+        Comparison cmp = compare(got[i], ref[i], tol);
+        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
+      }
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+// The conformance suite runs reductions with the device's preferred strategy (subgroup
+// arithmetic on lavapipe); this runs every case of the reducing ops again with the
+// shared-memory tree, so both strategies are checked against the float64 reference.
+TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
+  REQUIRE_VULKAN();
+  vk::set_subgroup_reductions(false);
+  struct Restore {
+    ~Restore() { vk::set_subgroup_reductions(true); }
+  } restore;
+  EXPECT_GT(check_cases({"Softmax", "LogSoftmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ArgMax",
+                         "ArgMin", "LayerNormalization", "InstanceNormalization", "GlobalAveragePool",
+                         "GlobalMaxPool"}),
+            10);
+}
+
+// Conv runs as implicit GEMM in the conformance suite; the direct kernel (used for grids too
+// large for the GEMM) is checked here on the same cases.
+TEST(Vulkan, DirectConvMatchesReference) {
+  REQUIRE_VULKAN();
+  vk::set_conv_implicit_gemm(false);
+  struct Restore {
+    ~Restore() { vk::set_conv_implicit_gemm(true); }
+  } restore;
+  EXPECT_GT(check_cases({"Conv"}), 3);
 }
 
 }  // namespace

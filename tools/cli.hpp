@@ -44,5 +44,6 @@ std::vector<Device> parse_devices(const std::vector<std::string>& names);
 int cmd_devices(const Args& args);
 int cmd_run(const Args& args);
 int cmd_ops(const Args& args);
+int cmd_check(const Args& args);
 
 }  // namespace porta::cli

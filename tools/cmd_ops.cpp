@@ -1,5 +1,6 @@
 // porta ops — for every node of a model: what runs (native / composite / fallback:cpu /
 // folded) on a device, and why.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -25,22 +26,38 @@ int cmd_ops(const Args& args) {
   Model model = Model::load(path);
   std::map<std::string, Tensor> shapes = input_shapes(model, path, args);
   if (args.has("--all-devices")) {
-    std::vector<Device> devices = parse_devices({"all"});
+    // Every device of every built backend; an unavailable one gets a column that says so.
+    std::vector<Device> devices = all_devices();
     std::vector<std::vector<NodePlan>> plans;
-    for (Device d : devices) {
-      SessionOptions o;
-      o.device = d;
-      Session s(model, o);
-      plans.push_back(s.plan(shapes));
+    std::vector<std::string> unavailable(devices.size());
+    for (size_t k = 0; k < devices.size(); ++k) {
+      try {
+        SessionOptions o;
+        o.device = devices[k];
+        o.strict = args.has("--strict");
+        Session s(model, o);
+        plans.push_back(s.plan(shapes));
+      } catch (const BackendUnavailable& e) {
+        unavailable[k] = e.what();
+        plans.emplace_back();
+      }
     }
-    std::cout << std::left << std::setw(36) << "node" << std::setw(22) << "op";
+    size_t rows = 0;
+    for (auto& p : plans) rows = std::max(rows, p.size());
+    const std::vector<NodePlan>* names = nullptr;
+    for (auto& p : plans)
+      if (p.size() == rows) names = &p;
+    std::cout << std::left << std::setw(36) << "node" << std::setw(28) << "op";
     for (Device d : devices) std::cout << std::setw(26) << d.str();
     std::cout << "\n";
-    for (size_t i = 0; i < plans[0].size(); ++i) {
-      std::cout << std::setw(36) << plans[0][i].node << std::setw(22) << plans[0][i].op;
-      for (auto& p : plans) std::cout << std::setw(26) << cell(p[i]);
+    for (size_t i = 0; names && i < rows; ++i) {
+      std::cout << std::setw(36) << (*names)[i].node << std::setw(28) << (*names)[i].op;
+      for (size_t k = 0; k < devices.size(); ++k)
+        std::cout << std::setw(26) << (plans[k].empty() ? std::string("unavailable") : cell(plans[k][i]));
       std::cout << "\n";
     }
+    for (size_t k = 0; k < devices.size(); ++k)
+      if (!unavailable[k].empty()) std::cout << devices[k].str() << ": " << unavailable[k] << "\n";
     return 0;
   }
   SessionOptions o;

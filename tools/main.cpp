@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "tools/cli.hpp"
+#include "tools/cmd_bench.hpp"
 
 namespace {
 
@@ -15,6 +16,16 @@ usage:
                                         run a model (default: the bundled example)
   porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict]
                                         what runs for every node, and why
+  porta check MODEL.onnx [--devices D[,D...]] [--input NAME=FILE.npy]... [--tolerance T] [--strict]
+                                        every node's values on each device against the float64
+                                        reference; exits 1 when a node's relative error > T (1e-4)
+  porta bench [--op OP,...] [--device D,...|all] [--dtype T,...] [--case NAME,...]
+              [--min-runs N] [--min-time S] [--warmup N] [--max-case-time S]
+              [--json FILE] [--csv FILE] [--svg FILE] [--calibrate] [--compare A,B]
+  porta bench MODEL.onnx [--device D,...] [--batch 1,8,32]
+  porta bench --support [--markdown] | --list
+                                        time ops (or a model) per device against the
+                                        device's measured ceilings (docs/BENCH.md)
   porta version
 
 Devices: cpu, vulkan:N, cuda:N, hip:N, auto (best available), all (every available one).
@@ -43,6 +54,10 @@ int main(int argc, char** argv) {
                                      {"--profile", "--strict"}));
     if (cmd == "ops")
       return cli::cmd_ops(cli::parse(argc, argv, 2, {"--device", "--input"}, {"--all-devices", "--strict"}));
+    if (cmd == "check")
+      return cli::cmd_check(cli::parse(argc, argv, 2, {"--devices", "--input", "--tolerance"}, {"--strict"}));
+    if (cmd == "bench")
+      return cli::cmd_bench(cli::parse(argc, argv, 2, cli::bench::kValuedFlags, cli::bench::kSwitches));
     std::cerr << "porta: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   } catch (const porta::Error& e) {

@@ -1,6 +1,8 @@
 // porta cpu backend — oneDNN engine, per-thread streams and the primitive cache.
 #include "backends/cpu/dnnl_context.hpp"
 
+#include <omp.h>
+
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -50,6 +52,27 @@ dnnl::memory::desc strided_desc(const Shape& shape, const std::vector<int64_t>& 
   return dnnl::memory::desc(dims, dnnl_type(t), st);
 }
 
+dnnl::memory host_memory(const dnnl::memory::desc& desc, void* ptr) {
+  struct Entry {
+    void* ptr = nullptr;
+    dnnl::memory memory;
+  };
+  constexpr size_t kEntries = 64;
+  thread_local Entry entries[kEntries];
+  thread_local size_t next = 0;
+  if (ptr) {
+    for (Entry& e : entries)
+      if (e.ptr == ptr && e.memory.get_desc() == desc) return e.memory;
+  }
+  dnnl::memory made(desc, engine(), ptr);
+  if (ptr) {
+    Entry& e = entries[next++ % kEntries];
+    e.ptr = ptr;
+    e.memory = made;
+  }
+  return made;
+}
+
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, engine(), t.numel() ? t.raw_data() : nullptr);
 }
@@ -67,8 +90,13 @@ Cache& cache() {
 }
 }  // namespace
 
-std::shared_ptr<void> cached_primitive(const std::string& key,
+std::shared_ptr<void> cached_primitive(const std::string& key0,
                                        const std::function<std::shared_ptr<void>()>& make) {
+  // oneDNN sizes some primitives for the thread count current at creation, and porta runs
+  // small calls on one thread (kernels/cpu/thread_policy.hpp): keep one entry per count.
+  std::string key = key0;
+  key += "|threads=";
+  key += std::to_string(omp_get_max_threads());
   Cache& c = cache();
   {
     std::lock_guard lock(c.mutex);

@@ -22,11 +22,15 @@ dnnl::memory::data_type dnnl_type(DType t);
 dnnl::memory::desc plain_desc(const Shape& shape, DType t);
 /// Memory descriptor with explicit strides (in elements).
 dnnl::memory::desc strided_desc(const Shape& shape, const std::vector<int64_t>& strides, DType t);
+/// oneDNN memory over host memory at `ptr` (not owned, no copy) described by `desc`. The
+/// calling thread keeps its last 64 such objects and returns the same one for the same
+/// descriptor and pointer, so per-call wrapping allocates nothing once warm.
+dnnl::memory host_memory(const dnnl::memory::desc& desc, void* ptr);
 /// Wraps a cpu tensor's data as oneDNN memory (no copy).
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc);
 
 /// Returns the cached primitive for `key`, creating it with `make` on first use. Thread-safe.
-/// The cache holds at most a few thousand entries (least recently used evicted).
+/// Entries are kept per OpenMP thread count of the caller. The cache holds at most a few thousand entries (least recently used evicted).
 std::shared_ptr<void> cached_primitive(const std::string& key,
                                        const std::function<std::shared_ptr<void>()>& make);
 

@@ -195,5 +195,9 @@ InstanceState& instance_state();
 Context& context(int index);
 /// True while barriers may be recorded (test hook, vk_validation.hpp).
 bool barriers_enabled();
+/// False when a test forced shared-memory reductions (vk_validation.hpp).
+bool subgroup_reductions_enabled();
+/// False when a test forced the direct Conv kernel (vk_validation.hpp).
+bool conv_implicit_gemm_enabled();
 
 }  // namespace porta::vk

@@ -19,6 +19,8 @@ std::mutex g_validation_mutex;
 std::vector<std::string> g_validation_errors;
 std::function<void(const std::string&)> g_validation_listener;
 bool g_barriers = true;
+bool g_subgroup_reductions = true;
+bool g_conv_gemm = true;
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
@@ -249,9 +251,10 @@ InstanceState& instance_state() {
 }
 
 Context& context(int index) {
-  static std::mutex m;
+  // Leaked on purpose: tensors released during static destruction still reach their context.
+  static std::mutex* m = new std::mutex();
   static std::vector<std::unique_ptr<Context>>* contexts = new std::vector<std::unique_ptr<Context>>();
-  std::lock_guard lock(m);
+  std::lock_guard lock(*m);
   InstanceState& s = instance_state();
   if (!s.error.empty()) throw BackendUnavailable(str("[vulkan:", index, "] ", s.error));
   if (index < 0 || index >= static_cast<int>(s.physical.size()))
@@ -281,6 +284,10 @@ void set_validation_listener(std::function<void(const std::string&)> listener) {
 }
 
 void set_barriers_enabled(bool enabled) { g_barriers = enabled; }
+void set_subgroup_reductions(bool enabled) { g_subgroup_reductions = enabled; }
+bool subgroup_reductions_enabled() { return g_subgroup_reductions; }
+void set_conv_implicit_gemm(bool enabled) { g_conv_gemm = enabled; }
+bool conv_implicit_gemm_enabled() { return g_conv_gemm; }
 
 const char* result_name(VkResult r) {
   switch (r) {

@@ -20,5 +20,10 @@ void set_validation_listener(std::function<void(const std::string&)> listener);
 /// Test hook: when false, dispatches are recorded without the barriers hazards need (to show
 /// that synchronization validation catches a missing barrier). Default true.
 void set_barriers_enabled(bool enabled);
+/// Test hook: when false, reductions use the shared-memory tree instead of subgroup
+/// arithmetic, so both strategies can be checked on one device. Default true.
+void set_subgroup_reductions(bool enabled);
+/// Test hook: when false, Conv uses the direct kernel instead of the implicit GEMM. Default true.
+void set_conv_implicit_gemm(bool enabled);
 
 }  // namespace porta::vk

@@ -50,6 +50,10 @@ struct SessionOptions {
   Device device = Device::cpu();
   bool strict = false;   ///< refuse CPU fallback
   bool profile = false;  ///< time every node
+  /// Keep every value that a graph node computes (not only the graph outputs) after each run,
+  /// readable with Session::values(); such values get their own buffers instead of pooled
+  /// ones, so this costs memory. For debugging and `porta check`.
+  bool keep_values = false;
 };
 
 /// Where one node runs and why (for `porta ops`).
@@ -88,6 +92,10 @@ class Session {
   std::vector<NodePlan> plan(const std::map<std::string, Tensor>& inputs);
   /// Per-node times of the last run (with options.profile).
   const std::vector<NodeProfile>& profile() const;
+  /// With options.keep_values: every value the graph's nodes computed in the last run, by
+  /// ONNX value name, on the device that computed it (folded constants on cpu). Empty before
+  /// the first run or without keep_values.
+  std::map<std::string, Tensor> values() const;
   /// Peak bytes of intermediate buffers of the last compiled plan, per device.
   std::map<std::string, size_t> peak_memory() const;
   const Model& model() const;

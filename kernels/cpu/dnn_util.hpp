@@ -4,7 +4,9 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,27 +17,45 @@
 
 namespace porta::cpu {
 
-inline std::string key_part(const std::vector<int64_t>& v) { return shape_str(v); }
-inline std::string key_part(DType t) { return std::string(dtype_name(t)); }
-inline std::string key_part(const std::string& s) { return s; }
-inline std::string key_part(const char* s) { return s; }
-inline std::string key_part(int64_t v) { return std::to_string(v); }
-inline std::string key_part(int v) { return std::to_string(v); }
-inline std::string key_part(bool v) { return v ? "1" : "0"; }
-// Exact (hexadecimal) so attributes differing in the last bit never share a primitive.
-inline std::string key_part(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
+// Key parts are appended without streams or printf: keys are built on every call of a
+// oneDNN-backed kernel, so their cost is part of each small op's overhead.
+inline void append_int(std::string& k, int64_t v) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  k.append(buf, res.ptr);
 }
-
+inline void key_append(std::string& k, const std::vector<int64_t>& v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) k += 'x';
+    append_int(k, v[i]);
+  }
+  if (v.empty()) k += "scalar";
+}
+inline void key_append(std::string& k, DType t) { k += dtype_name(t); }
+inline void key_append(std::string& k, const std::string& s) { k += s; }
+inline void key_append(std::string& k, const char* s) { k += s; }
+inline void key_append(std::string& k, int64_t v) { append_int(k, v); }
+inline void key_append(std::string& k, int v) { append_int(k, v); }
+inline void key_append(std::string& k, bool v) { k += v ? '1' : '0'; }
+// Exact: the double's bits in hex, so attributes differing in the last bit never share a
+// primitive.
+inline void key_append(std::string& k, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[16];
+  for (int i = 15; i >= 0; --i, bits >>= 4) buf[i] = kHex[bits & 15];
+  k.append(buf, 16);
+}
 
 /// "name|f32|2x3|4x5|..." — the primitive cache key for a call. Every value that changes the
 /// primitive (dtypes, shapes, attributes) must be part of it.
 template <typename... Parts>
 std::string dnn_key(std::string_view name, const Parts&... parts) {
-  std::string k(name);
-  ((k += '|', k += key_part(parts)), ...);
+  std::string k;
+  k.reserve(96);
+  k += name;
+  ((k += '|', key_append(k, parts)), ...);
   return k;
 }
 /// oneDNN dims from a porta shape.
@@ -47,9 +67,11 @@ inline void execute(const dnnl::primitive& prim, const std::unordered_map<int, d
   stream().wait();
 }
 
-/// Memory over a raw host pointer (which oneDNN never frees).
+/// Memory over a raw host pointer (which oneDNN never frees). Reuses the calling thread's
+/// recent memory objects for the same (descriptor, pointer): creating one allocates inside
+/// oneDNN, which was about a fifth of a small Gemm/LayerNorm call.
 inline dnnl::memory wrap_ptr(const dnnl::memory::desc& desc, const void* p) {
-  return dnnl::memory(desc, engine(), const_cast<void*>(p));
+  return host_memory(desc, const_cast<void*>(p));
 }
 
 /// A primitive, or the reason oneDNN refused to build it (so refusals are cached too and a

@@ -1,6 +1,7 @@
 // Gemm on cpu. f32: one oneDNN matmul whose source/weights descriptors carry transA/transB as
-// strides (no transposed copies), alpha as the output scale, and beta * C as a sum post-op over
-// a destination prefilled with C broadcast. f64: a plain loop.
+// strides (no transposed copies), alpha as the output scale, and C either as the primitive's
+// bias (alpha = beta = 1, the Linear layers PyTorch exports: no extra pass over y) or as a
+// beta * C sum post-op over a destination prefilled with C broadcast. f64: a plain loop.
 #include <cstring>
 
 #include "kernels/cpu/dnn_util.hpp"
@@ -12,6 +13,8 @@ struct GemmCall {
   int64_t m, n, k;
   bool ta, tb, has_c;
   double alpha, beta;
+  bool c_as_bias = false;  // C added by the primitive as a (broadcast) bias
+  Shape c_dims;            // C as 2-d {rows, cols} (1 where it broadcasts), when c_as_bias
 };
 
 GemmCall gemm_call(const KernelContext& ctx) {
@@ -25,6 +28,12 @@ GemmCall gemm_call(const KernelContext& ctx) {
   g.has_c = ctx.has_input(2) && at.get_float("beta") != 0.0;
   g.alpha = at.get_float("alpha");
   g.beta = at.get_float("beta");
+  if (g.has_c && g.alpha == 1.0 && g.beta == 1.0 && ctx.in(2).dtype() == DType::f32) {
+    const Shape& c = ctx.in(2).shape();
+    Shape dims = c.size() == 2 ? c : c.size() == 1 ? Shape{1, c[0]} : Shape{1, 1};
+    g.c_as_bias = c.size() <= 2;
+    g.c_dims = dims;
+  }
   return g;
 }
 
@@ -62,19 +71,20 @@ using GemmPrimitive = MaybePrimitive<dnnl::matmul>;
 void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   DType t = ctx.out(0).dtype();
   auto p = cached<GemmPrimitive>(
-      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta), [&] {
+      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias, g.c_dims), [&] {
         auto r = std::make_shared<GemmPrimitive>();
         try {
           auto a = strided_desc({g.m, g.k}, g.ta ? std::vector<int64_t>{1, g.m} : std::vector<int64_t>{g.k, 1}, t);
           auto b = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
           dnnl::primitive_attr attr;
           if (g.alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(g.alpha)});
-          if (g.has_c) {
+          if (g.has_c && !g.c_as_bias) {
             dnnl::post_ops ops;
             ops.append_sum(static_cast<float>(g.beta));
             attr.set_post_ops(ops);
           }
-          dnnl::matmul::desc d(a, b, plain_desc({g.m, g.n}, t));
+          auto bias = g.c_as_bias ? plain_desc(g.c_dims, t) : dnnl::memory::desc();
+          dnnl::matmul::desc d(a, b, bias, plain_desc({g.m, g.n}, t));
           r->pd = dnnl::matmul::primitive_desc(d, attr, engine());
           r->prim = dnnl::matmul(r->pd);
           r->ok = true;
@@ -86,10 +96,13 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   if (!p->ok)
     throw BackendError(str("[Gemm] oneDNN refused an ", g.m, "x", g.n, "x", g.k, " ", dtype_name(t),
                            " matmul: ", p->why));
-  if (g.has_c) fill_with_c(ctx, g);
-  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), ctx.in(0).raw_data())},
-                    {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), ctx.in(1).raw_data())},
-                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), ctx.out(0).raw_data())}});
+  if (g.has_c && !g.c_as_bias) fill_with_c(ctx, g);
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), ctx.in(0).raw_data())},
+      {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), ctx.in(1).raw_data())},
+      {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), ctx.out(0).raw_data())}};
+  if (g.c_as_bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), ctx.in(2).raw_data()));
+  execute(p->prim, args);
 }
 
 void gemm_cpu(KernelContext& ctx) {

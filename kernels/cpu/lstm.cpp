@@ -1,6 +1,8 @@
 // LSTM on cpu (f32, f64): all input projections in one product, then per step one
 // recurrent product for the whole batch and the gate update per batch entry. Own loops rather than oneDNN's
 // lstm_forward: that primitive has no sequence_lens and orders gates ifco, not ONNX's iofc.
+#include <limits>
+
 #include "kernels/cpu/rnn_common.hpp"
 #include "ops/rnn_util.hpp"
 
@@ -32,20 +34,32 @@ void lstm_typed(KernelContext& ctx) {
     for (int64_t step = 0; step < S; ++step) {
       // Recurrent products of every batch entry at once; entries past their length ignore theirs.
       gemm_abt(h.data(), Rd, hr.data(), N, G, H);
+      // Gates of one batch entry, ONNX order i, o, f, c: pre-activations summed into z, then
+      // activated a whole gate at a time (vectorized sigmoid / tanh for f32).
       parallel_for(N, std::max<int64_t>(1, 4096 / std::max<int64_t>(G, 1)), [&](int64_t b0, int64_t b1) {
+        std::vector<T> z(static_cast<size_t>(G)), tc(static_cast<size_t>(H));
         for (int64_t b = b0; b < b1; ++b) {
           if (step >= lens[b]) continue;
           int64_t t = reverse ? lens[b] - 1 - step : step;
           T *hb = h.data() + b * H, *cb = c.data() + b * H;
           const T *xb = xw.data() + (t * N + b) * G, *g = hr.data() + b * G;
-          for (int64_t j = 0; j < H; ++j) {
-            T i_gate = sigmoid(clip_to(xb[j] + g[j] + (Pd ? Pd[j] * cb[j] : T(0)), clip));
-            T f_gate = sigmoid(clip_to(xb[2 * H + j] + g[2 * H + j] + (Pd ? Pd[2 * H + j] * cb[j] : T(0)), clip));
-            T cand = std::tanh(clip_to(xb[3 * H + j] + g[3 * H + j], clip));
-            cb[j] = f_gate * cb[j] + i_gate * cand;
-            T o_gate = sigmoid(clip_to(xb[H + j] + g[H + j] + (Pd ? Pd[H + j] * cb[j] : T(0)), clip));
-            hb[j] = o_gate * std::tanh(cb[j]);
-          }
+          T *zi = z.data(), *zo = zi + H, *zf = zi + 2 * H, *zc = zi + 3 * H;
+          for (int64_t j = 0; j < G; ++j) z[j] = xb[j] + g[j];
+          if (Pd)
+            for (int64_t j = 0; j < H; ++j) {
+              zi[j] += Pd[j] * cb[j];
+              zf[j] += Pd[2 * H + j] * cb[j];
+            }
+          sigmoid_run(zi, H, clip);
+          sigmoid_run(zf, H, clip);
+          tanh_run(zc, H, clip);
+          for (int64_t j = 0; j < H; ++j) cb[j] = zf[j] * cb[j] + zi[j] * zc[j];
+          if (Pd)
+            for (int64_t j = 0; j < H; ++j) zo[j] += Pd[H + j] * cb[j];  // peephole sees the new cell
+          sigmoid_run(zo, H, clip);
+          std::copy_n(cb, H, tc.data());
+          tanh_run(tc.data(), H, std::numeric_limits<double>::infinity());  // no clip on the cell
+          for (int64_t j = 0; j < H; ++j) hb[j] = zo[j] * tc[j];
           if (Y) std::copy_n(hb, H, Y + ((t * n.directions + d) * N + b) * H);
         }
       });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/vec_math.hpp"
 
 namespace porta::cpu {
 
@@ -39,6 +40,27 @@ void project(const T* x, const T* w, const T* bias_a, const T* bias_b, int64_t r
 template <typename T>
 inline T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
+}
+
+/// p[i] = sigmoid(clip_to(p[i])) / tanh(clip_to(p[i])) over n values: vectorized for float
+/// (kernels/cpu/vec_math.hpp), libm for double.
+template <typename T>
+inline void clip_run(T* p, int64_t n, double clip) {
+  if (std::isinf(clip)) return;
+  const T lo = static_cast<T>(-clip), hi = static_cast<T>(clip);
+  for (int64_t i = 0; i < n; ++i) p[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
+}
+template <typename T>
+inline void sigmoid_run(T* p, int64_t n, double clip) {
+  clip_run(p, n, clip);
+  if constexpr (std::is_same_v<T, float>) vec::sigmoid_f32(p, p, n);
+  else for (int64_t i = 0; i < n; ++i) p[i] = T(1) / (T(1) + std::exp(-p[i]));
+}
+template <typename T>
+inline void tanh_run(T* p, int64_t n, double clip) {
+  clip_run(p, n, clip);
+  if constexpr (std::is_same_v<T, float>) vec::tanh_f32(p, p, n);
+  else for (int64_t i = 0; i < n; ++i) p[i] = std::tanh(p[i]);
 }
 
 /// Clamps to [-clip, clip]; clip is +inf when the attribute is absent.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise_cpu.hpp"
+#include "kernels/cpu/vec_math.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -43,6 +44,15 @@ void neg_cpu(KernelContext& ctx) {
   });
 }
 
+// Erf: f32 through the vectorized polynomial (oneDNN has no erf eltwise; libm's erff is a
+// scalar call and was GELU's cost), other float dtypes through libm.
+void erf_cpu(KernelContext& ctx) {
+  if (ctx.in(0).dtype() != DType::f32) return ew::unary_apply<kFloats>(ctx, [](auto x) { return std::erf(x); });
+  const float* x = ctx.in(0).data<float>();
+  float* y = ctx.out(0).data<float>();
+  parallel_for(ctx.in(0).numel(), ew::kGrain, [&](int64_t b, int64_t e) { vec::erf_f32(x + b, y + b, e - b); });
+}
+
 }  // namespace
 
 PORTA_REGISTER_KERNEL(Abs, cpu, kNumeric, abs_cpu)
@@ -58,7 +68,7 @@ PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
                                   [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }))
 PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats, loop_unary([](auto x) { return std::sqrt(x); }))
 PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
-PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, loop_unary([](auto x) { return std::erf(x); }))
+PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, erf_cpu)
 PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, loop_unary([](auto x) { return std::sin(x); }))
 PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, loop_unary([](auto x) { return std::cos(x); }))
 PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, loop_unary([](auto x) { return std::floor(x); }))

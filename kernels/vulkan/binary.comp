@@ -49,11 +49,15 @@ void main() {
   uint i = global_index();
   if (i >= p.n) return;
   uint ia = 0, ib = 0, rest = i;
-  for (int d = int(p.rank) - 1; d >= 0; --d) {
+  // Inner axes by division; the outermost takes what is left (no division: cheaper on
+  // devices that emulate integer division, and the common same-shape case has one axis).
+  for (int d = int(p.rank) - 1; d > 0; --d) {
     uint coord = rest % p.shape[d];
     rest /= p.shape[d];
     ia += coord * p.stride_a[d];
     ib += coord * p.stride_b[d];
   }
+  ia += rest * p.stride_a[0];
+  ib += rest * p.stride_b[0];
   c[i] = STORAGE(apply(float(a[ia]), float(b[ib])));
 }

@@ -35,11 +35,13 @@ void main() {
   if (i >= p.n) return;
   int s = p.src_base;
   uint d = p.dst_base, rest = i;
-  for (int k = int(p.rank) - 1; k >= 0; --k) {
+  for (int k = int(p.rank) - 1; k > 0; --k) {
     uint c = rest % p.shape[k];
     rest /= p.shape[k];
     s += int(c % p.src_mod[k]) * p.src_stride[k];
     d += c * p.dst_stride[k];
   }
+  s += int(rest % p.src_mod[0]) * p.src_stride[0];
+  d += rest * p.dst_stride[0];
   dst[d] = src[s];
 }

@@ -13,7 +13,7 @@ void run_norm(KernelContext& ctx, int64_t rows, int64_t R, int64_t C, bool chann
   Launch l;
   l.shader = "norm";
   l.variant = variant_for(x.dtype());
-  l.spec = {channel_affine ? 1 : 0, device_caps(ctx).subgroup_arithmetic ? 1 : 0, stats ? 1 : 0};
+  l.spec = {channel_affine ? 1 : 0, reduction_strategy(ctx), stats ? 1 : 0};
   // Without statistics the mean/inv_std bindings are never written; y stands in for them.
   const Tensor& mean = stats ? ctx.out(1) : y;
   const Tensor& inv_std = stats ? ctx.out(2) : y;
@@ -43,6 +43,7 @@ void layer_norm_vulkan(KernelContext& ctx) {
 }
 
 std::string layer_norm_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   const Tensor& x = ctx.in(0);
   int r = x.rank();
@@ -70,6 +71,7 @@ void instance_norm_vulkan(KernelContext& ctx) {
 }
 
 std::string instance_norm_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (ctx.in(0).rank() < 3) return "input of rank below 3";
   return fits_bindings(ctx);

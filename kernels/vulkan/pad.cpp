@@ -1,5 +1,5 @@
-// Pad on vulkan, constant mode: fill.comp writes the constant everywhere, then copy.comp
-// places the (possibly cropped, for negative pads) input inside. Other modes decline.
+// Pad on vulkan. Constant mode: fill.comp writes the constant everywhere, then copy.comp
+// places the (possibly cropped, for negative pads) input inside. Edge and reflect: pad.comp.
 #include <cstring>
 
 #include "kernels/vulkan/movement.hpp"
@@ -26,6 +26,31 @@ void pad_vulkan(KernelContext& ctx) {
     before[axes[i]] = static_cast<int64_t>(pv[i]);
     after[axes[i]] = static_cast<int64_t>(pv[i + axes.size()]);
   }
+  std::string mode = ctx.attrs->get_string("mode", "constant");
+  if (mode != "constant") {
+    if (y.numel() == 0) return;
+    for (int i = 0; i < r; ++i)
+      if (x.shape()[i] == 0) throw ShapeError(str("[Pad] ", mode, " mode cannot pad the empty axis ", i));
+    Launch l;
+    l.shader = "pad";
+    size_t size = dtype_size(y.dtype());
+    l.variant = size == 8 ? "b64" : size == 2 ? "b16" : size == 1 ? "b8" : "b32";
+    l.spec = {mode == "edge" ? 1 : 2};
+    l.args = {input(x), output(y)};
+    l.push_u(y.numel());
+    l.push_u(r);
+    for (int k = 0; k < 3; ++k)
+      for (int i = 0; i < kMaxRank; ++i) {
+        if (i >= r) {
+          l.push_i(k == 2 ? 0 : 1);
+          continue;
+        }
+        l.push_i(k == 0 ? y.shape()[i] : k == 1 ? x.shape()[i] : before[i]);
+      }
+    set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
+    launch(ctx, std::move(l));
+    return;
+  }
   uint64_t bits = 0;
   if (ctx.has_input(2) && ctx.in(2).numel() > 0) {
     Tensor v = ctx.in(2).to(Device::cpu()).contiguous();
@@ -47,7 +72,7 @@ void pad_vulkan(KernelContext& ctx) {
 
 std::string pad_supports(const KernelContext& ctx) {
   std::string mode = ctx.attrs->get_string("mode", "constant");
-  if (mode != "constant") return str("mode '", mode, "' has no vulkan kernel (constant only)");
+  if (mode != "constant" && mode != "edge" && mode != "reflect") return str("mode '", mode, "'");
   if (ctx.has_input(2) && ctx.in(2).dtype() != ctx.in(0).dtype()) return "constant_value has another dtype";
   if (auto why = movable(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;

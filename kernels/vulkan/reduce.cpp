@@ -83,7 +83,7 @@ void reduce_vulkan(KernelContext& ctx, int op) {
   Launch l;
   l.shader = "reduce";
   l.variant = variant_for(x.dtype());
-  l.spec = {op, device_caps(ctx).subgroup_arithmetic ? 1 : 0, ctx.attrs->get_int("select_last_index", 0) ? 1 : 0};
+  l.spec = {op, reduction_strategy(ctx), ctx.attrs->get_int("select_last_index", 0) ? 1 : 0};
   l.args = {input(x), output(y), output(y)};
   l.push_u(rows);
   l.push_u(R);
@@ -96,6 +96,7 @@ template <int Op>
 void reduce_op_vulkan(KernelContext& ctx) { reduce_vulkan(ctx, Op); }
 
 std::string reduce_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
   return fits_bindings(ctx);

@@ -20,7 +20,7 @@ void softmax_vulkan(KernelContext& ctx) {
   Launch l;
   l.shader = "softmax";
   l.variant = variant_for(x.dtype());
-  l.spec = {Log, device_caps(ctx).subgroup_arithmetic ? 1 : 0};
+  l.spec = {Log, reduction_strategy(ctx)};
   l.args = {input(x), output(y)};
   l.push_u(rows);
   l.push_u(R);
@@ -30,6 +30,7 @@ void softmax_vulkan(KernelContext& ctx) {
 }
 
 std::string softmax_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   return fits_bindings(ctx);
 }

@@ -74,6 +74,53 @@ std::string fits_bindings(const KernelContext& ctx) {
     if (auto why = check_one(ctx.inputs[i], "input", i); !why.empty()) return why;
   for (size_t i = 0; i < ctx.outputs.size(); ++i)
     if (auto why = check_one(ctx.outputs[i], "output", i); !why.empty()) return why;
+  if (ctx.outputs.empty() && ctx.op && ctx.op->infer) {
+    // Eager calls ask before outputs exist: infer their sizes (an output may outgrow every
+    // input, e.g. Expand or a broadcast). Errors are left to the call itself.
+    InferContext infer;
+    infer.op = ctx.op;
+    infer.attrs = ctx.attrs;
+    std::vector<Tensor> host(ctx.inputs.size());
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      ValueInfo v;
+      v.present = ctx.inputs[i].defined();
+      if (v.present) {
+        v.shape = ctx.inputs[i].shape();
+        v.dtype = ctx.inputs[i].dtype();
+        for (int h : ctx.op->host_inputs)
+          if (h == static_cast<int>(i)) {
+            host[i] = ctx.inputs[i].to(Device::cpu());
+            v.value = &host[i];
+          }
+      }
+      infer.inputs.push_back(v);
+    }
+    int n = ctx.op->max_outputs() >= 0 ? ctx.op->max_outputs() : std::max(1, ctx.op->min_outputs());
+    infer.outputs.resize(static_cast<size_t>(n));
+    try {
+      ctx.op->infer(infer);
+    } catch (const Error&) {
+      return "";
+    }
+    for (size_t i = 0; i < infer.outputs.size(); ++i) {
+      const ValueInfo& o = infer.outputs[i];
+      size_t bytes = static_cast<size_t>(shape_numel(o.shape)) * dtype_size(o.dtype);
+      if (bytes > caps.max_storage_range)
+        return str("output ", i, " would have ", bytes, " bytes, more than the device's maxStorageBufferRange (",
+                   caps.max_storage_range, ")");
+    }
+  }
+  return "";
+}
+
+int32_t reduction_strategy(const KernelContext& ctx) {
+  return device_caps(ctx).subgroup_arithmetic && subgroup_reductions_enabled() ? 1 : 0;
+}
+
+std::string reductions_ok(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (!caps.subgroup_basic || !caps.subgroup_arithmetic)
+    return "the device has no subgroup arithmetic in compute shaders (reduction shaders declare it)";
   return "";
 }
 

@@ -51,6 +51,11 @@ void launch(const KernelContext& ctx, Launch l);
 /// Declines (returns the reason) when any input or output is larger than one binding may be
 /// or has more elements than 32-bit indexing reaches; "" otherwise.
 std::string fits_bindings(const KernelContext& ctx);
+/// Reduction strategy for reduce.glsl's SUBGROUPS constant: 1 = subgroup arithmetic, 0 =
+/// shared-memory tree (forced by a test hook).
+int32_t reduction_strategy(const KernelContext& ctx);
+/// Declines when the device lacks the subgroup arithmetic reduce.glsl's modules declare.
+std::string reductions_ok(const KernelContext& ctx);
 /// Declines when the dispatch dtype is f16 but the device lacks 16-bit storage.
 std::string fp16_ok(const KernelContext& ctx, DType dtype);
 

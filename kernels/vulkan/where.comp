@@ -32,12 +32,15 @@ void main() {
   uint i = global_index();
   if (i >= p.n) return;
   uint ic = 0, ix = 0, iy = 0, rest = i;
-  for (int d = int(p.rank) - 1; d >= 0; --d) {
+  for (int d = int(p.rank) - 1; d > 0; --d) {
     uint c = rest % p.shape[d];
     rest /= p.shape[d];
     ic += c * p.stride_c[d];
     ix += c * p.stride_x[d];
     iy += c * p.stride_y[d];
   }
+  ic += rest * p.stride_c[0];
+  ix += rest * p.stride_x[0];
+  iy += rest * p.stride_y[0];
   out_[i] = uint(cond[ic]) != 0u ? x[ix] : y[iy];
 }

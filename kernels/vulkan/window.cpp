@@ -1,4 +1,5 @@
-// MaxPool, AveragePool (pool.comp), Conv, ConvTranspose (conv.comp, direct), and the global
+// MaxPool, AveragePool (pool.comp), Conv (conv_gemm.comp: implicit GEMM), ConvTranspose
+// (conv.comp, direct; also Conv when the GEMM grid exceeds the device), and the global
 // pools (reduce.comp over the spatial axes) on vulkan. Geometry comes from the op definitions'
 // own helpers (ops/window.hpp, ops/pool.hpp) so kernel and reference agree on pads, auto_pad
 // and ceil_mode.
@@ -68,6 +69,34 @@ void conv_vulkan(KernelContext& ctx, bool transposed) {
   if (group <= 0 || c_in % group || c_out % group)
     throw ShapeError(str("[", ctx.op->name, "] group ", group, " does not divide channels ", c_in, " -> ", c_out));
   bool bias = ctx.has_input(2);
+  const DeviceCaps& caps = device_caps(ctx);
+  int64_t osize = shape_numel(g.out);
+  uint64_t gx = static_cast<uint64_t>((y.dim(0) * osize + 63) / 64), gy = static_cast<uint64_t>((c_out / group + 63) / 64);
+  if (!transposed && conv_implicit_gemm_enabled() && gx <= caps.max_groups[0] && gy <= caps.max_groups[1] &&
+      static_cast<uint64_t>(group) <= caps.max_groups[2]) {
+    // Implicit GEMM (tiled); the direct kernel below serves ConvTranspose and huge grids.
+    Launch l;
+    l.shader = "conv_gemm";
+    l.variant = variant_for(x.dtype());
+    l.args = {input(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
+    l.push_u(y.dim(0));
+    l.push_u(g.spatial());
+    l.push_i(c_in);
+    l.push_i(c_out);
+    l.push_i(group);
+    push3(l, g.in);
+    push3(l, g.out);
+    push3(l, g.kernel);
+    push3(l, g.strides);
+    push3(l, g.pad_begin, 0);
+    push3(l, g.dilations);
+    l.push_u(bias ? 1 : 0);
+    l.groups[0] = static_cast<uint32_t>(gx);
+    l.groups[1] = static_cast<uint32_t>(gy);
+    l.groups[2] = static_cast<uint32_t>(group);
+    launch(ctx, std::move(l));
+    return;
+  }
   Launch l;
   l.shader = "conv";
   l.variant = variant_for(x.dtype());
@@ -111,7 +140,7 @@ void global_pool_vulkan(KernelContext& ctx) {
   Launch l;
   l.shader = "reduce";
   l.variant = variant_for(x.dtype());
-  l.spec = {Max ? 2 : 1, device_caps(ctx).subgroup_arithmetic ? 1 : 0, 0};
+  l.spec = {Max ? 2 : 1, reduction_strategy(ctx), 0};
   l.args = {input(x), output(y), output(y)};
   l.push_u(rows);
   l.push_u(R);
@@ -121,6 +150,7 @@ void global_pool_vulkan(KernelContext& ctx) {
 }
 
 std::string global_pool_supports(const KernelContext& ctx) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (ctx.in(0).rank() < 2) return "input of rank below 2";
   return fits_bindings(ctx);

@@ -1,0 +1,31 @@
+// porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
+// BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding).
+//
+// Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
+// (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
+// CPU has them. Arrays may have any length (tails are handled); inputs and outputs may alias
+// only where a function says so. Accuracy: exp within 2 ulp-ish (relative error < 3e-7 for
+// results above FLT_MIN; 0 for x < -87.3; NaN stays NaN), erf and tanh within 3e-7 absolute.
+#pragma once
+#include <cstdint>
+
+namespace porta::cpu::vmath {
+
+/// Largest element (-inf for n = 0); NaN elements are ignored.
+float max_f32(const float* x, int64_t n);
+/// x[i] = exp(x[i] - shift) in place; returns the sum of the new values.
+float exp_shifted_sum_f32(float* x, float shift, int64_t n);
+/// x[i] *= factor in place.
+void scale_f32(float* x, float factor, int64_t n);
+/// Sum of x[i]^2 (float lanes, then added in double).
+double sum_squares_f32(const float* x, int64_t n);
+/// y[i] = x[i] * factor * scale[i] (y may alias x).
+void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n);
+/// y[i] = gelu(x[i] + bias[i]), erf form (approximate = "none").
+void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n);
+/// y[i] = gelu(x[i] + bias[i]), tanh form (approximate = "tanh").
+void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n);
+/// y[i] = x[i] * a + b for u8 x (one channel plane).
+void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n);
+
+}  // namespace porta::cpu::vmath

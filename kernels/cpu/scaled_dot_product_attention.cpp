@@ -1,0 +1,132 @@
+// ScaledDotProductAttention on cpu (f32): fused attention with a streaming ("online") softmax.
+//
+// Work is split into tasks of (batch*head, block of kQueryBlock queries). A task walks the keys
+// in blocks of kKeyBlock: S = scale * Q_blk K_blk^T (oneDNN sgemm), + Mask, causal entries set
+// to -inf, then per query row the running max m and sum l are updated, the row's accumulator
+// is rescaled by exp(m_old - m_new), and P V_blk is added (sgemm). Memory per task is
+// kQueryBlock x (kKeyBlock + Dv) floats: no Sq x Skv matrix exists. With causal, key blocks
+// past the task's last query are skipped. Declines D or Dv > 128 (the composite runs).
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/custom_vmath.hpp"
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta::cpu {
+namespace {
+
+constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kKeyBlock = 256;
+constexpr int64_t kMaxHeadDim = 128;
+
+// Row-major C = alpha op(A) op(B) + beta C through oneDNN (single-threaded inside our tasks).
+void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  dnnl_status_t st = dnnl_sgemm('N', transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success)
+    throw BackendError(str("[ScaledDotProductAttention] dnnl_sgemm failed (status ", static_cast<int>(st), ") for ",
+                           m, "x", n, "x", k));
+}
+
+std::string sdpa_supports(const KernelContext& ctx) {
+  int64_t d = ctx.in(0).shape()[3], dv = ctx.in(2).shape()[3];
+  if (d > kMaxHeadDim || dv > kMaxHeadDim)
+    return str("head sizes D = ", d, ", Dv = ", dv, " exceed ", kMaxHeadDim,
+               " (the fused kernel keeps a query block's accumulators in cache)");
+  return "";
+}
+
+struct Problem {
+  int64_t B, H, Sq, D, Skv, Dv;
+  float scale;
+  bool causal;
+  const float *q, *k, *v, *mask;
+  std::vector<int64_t> mask_strides;  // broadcast to B,H,Sq,Skv (0 along broadcast axes)
+  float* y;
+};
+
+// One task: queries [i0, i0 + rows) of head bh.
+void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::vector<float>& s,
+                  std::vector<float>& acc, std::vector<float>& m, std::vector<float>& l) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const float* qp = p.q + (bh * p.Sq + i0) * p.D;
+  const float* kp = p.k + bh * p.Skv * p.D;
+  const float* vp = p.v + bh * p.Skv * p.Dv;
+  std::fill(acc.begin(), acc.begin() + rows * p.Dv, 0.f);
+  std::fill(m.begin(), m.begin() + rows, ninf);
+  std::fill(l.begin(), l.begin() + rows, 0.f);
+  int64_t kv_end = p.causal ? std::min(p.Skv, i0 + rows) : p.Skv;
+  const float* mask_bh = p.mask ? p.mask + (bh / p.H) * p.mask_strides[0] + (bh % p.H) * p.mask_strides[1] : nullptr;
+  for (int64_t j0 = 0; j0 < kv_end; j0 += kKeyBlock) {
+    int64_t cols = std::min(kKeyBlock, kv_end - j0);
+    sgemm('T', rows, cols, p.D, p.scale, qp, p.D, kp + j0 * p.D, p.D, 0.f, s.data(), cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* srow = s.data() + r * cols;
+      int64_t i = i0 + r;
+      if (mask_bh) {
+        const float* mrow = mask_bh + i * p.mask_strides[2] + j0 * p.mask_strides[3];
+        int64_t ms = p.mask_strides[3];
+        for (int64_t c = 0; c < cols; ++c) srow[c] += mrow[c * ms];
+      }
+      if (p.causal)
+        for (int64_t c = std::max<int64_t>(0, i + 1 - j0); c < cols; ++c) srow[c] = ninf;
+      float m_new = std::max(m[r], vmath::max_f32(srow, cols));
+      if (m_new == ninf) {  // every key so far is hidden from this query: nothing to add yet
+        std::fill(srow, srow + cols, 0.f);
+        continue;
+      }
+      float rescale = std::exp(m[r] - m_new);  // 0 when m[r] = -inf
+      float sum = vmath::exp_shifted_sum_f32(srow, m_new, cols);
+      l[r] = l[r] * rescale + sum;
+      m[r] = m_new;
+      if (rescale != 1.f) vmath::scale_f32(acc.data() + r * p.Dv, rescale, p.Dv);
+    }
+    sgemm('N', rows, p.Dv, cols, 1.f, s.data(), cols, vp + j0 * p.Dv, p.Dv, 1.f, acc.data(), p.Dv);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yrow = p.y + (bh * p.Sq + i0 + r) * p.Dv;
+    // A query no key is visible to gives NaN, as softmax over only -inf does.
+    float inv = m[r] == ninf ? std::numeric_limits<float>::quiet_NaN() : 1.f / l[r];
+    for (int64_t t = 0; t < p.Dv; ++t) yrow[t] = acc[r * p.Dv + t] * inv;
+  }
+}
+
+void sdpa_cpu(KernelContext& ctx) {
+  const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
+  Problem p{qs[0], qs[1], qs[2], qs[3], ks[2], vs[3], 0.f, false, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  p.y = y.data<float>();
+  if (p.Skv == 0) {  // an empty weighted sum
+    std::fill(p.y, p.y + y.numel(), 0.f);
+    return;
+  }
+  p.scale = static_cast<float>(ctx.attrs->has("scale") ? ctx.attrs->get_float("scale")
+                                                        : 1.0 / std::sqrt(static_cast<double>(p.D)));
+  p.causal = ctx.attrs->get_int("causal") != 0;
+  p.q = ctx.in(0).data<float>();
+  p.k = ctx.in(1).data<float>();
+  p.v = ctx.in(2).data<float>();
+  if (ctx.has_input(3)) {
+    p.mask = ctx.in(3).data<float>();
+    p.mask_strides = broadcast_strides(ctx.in(3), {p.B, p.H, p.Sq, p.Skv});
+  }
+  int64_t blocks = (p.Sq + kQueryBlock - 1) / kQueryBlock;
+  parallel_for(p.B * p.H * blocks, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<float> s(kQueryBlock * kKeyBlock), acc(kQueryBlock * p.Dv), m(kQueryBlock), l(kQueryBlock);
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t bh = t / blocks, i0 = (t % blocks) * kQueryBlock;
+      attend_block(p, bh, i0, std::min(kQueryBlock, p.Sq - i0), s, acc, m, l);
+    }
+  });
+}
+
+}  // namespace
+
+PORTA_REGISTER_KERNEL_IF(ScaledDotProductAttention, cpu, kF32, sdpa_cpu, sdpa_supports)
+
+}  // namespace porta::cpu

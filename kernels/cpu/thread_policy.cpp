@@ -1,0 +1,115 @@
+// porta cpu kernels — thresholds of the per-call thread policy (see thread_policy.hpp).
+#include "kernels/cpu/thread_policy.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "runtime/eager.hpp"
+
+namespace porta::cpu {
+namespace {
+
+double env_number(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  return end && *end == '\0' && d >= 0 ? d : fallback;
+}
+
+}  // namespace
+
+// 512 KiB at ~10 GB/s of one core, 5 MFLOP at ~100 GFLOP/s: about 50 µs of work each.
+size_t parallel_min_bytes() {
+  static const size_t v = static_cast<size_t>(env_number("PORTA_PARALLEL_MIN_BYTES", 512.0 * 1024));
+  return v;
+}
+
+double parallel_min_flops() {
+  static const double v = env_number("PORTA_PARALLEL_MIN_FLOPS", 5e6);
+  return v;
+}
+
+size_t call_bytes(const KernelContext& ctx) {
+  size_t bytes = 0;
+  for (const Tensor& t : ctx.inputs)
+    if (t.defined()) bytes += t.nbytes();
+  for (const Tensor& t : ctx.outputs)
+    if (t.defined()) bytes += t.nbytes();
+  return bytes;
+}
+
+bool cores_oversubscribed() {
+  static const bool adaptive = [] {
+    const char* v = std::getenv("PORTA_THREAD_POLICY");
+    return !(v && std::string(v) == "fixed");
+  }();
+  if (!adaptive) return false;
+  static std::atomic<int64_t> next_check_ns{0};
+  static std::atomic<bool> busy{false};
+  int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now >= next_check_ns.load(std::memory_order_relaxed)) {
+    next_check_ns.store(now + 250'000'000, std::memory_order_relaxed);  // 4 looks a second
+    double load = 0;
+    static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (getloadavg(&load, 1) == 1) busy.store(load > cores + 1.0, std::memory_order_relaxed);
+  }
+  return busy.load(std::memory_order_relaxed);
+}
+
+int threads_for(size_t bytes, double flops) {
+  if (omp_in_parallel()) return 1;
+  if (bytes < parallel_min_bytes() && flops < parallel_min_flops()) return 1;
+  if (cores_oversubscribed()) return 1;
+  return omp_get_max_threads();
+}
+
+namespace {
+
+// Floating-point work of a call from its op's flops function (0 when the op has none). The
+// shape lists are thread-local and reassigned in place, so a call allocates nothing once warm.
+double call_flops(const KernelContext& ctx) {
+  if (!ctx.op || !ctx.op->flops || !ctx.attrs) return 0;
+  thread_local std::vector<Shape> ins, outs;
+  auto fill = [](std::vector<Shape>& into, const std::vector<Tensor>& from) {
+    into.resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i].defined()) into[i].assign(from[i].shape().begin(), from[i].shape().end());
+      else into[i].clear();
+    }
+  };
+  fill(ins, ctx.inputs);
+  fill(outs, ctx.outputs);
+  try {
+    return ctx.op->flops(ins, outs, *ctx.attrs);
+  } catch (...) {
+    return 0;  // a flops function that cannot size this call: decide on bytes alone
+  }
+}
+
+// Every cpu kernel call runs under the thread count its size earns. The flops function is
+// only consulted for calls small in bytes (large ones go parallel anyway) on a machine that
+// is not oversubscribed (where every call runs on one thread).
+void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
+  if (omp_get_max_threads() <= 1 || omp_in_parallel() || cores_oversubscribed()) {
+    ThreadScope scope(1);
+    return kernel.fn(ctx);
+  }
+  size_t bytes = call_bytes(ctx);
+  int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops(ctx));
+  ThreadScope scope(threads);
+  kernel.fn(ctx);
+}
+
+const bool hook_installed = [] {
+  detail::set_kernel_call_hook(DeviceType::cpu, &cpu_kernel_call);
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace porta::cpu

@@ -1,0 +1,60 @@
+// porta cpu kernels — how many threads one kernel call uses.
+//
+// A parallel region costs a fork/join: a few µs on an idle machine, and up to a scheduler time
+// slice (milliseconds) when the cores are shared, because every OpenMP thread must run before
+// the region ends. Calls whose whole work takes less than that single-threaded therefore run on
+// the calling thread only; so do all calls while other processes load the cores
+// (cores_oversubscribed). The policy is applied per call with a ThreadScope around both the
+// creation and the execution of oneDNN primitives (oneDNN fixes some thread counts when a
+// primitive is created, so the primitive cache key includes the thread count; see
+// cached_primitive).
+#pragma once
+#include <omp.h>
+
+#include <cstddef>
+
+#include "porta/op.hpp"
+
+namespace porta::cpu {
+
+/// Single-threaded work below which a call stays on one thread: bytes read + written by a
+/// memory-bound call, floating-point operations of a compute-bound one (about 50 µs of one
+/// core either way). PORTA_PARALLEL_MIN_BYTES / PORTA_PARALLEL_MIN_FLOPS override them.
+size_t parallel_min_bytes();
+double parallel_min_flops();
+
+/// Bytes of every defined input and output of a call.
+size_t call_bytes(const KernelContext& ctx);
+
+/// True while the machine's 1-minute load average exceeds its cores + 1, i.e. other processes
+/// keep more than one core busy besides porta's threads: a parallel region then waits for a
+/// scheduler slice far more often than it gains (measured: 40-140 ms per small model at load
+/// 9-12 on 2 cores, against 0.1-4 ms on one thread). Checked at most 4 times a second.
+/// PORTA_THREAD_POLICY=fixed turns this adaptation off (threads then follow size only).
+bool cores_oversubscribed();
+
+/// Threads for a call that moves `bytes` and computes `flops`: 1 for small calls or an
+/// oversubscribed machine, else omp_get_max_threads().
+int threads_for(size_t bytes, double flops = 0);
+
+/// Limits the OpenMP threads of the calling thread's parallel regions (and of oneDNN
+/// primitives created and run) while it lives; restores the previous limit after.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+    if (threads != saved_) omp_set_num_threads(threads);
+  }
+  /// Scope for a kernel call: threads_for(call_bytes(ctx), flops).
+  explicit ThreadScope(const KernelContext& ctx, double flops = 0)
+      : ThreadScope(threads_for(call_bytes(ctx), flops)) {}
+  ~ThreadScope() {
+    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace porta::cpu
