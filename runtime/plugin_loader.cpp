@@ -155,11 +155,11 @@ std::string load_plugin(const std::string& path) {
   // Kernels name the plugin by the name it gave, not the file name.
   for (auto& k : staging.kernels) k.source = name;
   staging.source = name;
-  commit(staging);
-  lib.keep = true;  // kernels point into it from now on; never closed
-  PluginInfo pi{name, canonical, {}, {}};
+  PluginInfo pi{name, canonical, {}, {}};  // before commit, which moves the staged entries
   for (auto& op : staging.ops) pi.ops.push_back(op.name);
   for (auto& k : staging.kernels) pi.kernels.push_back(str(device_type_name(k.backend), ":", k.op));
+  commit(staging);
+  lib.keep = true;  // kernels point into it from now on; never closed
   l.plugins.push_back(std::move(pi));
   return name;
 }
