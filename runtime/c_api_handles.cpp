@@ -3,7 +3,6 @@
 
 #include <mutex>
 #include <new>
-#include <shared_mutex>
 #include <unordered_map>
 
 #include "porta/porta.hpp"
@@ -11,9 +10,11 @@
 namespace porta::capi {
 namespace {
 
+// A plain mutex: lookups are a few nanoseconds, shorter than a shared lock's bookkeeping.
 struct LiveHandles {
-  std::shared_mutex mutex;
+  std::mutex mutex;
   std::unordered_map<const void*, HandleKind> kinds;
+  LiveHandles() { kinds.reserve(1024); }
 };
 LiveHandles& live() {
   static auto* l = new LiveHandles();  // never destroyed: handles may be freed during exit
@@ -25,12 +26,12 @@ thread_local std::string t_last_error;
 }  // namespace
 
 void register_handle(const void* h, HandleKind kind) {
-  std::unique_lock lock(live().mutex);
+  std::lock_guard lock(live().mutex);
   live().kinds[h] = kind;
 }
 
 void unregister_handle(const void* h) {
-  std::unique_lock lock(live().mutex);
+  std::lock_guard lock(live().mutex);
   live().kinds.erase(h);
 }
 
@@ -49,7 +50,7 @@ bool handle_ok(const void* h, HandleKind kind, std::string* why) {
     *why = "NULL";
     return false;
   }
-  std::shared_lock lock(live().mutex);
+  std::lock_guard lock(live().mutex);
   auto it = live().kinds.find(h);
   if (it == live().kinds.end()) {
     *why = "a handle that is not live (freed, or never created by porta)";

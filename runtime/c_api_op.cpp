@@ -3,6 +3,7 @@
 
 #include "porta/porta.hpp"
 #include "runtime/c_api_handles.hpp"
+#include "runtime/registry.hpp"
 
 using namespace porta;
 using namespace porta::capi;
@@ -27,6 +28,23 @@ const AttrValue& read_attr(porta_attrs a, const char* fn, const char* name) {
   const AttrValue* v = h.get().find(name);
   if (!v) bad_argument(str("[", fn, "] no attribute '", name, "' (have: ", h.get().str(), ")"));
   return *v;
+}
+
+// The schema of `name`, remembered per thread until the registry changes: porta_op_call is
+// called in loops with the same op, and the registry lookup is a lock plus a map search.
+const OpSchema* cached_find_op(const char* name) {
+  thread_local std::string last_name;
+  thread_local const OpSchema* last_op = nullptr;
+  thread_local uint64_t last_generation = 0;
+  uint64_t generation = detail::registry_generation();
+  if (last_op && generation == last_generation && last_name == name) return last_op;
+  const OpSchema* op = find_op(name);
+  if (op) {
+    last_name = name;
+    last_op = op;
+    last_generation = generation;
+  }
+  return op;
 }
 
 }  // namespace
@@ -127,7 +145,7 @@ porta_status porta_op_call(const char* op, const porta_tensor* inputs, size_t nu
     need(op, fn, "op");
     if (num_inputs) need(inputs, fn, "inputs");
     if (num_outputs) need(outputs, fn, "outputs");
-    const OpSchema* schema = find_op(op);
+    const OpSchema* schema = cached_find_op(op);
     if (!schema) throw Unsupported(str("[", fn, "] unknown op '", op, "'"));
     int lo = schema->min_outputs(), hi = schema->max_outputs();
     if (static_cast<int64_t>(num_outputs) < std::max(lo, 1) ||
@@ -144,15 +162,16 @@ porta_status porta_op_call(const char* op, const porta_tensor* inputs, size_t nu
     if (outs.size() != num_outputs)
       throw Unsupported(str("[", op, "] produced ", outs.size(), " outputs, ", num_outputs, " were asked for"));
     // Every handle is made before any is handed out, so a failure leaks nothing.
-    std::vector<porta_tensor> made;
+    size_t made = 0;
     try {
-      for (auto& t : outs) made.push_back(t.defined() ? wrap_tensor(std::move(t)) : nullptr);
+      for (; made < outs.size(); ++made)
+        outputs[made] = outs[made].defined() ? wrap_tensor(std::move(outs[made])) : nullptr;
     } catch (...) {
-      for (porta_tensor h : made)
-        if (h) destroy_handle(h);
+      for (size_t i = 0; i < made; ++i)
+        if (outputs[i]) destroy_handle(outputs[i]);
+      for (size_t i = 0; i < num_outputs; ++i) outputs[i] = nullptr;
       throw;
     }
-    std::copy(made.begin(), made.end(), outputs);
   })
 }
 

@@ -10,7 +10,8 @@
  *   allocator hands out again for a new handle of the same kind cannot be told apart.)
  * - Sizes given with buffers are checked: a byte count that differs from the tensor's size,
  *   or a capacity too small for the answer, is PORTA_ERROR_INVALID_ARGUMENT.
- * - Output handles are written only on success; each must be freed with its *_free function.
+ * - Output handles are written only on success (a failed call leaves them as given or NULL);
+ *   each must be freed with its *_free function.
  *
  * Versioning: PORTA_ABI_VERSION changes whenever a declaration below changes incompatibly;
  * porta_abi_version() says which version the loaded library implements. Structs passed in carry
