@@ -3,6 +3,7 @@
 composite of the same formula, x * rsqrt(mean(x^2, -1) + eps) * scale, on a 4096x4096 f32 CPU
 tensor. Target: porta at least 3x faster. Prints the median of each and the ratio.
 Usage: bench/peers/torch_rmsnorm.py BUILD/lib/libporta_torch.so [REPEATS]"""
+import os
 import statistics
 import sys
 import time
@@ -10,6 +11,8 @@ import time
 import torch
 
 torch.ops.load_library(sys.argv[1])
+# PyTorch gets every core, as porta does (Debian's build may default to fewer).
+torch.set_num_threads(os.cpu_count())
 repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 x = torch.randn(4096, 4096)
 scale = torch.randn(4096)
