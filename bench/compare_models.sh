@@ -51,8 +51,9 @@ parse() {  # parse ARRAY_NAME < lines
   while read -r line; do
     name=$(sed -n 's/.*model=\([^ ]*\).*/\1/p' <<<"$line")
     us=$(sed -n 's/.*median_us=\([0-9.eE+-]*\).*/\1/p' <<<"$line")
-    [[ -n $name && -n $us ]] && into[$name]="${into[$name]:-} $us"
+    if [[ -n $name && -n $us ]]; then into[$name]="${into[$name]:-} $us"; fi
   done
+  return 0
 }
 median_of() {  # median of the numbers in $1, "-" if none
   [[ -z ${1// /} ]] && { echo "-"; return; }
@@ -70,7 +71,7 @@ fi
 if [[ -x $PORTA ]]; then HAVE_PORTA=1
 else echo "[compare] porta skipped: $PORTA not built (ninja -C build porta_cli)" >&2; fi
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(getconf _NPROCESSORS_ONLN) cores), $(date -u '+%Y-%m-%d %H:%M UTC')"
 for ((round = 1; round <= ROUNDS; ++round)); do
   for name in "${NAMES[@]}"; do
     if ((HAVE_ORT)); then

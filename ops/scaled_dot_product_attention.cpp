@@ -131,6 +131,10 @@ PORTA_REGISTER_OP(ScaledDotProductAttention) {
     c.push_back({"scale", {in({1, 1, 3, 5}), in({1, 1, 4, 5}), in({1, 1, 4, 3})}, {{"scale", 0.125}}, kF32 | kF64});
     c.push_back({"head_dim_128", {in({1, 2, 20, 128}), in({1, 2, 150, 128}), in({1, 2, 150, 128})}, causal, kF32});
     c.push_back({"head_dim_160", {in({1, 1, 6, 160}), in({1, 1, 9, 160}), in({1, 1, 9, 160})}, {}, kF32});
+    // Several query and key blocks of the fused kernel (128 x 512), ragged at both ends.
+    c.push_back({"blocks_mask", {in({1, 2, 131, 16}), in({1, 2, 1100, 16}), in({1, 2, 1100, 8}), in({131, 1100}, -3, 3)},
+                 {}, kF32});
+    c.push_back({"blocks_causal", {in({1, 1, 600, 32}), in({1, 1, 600, 32}), in({1, 1, 600, 32})}, causal, kF32});
     c.push_back({"one_key", {in({1, 1, 4, 8}), in({1, 1, 1, 8}), in({1, 1, 1, 8})}, {}, kF32});
     c.push_back({"no_queries", {in({1, 2, 0, 8}), in({1, 2, 5, 8}), in({1, 2, 5, 8})}, {}, kF32});
     OpCase big{"B1_H8_S1024_D64_causal", {in({1, 8, 1024, 64}), in({1, 8, 1024, 64}), in({1, 8, 1024, 64})}, causal, kF32};

@@ -176,7 +176,7 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
 
   // Shape inference; shape-deciding inputs are read on the host.
   std::vector<ValueInfo> infos(inputs.size());
-  std::vector<Tensor> host_values(inputs.size());
+  std::vector<Tensor> host_values(op->host_inputs.empty() ? 0 : inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     infos[i].present = inputs[i].defined();
     if (!infos[i].present) continue;
@@ -198,12 +198,20 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
   ctx.device = device;
   ctx.backend = &backend;
   ctx.inputs = inputs;
-  Resolution r = resolve_call(ctx, dtype);
+  // The cached resolution by reference; a concrete-call resolution (a copy) only when the
+  // chosen kernel may decline this call.
+  const Resolution& cached = resolve(*op, device, dtype);
+  Resolution concrete;
+  bool need_concrete = !(cached.path == Path::native && !cached.kernel->supports) &&
+                       (cached.path == Path::native || cached.path == Path::fallback);
+  if (need_concrete) concrete = resolve_call(ctx, dtype);
+  const Resolution& r = need_concrete ? concrete : cached;
   if (r.path == Path::fallback && strict())
     throw Unsupported(str("[", op->name, "] strict mode: no ", device.str(), " kernel (",
                           r.reason, ")"));
   switch (r.path) {
     case Path::native: {
+      ctx.outputs.reserve(out_infos.size());
       for (auto& info : out_infos) {
         ctx.outputs.push_back(Tensor::empty(info.shape, info.dtype, device));
         if (detail::g_poison) detail::poison(ctx.outputs.back());

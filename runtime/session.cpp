@@ -9,6 +9,7 @@
 #include "porta/session.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/graph_fusion.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta {
@@ -18,6 +19,7 @@ using detail::Slot;
 struct Session::Impl {
   Model model;
   SessionOptions options;
+  std::shared_ptr<const Graph> graph;  // the model's graph after inference-only rewrites
   // Keyed by input shapes plus the bytes of shape-deciding inputs.
   std::map<std::pair<std::vector<Shape>, std::string>, std::unique_ptr<detail::Plan>> plans;
   std::vector<bool> value_inputs;
@@ -26,7 +28,10 @@ struct Session::Impl {
   std::atomic<bool> busy{false};
 
   Impl(Model m, SessionOptions o)
-      : model(std::move(m)), options(o), value_inputs(detail::shape_deciding_inputs(model.graph())) {}
+      : model(std::move(m)),
+        options(o),
+        graph(detail::fold_conv_batch_norm(model.graph_ptr())),
+        value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).
   detail::Plan& plan_for(const std::vector<Shape>& shapes, const std::vector<Tensor>& host) {
@@ -49,7 +54,7 @@ struct Session::Impl {
     auto it = plans.find(key);
     if (it != plans.end()) return *it->second;
     if (plans.size() >= 64) plans.clear();  // bound the cache for ever-changing shapes
-    auto plan = detail::compile_plan(model.graph(), options, shapes, values);
+    auto plan = detail::compile_plan(*graph, options, shapes, values);
     return *plans.emplace(key, std::move(plan)).first->second;
   }
 };

@@ -47,7 +47,10 @@ Storage::~Storage() {
 }
 
 std::shared_ptr<Storage> Storage::allocate(Device device, size_t bytes) {
-  Backend& backend = backend_for(device);
+  // The cpu backend is always available: skip backend_for's availability query (which builds
+  // a description string) on the allocation path of every eager call and session output.
+  static Backend* const cpu = find_backend(DeviceType::cpu);
+  Backend& backend = device.type == DeviceType::cpu && cpu ? *cpu : backend_for(device);
   detail::check_allocation(device, bytes);  // fault injection and memory limits
   void* handle = nullptr;
   try {

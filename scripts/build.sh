@@ -6,6 +6,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 shift || true
 LAUNCHER=()
-if command -v ccache >/dev/null 2>&1; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null 2>&1; then
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+            -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  # Paths relative to the checkout, so clones in other folders share cached objects.
+  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+  ccache --max-size=8G >/dev/null 2>&1 || true
+fi
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${PORTA_BUILD_TYPE:-Release}" "${LAUNCHER[@]}" "$@"
 cmake --build "$BUILD" -j "${PORTA_JOBS:-$(nproc)}"

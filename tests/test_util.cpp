@@ -100,7 +100,9 @@ Comparison compare(const Tensor& result, const Tensor& reference, double toleran
   if (first_bad >= 0) {
     c.ok = false;
     c.message = str("element ", first_bad, ": got ", r[first_bad], ", reference ", e[first_bad]);
-  } else if (tolerance > 0 && c.rel > tolerance) {
+  } else if (tolerance > 0 && c.rel > tolerance && c.max_abs > tolerance) {
+    // Norm-wise relative error, with an absolute floor of the same size: a result whose
+    // reference is near zero (log(1 + tiny)) is judged by its absolute error.
     c.ok = false;
     c.message = str("relative error ", c.rel, " > tolerance ", tolerance, " (max abs ", c.max_abs, ")");
   }

@@ -1,10 +1,48 @@
-// Add on cpu: broadcast runs along the innermost axis.
+// Add on cpu: a flat loop when no operand broadcasts (beyond a single element), else
+// broadcast runs along the innermost axis.
 #include "kernels/cpu/cpu_common.hpp"
 
 namespace porta::cpu {
 
+// Operands of the output's shape (or single elements) need no broadcast iterator: one flat
+// loop. This is also the whole cost of a tiny eager Add, where the iterator's set-up showed.
+template <typename T>
+static bool add_flat(const Tensor& a, const Tensor& b, Tensor& c) {
+  int64_t n = c.numel();
+  bool a_full = a.shape() == c.shape(), b_full = b.shape() == c.shape();
+  if (!((a_full || a.numel() == 1) && (b_full || b.numel() == 1)) || n == 0) return n == 0;
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* pc = c.data<T>();
+  parallel_for(n, 1 << 15, [&](int64_t s, int64_t e) {
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      for (int64_t i = s; i < e; ++i)
+        pc[i] = T(static_cast<float>(pa[a_full ? i : 0]) + static_cast<float>(pb[b_full ? i : 0]));
+    } else if (a_full && b_full) {
+      for (int64_t i = s; i < e; ++i) pc[i] = pa[i] + pb[i];
+    } else if (a_full) {
+      const T vb = pb[0];
+      for (int64_t i = s; i < e; ++i) pc[i] = static_cast<T>(pa[i] + vb);
+    } else if (b_full) {
+      const T va = pa[0];
+      for (int64_t i = s; i < e; ++i) pc[i] = static_cast<T>(va + pb[i]);
+    } else {
+      for (int64_t i = s; i < e; ++i) pc[i] = static_cast<T>(pa[0] + pb[0]);
+    }
+  });
+  return true;
+}
+
 static void add_cpu(KernelContext& ctx) {
   Tensor& c = ctx.out(0);
+  if (c.dtype() != DType::boolean) {
+    bool done = false;
+    visit_dtype(c.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>) done = add_flat<T>(ctx.in(0), ctx.in(1), c);
+    });
+    if (done) return;
+  }
   BroadcastIter it(c.shape(), {&ctx.in(0), &ctx.in(1)});
   visit_dtype(c.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -19,9 +19,10 @@ void bias_gelu_cpu(KernelContext& ctx) {
   if (x.dtype() == DType::f32) {
     const float *src = x.data<float>(), *bias = ctx.in(1).data<float>();
     float* dst = ctx.out(0).data<float>();
+    bool stream = vmath::streaming_output(static_cast<int64_t>(ctx.out(0).nbytes()));
     auto row_fn = tanh_form ? vmath::bias_gelu_tanh_f32 : vmath::bias_gelu_erf_f32;
     parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) row_fn(src + r * c, bias, dst + r * c, c);
+      for (int64_t r = r0; r < r1; ++r) row_fn(src + r * c, bias, dst + r * c, c, stream);
     });
     return;
   }

@@ -1,169 +1,75 @@
-// porta cpu kernels — the vectorized loops of custom_vmath.hpp, written with GCC vector
-// extensions (16 floats) so each target clone lowers them to zmm, ymm or xmm instructions.
+// porta cpu kernels — the vectorized loops of custom_vmath.hpp, compiled three times
+// (x86-64-v4 = AVX-512, x86-64-v3 = AVX2 + FMA, baseline x86-64) from custom_vmath_impl.hpp
+// and picked once at run time from what the CPU supports.
 #include "kernels/cpu/custom_vmath.hpp"
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
-#pragma GCC diagnostic ignored "-Wpsabi"  // vector helpers are always inlined into each clone
+#pragma GCC diagnostic ignored "-Wpsabi"  // vector helpers are always inlined
 
-#define PORTA_VMATH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define PORTA_INLINE static inline __attribute__((always_inline))
+
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+#define PORTA_VMATH_LEVEL v4
+#include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_LEVEL
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v3")
+#define PORTA_VMATH_LEVEL v3
+#include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_LEVEL
+#pragma GCC pop_options
+
+#define PORTA_VMATH_LEVEL base
+#include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_LEVEL
 
 namespace porta::cpu::vmath {
 namespace {
 
-constexpr int kLanes = 16;
-typedef float vf __attribute__((vector_size(kLanes * 4)));
-typedef int32_t vi __attribute__((vector_size(kLanes * 4)));
-
-PORTA_INLINE vf splat(float v) { return vf{} + v; }
-PORTA_INLINE vf load(const float* p) { vf v; std::memcpy(&v, p, sizeof v); return v; }
-PORTA_INLINE void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
-// Loads n < kLanes elements, the rest filled with `pad`.
-PORTA_INLINE vf load_tail(const float* p, int64_t n, float pad) {
-  float buf[kLanes];
-  for (int i = 0; i < kLanes; ++i) buf[i] = i < n ? p[i] : pad;
-  return load(buf);
-}
-PORTA_INLINE void store_tail(float* p, vf v, int64_t n) {
-  float buf[kLanes];
-  store(buf, v);
-  for (int64_t i = 0; i < n; ++i) p[i] = buf[i];
-}
-PORTA_INLINE vf select(vi mask, vf a, vf b) { return mask ? a : b; }
-
-// exp(x): 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2, degree-7 Taylor polynomial.
-// Below -87.3 the result is 0; above 88.7 it is +inf; NaN propagates.
-PORTA_INLINE vf vexp(vf x) {
-  vi underflow = x < -87.3f, overflow = x > 88.7f;
-  vf xc = select(underflow, splat(0.f), select(overflow, splat(0.f), x));
-  vf t = xc * 1.44269504088896341f;
-  vf nf = __builtin_convertvector(__builtin_convertvector(t + select(t >= 0, splat(0.5f), splat(-0.5f)), vi), vf);
-  vf r = xc - nf * 0.693145751953125f - nf * 1.428606765330187e-06f;
-  vf p = splat(1.f / 5040);
-  p = p * r + 1.f / 720;
-  p = p * r + 1.f / 120;
-  p = p * r + 1.f / 24;
-  p = p * r + 1.f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.f;
-  p = p * r + 1.f;
-  vi bits = (__builtin_convertvector(nf, vi) + 127) << 23;
-  vf res = p * (vf)bits;
-  res = select(underflow, splat(0.f), res);
-  return select(overflow, splat(std::numeric_limits<float>::infinity()), res);
-}
-
-// erf(x): odd/even rational approximation on [-4, 4] (erf is +-1 to float precision beyond).
-PORTA_INLINE vf verf(vf x) {
-  x = select(x > 4.f, splat(4.f), select(x < -4.f, splat(-4.f), x));
-  vf x2 = x * x;
-  vf p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = p * x2 - 2.10102402082508e-06f;
-  p = p * x2 - 5.69250639462346e-05f;
-  p = p * x2 - 7.34990630326855e-04f;
-  p = p * x2 - 2.95459980854025e-03f;
-  p = p * x2 - 1.60960333262415e-02f;
-  vf q = x2 * -1.45660718464996e-05f - 2.13374055278905e-04f;
-  q = q * x2 - 1.68282697438203e-03f;
-  q = q * x2 - 7.37332916720468e-03f;
-  q = q * x2 - 1.42647390514189e-02f;
-  return x * p / q;
-}
-
-PORTA_INLINE vf gelu_erf(vf h) { return 0.5f * h * (1.f + verf(h * 0.70710678118654752f)); }
-// 0.5 h (1 + tanh(u)) = h / (1 + exp(-2u)), u = sqrt(2/pi) (h + 0.044715 h^3).
-PORTA_INLINE vf gelu_tanh(vf h) {
-  vf u = 0.7978845608028654f * (h + 0.044715f * h * h * h);
-  return h / (1.f + vexp(-2.f * u));
+int level() {
+  static const int l = __builtin_cpu_supports("x86-64-v4") ? 4 : __builtin_cpu_supports("x86-64-v3") ? 3 : 0;
+  return l;
 }
 
 }  // namespace
 
-PORTA_VMATH_CLONES float max_f32(const float* x, int64_t n) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  vf m = splat(ninf);
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    vf v = load(x + i);
-    m = select(v > m, v, m);
+#define PORTA_VMATH_DISPATCH(call) \
+  switch (level()) {               \
+    case 4: return v4::call;       \
+    case 3: return v3::call;       \
+    default: return base::call;    \
   }
-  if (i < n) {
-    vf v = load_tail(x + i, n - i, ninf);
-    m = select(v > m, v, m);
-  }
-  float out = ninf;
-  for (int k = 0; k < kLanes; ++k) out = m[k] > out ? m[k] : out;
-  return out;
+
+float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
+float exp_shifted_sum_f32(float* x, float shift, int64_t n) { PORTA_VMATH_DISPATCH(exp_shifted_sum_f32(x, shift, n)) }
+void scale_f32(float* x, float factor, int64_t n) { PORTA_VMATH_DISPATCH(scale_f32(x, factor, n)) }
+double sum_squares_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(sum_squares_f32(x, n)) }
+void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(mul_scale_f32(x, scale, factor, y, n, stream))
+}
+void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(bias_gelu_erf_f32(x, bias, y, n, stream))
+}
+void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(bias_gelu_tanh_f32(x, bias, y, n, stream))
+}
+void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(affine_u8_f32(x, a, b, y, n, stream))
+}
+void affine_rgb_u8_f32(const uint8_t* x, const float* a, const float* b, float* y0, float* y1, float* y2,
+                       int64_t n) {
+  PORTA_VMATH_DISPATCH(affine_rgb_u8_f32(x, a, b, y0, y1, y2, n))
 }
 
-PORTA_VMATH_CLONES float exp_shifted_sum_f32(float* x, float shift, int64_t n) {
-  vf acc = splat(0.f);
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    vf e = vexp(load(x + i) - shift);
-    store(x + i, e);
-    acc += e;
-  }
-  if (i < n) {
-    vf e = vexp(load_tail(x + i, n - i, -std::numeric_limits<float>::infinity()) - shift);
-    store_tail(x + i, e, n - i);
-    acc += e;  // padded lanes are exp(-inf) = 0
-  }
-  float sum = 0;
-  for (int k = 0; k < kLanes; ++k) sum += acc[k];
-  return sum;
-}
-
-PORTA_VMATH_CLONES void scale_f32(float* x, float factor, int64_t n) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(x + i, load(x + i) * factor);
-  for (; i < n; ++i) x[i] *= factor;
-}
-
-PORTA_VMATH_CLONES double sum_squares_f32(const float* x, int64_t n) {
-  vf acc0 = splat(0.f), acc1 = splat(0.f);
-  int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    vf a = load(x + i), b = load(x + i + kLanes);
-    acc0 += a * a;
-    acc1 += b * b;
-  }
-  double sum = 0;
-  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-  for (int k = 0; k < kLanes; ++k) sum += static_cast<double>(acc0[k]) + acc1[k];
-  return sum;
-}
-
-PORTA_VMATH_CLONES void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, load(x + i) * factor * load(scale + i));
-  for (; i < n; ++i) y[i] = x[i] * factor * scale[i];
-}
-
-PORTA_VMATH_CLONES void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, gelu_erf(load(x + i) + load(bias + i)));
-  if (i < n) store_tail(y + i, gelu_erf(load_tail(x + i, n - i, 0.f) + load_tail(bias + i, n - i, 0.f)), n - i);
-}
-
-PORTA_VMATH_CLONES void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, gelu_tanh(load(x + i) + load(bias + i)));
-  if (i < n) store_tail(y + i, gelu_tanh(load_tail(x + i, n - i, 0.f) + load_tail(bias + i, n - i, 0.f)), n - i);
-}
-
-PORTA_VMATH_CLONES void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n) {
-  typedef uint8_t vu8 __attribute__((vector_size(kLanes)));
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    vu8 bytes;
-    std::memcpy(&bytes, x + i, sizeof bytes);
-    store(y + i, __builtin_convertvector(bytes, vf) * a + b);
-  }
-  for (; i < n; ++i) y[i] = static_cast<float>(x[i]) * a + b;
-}
+#undef PORTA_VMATH_DISPATCH
 
 }  // namespace porta::cpu::vmath

@@ -19,13 +19,23 @@ float exp_shifted_sum_f32(float* x, float shift, int64_t n);
 void scale_f32(float* x, float factor, int64_t n);
 /// Sum of x[i]^2 (float lanes, then added in double).
 double sum_squares_f32(const float* x, int64_t n);
+// `stream`: write y with non-temporal stores (when 16-byte aligned), for outputs much larger
+// than the caches, so writing costs no read of the destination lines (see streaming_output).
+
 /// y[i] = x[i] * factor * scale[i] (y may alias x).
-void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n);
+void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n, bool stream);
 /// y[i] = gelu(x[i] + bias[i]), erf form (approximate = "none").
-void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n);
+void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n, bool stream);
 /// y[i] = gelu(x[i] + bias[i]), tanh form (approximate = "tanh").
-void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n);
+void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n, bool stream);
 /// y[i] = x[i] * a + b for u8 x (one channel plane).
-void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n);
+void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n, bool stream);
+/// Three channel planes from n interleaved u8 pixels (RGB): yc[i] = x[3i + c] * a[c] + b[c].
+void affine_rgb_u8_f32(const uint8_t* x, const float* a, const float* b, float* y0, float* y1, float* y2,
+                       int64_t n);
+
+/// Whether an output of `bytes` should be streamed: beyond 16 MiB it cannot stay in cache for
+/// the next op anyway, and skipping the line reads saves a third of the memory traffic.
+inline bool streaming_output(int64_t bytes) { return bytes > (int64_t{16} << 20); }
 
 }  // namespace porta::cpu::vmath

@@ -102,6 +102,36 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
     });
     return;
   }
+  // One operand full, the other repeating with period p along the flat index (its shape is
+  // the output's trailing dims, as a per-channel mean over NHWC): blocks of p, no per-run
+  // index arithmetic.
+  auto period = [&](const Tensor& t) -> int64_t {
+    const Shape& ts = t.shape();
+    const Shape& os = out.shape();
+    size_t lead = 0;
+    while (lead < ts.size() && ts[lead] == 1) ++lead;
+    size_t k = ts.size() - lead;
+    if (k == 0 || k > os.size()) return 0;
+    for (size_t i = 0; i < k; ++i)
+      if (ts[lead + i] != os[os.size() - k + i]) return 0;
+    return t.numel();
+  };
+  int64_t pb_period = a_full ? period(b) : 0, pa_period = (!pb_period && b_full) ? period(a) : 0;
+  if (pb_period > 0 || pa_period > 0) {
+    int64_t p = pb_period > 0 ? pb_period : pa_period, blocks = n / p;
+    parallel_for(blocks, std::max<int64_t>(1, kGrain / p), [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t base = blk * p;
+        if (pb_period > 0)
+          for (int64_t j = 0; j < p; ++j)
+            po[base + j] = store<TO>(f(static_cast<C>(pa[base + j]), static_cast<CB>(pb[j])));
+        else
+          for (int64_t j = 0; j < p; ++j)
+            po[base + j] = store<TO>(f(static_cast<C>(pa[j]), static_cast<CB>(pb[base + j])));
+      }
+    });
+    return;
+  }
   BroadcastIter it(out.shape(), {&a, &b});
   int64_t inner = it.inner, sa = it.inner_stride[0], sb = it.inner_stride[1];
   parallel_for(it.runs(), std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)),

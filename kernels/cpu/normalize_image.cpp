@@ -1,6 +1,7 @@
 // NormalizeImage on cpu: y = x * a[c] + b[c] with a = 1 / (255 std), b = -mean / std (one
 // multiply-add per pixel). NCHW: each (n, c) plane is one vectorized run. NHWC: each image row
-// is read once and scattered into the C output planes. Work is split across threads by rows.
+// is read once and scattered into the C output planes (RGB in one de-interleaving pass). Work
+// is split across threads by rows; outputs beyond the caches are written with streaming stores.
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 
@@ -22,13 +23,14 @@ void normalize_image_cpu(KernelContext& ctx) {
   const uint8_t* src = x.data<uint8_t>();
   float* dst = y.data<float>();
   bool nhwc = ctx.attrs->get_string("layout") == "NHWC";
+  bool stream = vmath::streaming_output(static_cast<int64_t>(y.nbytes()));
   int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(W * C, 1));
   if (!nhwc) {
     // Rows of W pixels: (n, c, h) -> one affine run.
     parallel_for(N * C * H, grain, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         int64_t c = (r / H) % C;
-        vmath::affine_u8_f32(src + r * W, a[c], b[c], dst + r * W, W);
+        vmath::affine_u8_f32(src + r * W, a[c], b[c], dst + r * W, W, stream);
       }
     });
     return;
@@ -37,6 +39,11 @@ void normalize_image_cpu(KernelContext& ctx) {
     for (int64_t r = r0; r < r1; ++r) {
       int64_t n = r / H, h = r % H;
       const uint8_t* row = src + r * W * C;
+      if (C == 3) {  // RGB: one de-interleaving pass
+        float* out = dst + (n * C * H + h) * W;
+        vmath::affine_rgb_u8_f32(row, a.data(), b.data(), out, out + H * W, out + 2 * H * W, W);
+        continue;
+      }
       for (int64_t c = 0; c < C; ++c) {
         float* out = dst + ((n * C + c) * H + h) * W;
         float ac = a[c], bc = b[c];

@@ -18,11 +18,12 @@ void rms_norm_cpu(KernelContext& ctx) {
   if (x.dtype() == DType::f32) {
     const float *src = x.data<float>(), *scale = ctx.in(1).data<float>();
     float* dst = ctx.out(0).data<float>();
+    bool stream = vmath::streaming_output(static_cast<int64_t>(ctx.out(0).nbytes()));
     parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         double mean_sq = vmath::sum_squares_f32(src + r * d, d) / static_cast<double>(d);
         auto inv_rms = static_cast<float>(1.0 / std::sqrt(mean_sq + eps));
-        vmath::mul_scale_f32(src + r * d, scale, inv_rms, dst + r * d, d);
+        vmath::mul_scale_f32(src + r * d, scale, inv_rms, dst + r * d, d, stream);
       }
     });
     return;

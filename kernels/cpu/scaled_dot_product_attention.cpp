@@ -19,8 +19,8 @@
 namespace porta::cpu {
 namespace {
 
-constexpr int64_t kQueryBlock = 64;
-constexpr int64_t kKeyBlock = 256;
+constexpr int64_t kQueryBlock = 128;
+constexpr int64_t kKeyBlock = 512;
 constexpr int64_t kMaxHeadDim = 128;
 
 // Row-major C = alpha op(A) op(B) + beta C through oneDNN (single-threaded inside our tasks).

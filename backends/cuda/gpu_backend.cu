@@ -1,0 +1,224 @@
+// porta gpu — the cuda / hip backend (one source, built once per vendor through compat.hpp).
+//
+// Nothing touches the vendor runtime while libporta loads: devices are probed on first use,
+// so a machine without a GPU or driver loads porta silently and lists the device as
+// unavailable with the runtime's own reason.
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cuda/gpu_allocator.hpp"
+#include "backends/cuda/gpu_runtime.hpp"
+#include "porta/backend.hpp"
+#include "porta/util.hpp"
+
+namespace porta::PORTA_GPU_NS {
+namespace {
+
+struct DeviceState {
+  DeviceInfo info;
+  std::string name;
+  size_t total_memory = 0;
+  std::string arch;  // "sm_90" / "gfx90a"
+  std::unique_ptr<CachingAllocator> allocator;
+  std::once_flag stream_once;
+  cudaStream_t stream = nullptr;
+};
+
+// What the runtime said when asked for devices, once per process.
+struct Probe {
+  std::string reason;  // empty when at least one device answered
+  int runtime_version = 0, driver_version = 0;
+  std::vector<std::unique_ptr<DeviceState>> devices;
+};
+
+const Probe& probe() {
+  static Probe* p = [] {
+    auto* r = new Probe;  // never destroyed: streams and blocks outlive static destruction
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    (void)cudaRuntimeGetVersion(&r->runtime_version);
+    (void)cudaDriverGetVersion(&r->driver_version);
+    if (err != cudaSuccess) {
+      std::string text = cudaGetErrorString(err), name = cudaGetErrorName(err);
+      r->reason = text == name ? str(text, " (" PORTA_GPU_API "GetDeviceCount)")
+                               : str(text, " (" PORTA_GPU_API "GetDeviceCount: ", name, ")");
+      (void)cudaGetLastError();
+      return r;
+    }
+    if (count <= 0) {
+      r->reason = "the " PORTA_GPU_RUNTIME " runtime reports no device";
+      return r;
+    }
+    for (int i = 0; i < count; ++i) {
+      auto d = std::make_unique<DeviceState>();
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) {
+        d->name = prop.name;
+        d->total_memory = prop.totalGlobalMem;
+        d->info.warp_size = prop.warpSize;
+        d->info.multiprocessors = prop.multiProcessorCount;
+        d->info.max_threads_per_block = prop.maxThreadsPerBlock;
+        d->info.shared_memory_per_block = prop.sharedMemPerBlock;
+        d->info.major = prop.major;
+        d->info.minor = prop.minor;
+#if defined(PORTA_HIP)
+        d->arch = prop.gcnArchName;
+#else
+        d->arch = str("sm_", prop.major, prop.minor);
+#endif
+      } else {
+        (void)cudaGetLastError();
+        d->name = str(PORTA_GPU_NAME ":", i, " (properties unreadable)");
+      }
+      d->allocator = std::make_unique<CachingAllocator>(i);
+      r->devices.push_back(std::move(d));
+    }
+    return r;
+  }();
+  return *p;
+}
+
+std::string unusable_reason(int device) {
+  const Probe& p = probe();
+  if (!p.reason.empty()) return p.reason;
+  if (device < 0 || device >= static_cast<int>(p.devices.size()))
+    return str(PORTA_GPU_NAME ":", device, " does not exist (", p.devices.size(), " device",
+               p.devices.size() == 1 ? "" : "s", " present)");
+  return "";
+}
+
+DeviceState& state(int device) {
+  std::string why = unusable_reason(device);
+  if (!why.empty())
+    throw BackendUnavailable(str("[" PORTA_GPU_NAME "] ", PORTA_GPU_NAME ":", device,
+                                 " is unavailable: ", why));
+  return *probe().devices[static_cast<size_t>(device)];
+}
+
+class GpuTimer final : public Timer {
+ public:
+  explicit GpuTimer(int device) : device_(device) {
+    stream(device_);
+    PORTA_GPU_CHECK(device_, cudaEventCreate(&start_));
+    if (cudaError_t err = cudaEventCreate(&stop_); err != cudaSuccess) {
+      (void)cudaEventDestroy(start_);
+      throw_gpu_error(err, "cudaEventCreate", device_, __FILE__, __LINE__);
+    }
+  }
+  ~GpuTimer() override {
+    (void)cudaEventDestroy(start_);
+    (void)cudaEventDestroy(stop_);
+  }
+  void start() override { PORTA_GPU_CHECK(device_, cudaEventRecord(start_, stream(device_))); }
+  void stop() override { PORTA_GPU_CHECK(device_, cudaEventRecord(stop_, stream(device_))); }
+  double elapsed_us() override {
+    PORTA_GPU_CHECK(device_, cudaEventSynchronize(stop_));
+    float ms = 0;
+    PORTA_GPU_CHECK(device_, cudaEventElapsedTime(&ms, start_, stop_));
+    return static_cast<double>(ms) * 1000.0;
+  }
+
+ private:
+  int device_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class GpuBackend final : public Backend {
+ public:
+  DeviceType type() const override { return DeviceType::PORTA_GPU_BACKEND; }
+  int device_count() const override {
+    return std::max<int>(1, static_cast<int>(probe().devices.size()));
+  }
+  Availability availability(int index) const override {
+    std::string why = unusable_reason(index);
+    if (!why.empty()) return {false, why};
+    return {true, probe().devices[static_cast<size_t>(index)]->name};
+  }
+  Capabilities capabilities(int index) const override {
+    Capabilities c;
+    const Probe& p = probe();
+    c.extra.emplace_back("runtime version", std::to_string(p.runtime_version));
+    c.extra.emplace_back("driver version", std::to_string(p.driver_version));
+    if (!unusable_reason(index).empty()) {
+      c.name = PORTA_GPU_RUNTIME " device (unavailable)";
+      c.type = "unavailable";
+      c.dtypes = 0;
+      return c;
+    }
+    const DeviceState& d = *p.devices[static_cast<size_t>(index)];
+    c.name = d.name;
+    c.type = "discrete";
+    c.total_memory = d.total_memory;
+    c.dtypes = (1u << kNumDTypes) - 1;
+    c.subgroup_size = d.info.warp_size;
+    c.timestamps = true;
+    c.extra.emplace_back("arch", d.arch);
+    c.extra.emplace_back("multiprocessors", std::to_string(d.info.multiprocessors));
+    return c;
+  }
+
+  void* allocate(int index, size_t bytes) override { return state(index).allocator->allocate(bytes); }
+  void deallocate(int index, void* handle, size_t) noexcept override {
+    if (unusable_reason(index).empty()) state(index).allocator->deallocate(handle);
+  }
+
+  // Host copies wait for the stream: the caller's host buffer may be reused right after.
+  void copy_from_host(int index, void* dst, size_t dst_offset, const void* src,
+                      size_t bytes) override {
+    if (!bytes) return;
+    cudaStream_t s = stream(index);
+    PORTA_GPU_CHECK(index, cudaMemcpyAsync(static_cast<char*>(dst) + dst_offset, src, bytes,
+                                           cudaMemcpyHostToDevice, s));
+    PORTA_GPU_CHECK(index, cudaStreamSynchronize(s));
+  }
+  void copy_to_host(int index, void* dst, const void* src, size_t src_offset,
+                    size_t bytes) override {
+    if (!bytes) return;
+    cudaStream_t s = stream(index);
+    PORTA_GPU_CHECK(index, cudaMemcpyAsync(dst, static_cast<const char*>(src) + src_offset, bytes,
+                                           cudaMemcpyDeviceToHost, s));
+    PORTA_GPU_CHECK(index, cudaStreamSynchronize(s));
+  }
+  // Stays on the stream: ordered with kernels, no host wait.
+  void copy_on_device(int index, void* dst, size_t dst_offset, const void* src,
+                      size_t src_offset, size_t bytes) override {
+    if (!bytes) return;
+    PORTA_GPU_CHECK(index, cudaMemcpyAsync(static_cast<char*>(dst) + dst_offset,
+                                           static_cast<const char*>(src) + src_offset, bytes,
+                                           cudaMemcpyDeviceToDevice, stream(index)));
+  }
+  void synchronize(int index) override {
+    PORTA_GPU_CHECK(index, cudaStreamSynchronize(stream(index)));
+  }
+  std::unique_ptr<Timer> create_timer(int index) override {
+    return std::make_unique<GpuTimer>(index);
+  }
+};
+
+}  // namespace
+
+[[noreturn]] void throw_gpu_error(cudaError_t err, const char* call, int device, const char* file,
+                                  int line) {
+  (void)cudaGetLastError();  // clear the sticky error
+  throw BackendError(str("[" PORTA_GPU_NAME "] ", call, " failed on " PORTA_GPU_NAME ":", device,
+                         ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err), " (", file,
+                         ":", line, ")"));
+}
+
+cudaStream_t stream(int device) {
+  DeviceState& d = state(device);
+  PORTA_GPU_CHECK(device, cudaSetDevice(device));
+  std::call_once(d.stream_once, [&] {
+    // Non-blocking: never implicitly ordered with the legacy default stream.
+    PORTA_GPU_CHECK(device, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+  });
+  return d.stream;
+}
+
+const DeviceInfo& device_info(int device) { return state(device).info; }
+
+}  // namespace porta::PORTA_GPU_NS
+
+using porta::PORTA_GPU_NS::GpuBackend;
+PORTA_REGISTER_BACKEND(GpuBackend)

@@ -1,0 +1,51 @@
+// porta gpu — what kernels and the backend share: checked runtime calls, the per-device
+// stream, device facts. Compiled twice (CUDA and HIP) through compat.hpp.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "backends/cuda/compat.hpp"
+#include "porta/error.hpp"
+
+namespace porta::PORTA_GPU_NS {
+
+/// Throws BackendError "[cuda] <call> failed on cuda:<device>: <name>: <text> (file:line)".
+/// Clears the runtime's sticky last-error so the next call is not blamed for this one.
+[[noreturn]] void throw_gpu_error(cudaError_t err, const char* call, int device, const char* file,
+                                  int line);
+
+/// Checks one runtime call. `device` is the index the call was made for (-1: none yet).
+#define PORTA_GPU_CHECK(device, call)                                                   \
+  do {                                                                                  \
+    cudaError_t porta_gpu_err_ = (call);                                                \
+    if (porta_gpu_err_ != cudaSuccess)                                                  \
+      ::porta::PORTA_GPU_NS::throw_gpu_error(porta_gpu_err_, #call, (device), __FILE__, \
+                                             __LINE__);                                 \
+  } while (0)
+
+/// Checks that the kernel launch just issued was accepted (does not wait for it);
+/// `kernel_name` is a string literal naming the kernel in the error.
+#define PORTA_GPU_CHECK_LAUNCH(device, kernel_name)                                     \
+  do {                                                                                  \
+    cudaError_t porta_gpu_err_ = cudaGetLastError();                                    \
+    if (porta_gpu_err_ != cudaSuccess)                                                  \
+      ::porta::PORTA_GPU_NS::throw_gpu_error(porta_gpu_err_, "launch of " kernel_name,  \
+                                             (device), __FILE__, __LINE__);             \
+  } while (0)
+
+/// Facts about one device, read once.
+struct DeviceInfo {
+  int warp_size = 32;           ///< threads per warp / wavefront (never assume 32)
+  int multiprocessors = 1;      ///< SMs / CUs
+  int max_threads_per_block = 1024;
+  size_t shared_memory_per_block = 48 * 1024;
+  int major = 0, minor = 0;     ///< compute capability (CUDA) or gfx version (HIP)
+};
+
+/// Makes `device` current for this thread and returns its stream. All porta work of a device
+/// runs in order on this one stream, so kernels need no events between them.
+cudaStream_t stream(int device);
+/// Facts about an available device (throws BackendUnavailable for an unusable one).
+const DeviceInfo& device_info(int device);
+
+}  // namespace porta::PORTA_GPU_NS

@@ -1,0 +1,204 @@
+// porta cpu kernels — bodies of the custom_vmath.hpp loops, written with GCC vector extensions
+// (16 floats). custom_vmath.cpp includes this file once per instruction-set level, inside a
+// `#pragma GCC target` region and with PORTA_VMATH_LEVEL naming the namespace, so every helper
+// (also the inlined ones) is compiled for that level: zmm, ymm+FMA or baseline xmm code.
+// No include guard on purpose.
+namespace porta::cpu::vmath::PORTA_VMATH_LEVEL {
+
+constexpr int kLanes = 16;
+typedef float vf __attribute__((vector_size(kLanes * 4)));
+typedef int32_t vi __attribute__((vector_size(kLanes * 4)));
+
+PORTA_INLINE vf splat(float v) { return vf{} + v; }
+PORTA_INLINE vf load(const float* p) { vf v; std::memcpy(&v, p, sizeof v); return v; }
+PORTA_INLINE void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
+// Loads n < kLanes elements, the rest filled with `pad`.
+PORTA_INLINE vf load_tail(const float* p, int64_t n, float pad) {
+  float buf[kLanes];
+  for (int i = 0; i < kLanes; ++i) buf[i] = i < n ? p[i] : pad;
+  return load(buf);
+}
+PORTA_INLINE void store_tail(float* p, vf v, int64_t n) {
+  float buf[kLanes];
+  store(buf, v);
+  for (int64_t i = 0; i < n; ++i) p[i] = buf[i];
+}
+PORTA_INLINE vf select(vi mask, vf a, vf b) { return mask ? a : b; }
+PORTA_INLINE bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Writes an output row of n floats: compute(dst, begin, count) produces elements
+// [begin, begin + count) into dst. Streaming rows are computed in L1-sized chunks and copied
+// out with non-temporal stores, which the CPU's write-combining merges into full lines without
+// reading them first.
+template <typename F>
+PORTA_INLINE void write_row(float* y, int64_t n, bool stream, F&& compute) {
+  if (!stream || !aligned16(y)) {
+    compute(y, int64_t{0}, n);
+    return;
+  }
+  constexpr int64_t kChunk = 512;
+  alignas(64) float buf[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    int64_t m = n - i < kChunk ? n - i : kChunk;
+    compute(buf, i, m);
+    int64_t k = 0;
+    for (; k + 4 <= m; k += 4) _mm_stream_ps(y + i + k, _mm_load_ps(buf + k));
+    for (; k < m; ++k) y[i + k] = buf[k];
+  }
+  _mm_sfence();
+}
+
+// exp(x): 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2, degree-7 Taylor polynomial.
+// Below -87.3 the result is 0; above 88.7 it is +inf; NaN propagates.
+PORTA_INLINE vf vexp(vf x) {
+  vi underflow = x < -87.3f, overflow = x > 88.7f;
+  vf xc = select(underflow, splat(0.f), select(overflow, splat(0.f), x));
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick: adding it leaves n in the low mantissa bits
+  // (|x / ln 2| < 2^22), so n is read from the bits without a float -> int conversion.
+  const float magic = 12582912.f;
+  vf shifted = xc * 1.44269504088896341f + magic;
+  vf nf = shifted - magic;
+  vi n = (vi)shifted - (vi)splat(magic);
+  vf r = xc - nf * 0.693145751953125f - nf * 1.428606765330187e-06f;
+  vf p = splat(1.f / 5040);
+  p = p * r + 1.f / 720;
+  p = p * r + 1.f / 120;
+  p = p * r + 1.f / 24;
+  p = p * r + 1.f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  vi bits = (n + 127) << 23;
+  vf res = p * (vf)bits;
+  res = select(underflow, splat(0.f), res);
+  return select(overflow, splat(std::numeric_limits<float>::infinity()), res);
+}
+
+// erf(x): odd/even rational approximation on [-4, 4] (erf is +-1 to float precision beyond).
+PORTA_INLINE vf verf(vf x) {
+  x = select(x > 4.f, splat(4.f), select(x < -4.f, splat(-4.f), x));
+  vf x2 = x * x;
+  vf p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = p * x2 - 2.10102402082508e-06f;
+  p = p * x2 - 5.69250639462346e-05f;
+  p = p * x2 - 7.34990630326855e-04f;
+  p = p * x2 - 2.95459980854025e-03f;
+  p = p * x2 - 1.60960333262415e-02f;
+  vf q = x2 * -1.45660718464996e-05f - 2.13374055278905e-04f;
+  q = q * x2 - 1.68282697438203e-03f;
+  q = q * x2 - 7.37332916720468e-03f;
+  q = q * x2 - 1.42647390514189e-02f;
+  return x * p / q;
+}
+
+PORTA_INLINE vf gelu_erf(vf h) { return 0.5f * h * (1.f + verf(h * 0.70710678118654752f)); }
+// 0.5 h (1 + tanh(u)) = h / (1 + exp(-2u)), u = sqrt(2/pi) (h + 0.044715 h^3).
+PORTA_INLINE vf gelu_tanh(vf h) {
+  vf u = 0.7978845608028654f * (h + 0.044715f * h * h * h);
+  return h / (1.f + vexp(-2.f * u));
+}
+
+static __attribute__((noinline)) float max_f32(const float* x, int64_t n) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  vf m = splat(ninf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(x + i);
+    m = select(v > m, v, m);
+  }
+  if (i < n) {
+    vf v = load_tail(x + i, n - i, ninf);
+    m = select(v > m, v, m);
+  }
+  float out = ninf;
+  for (int k = 0; k < kLanes; ++k) out = m[k] > out ? m[k] : out;
+  return out;
+}
+
+static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift, int64_t n) {
+  vf acc = splat(0.f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf e = vexp(load(x + i) - shift);
+    store(x + i, e);
+    acc += e;
+  }
+  if (i < n) {
+    vf e = vexp(load_tail(x + i, n - i, -std::numeric_limits<float>::infinity()) - shift);
+    store_tail(x + i, e, n - i);
+    acc += e;  // padded lanes are exp(-inf) = 0
+  }
+  float sum = 0;
+  for (int k = 0; k < kLanes; ++k) sum += acc[k];
+  return sum;
+}
+
+static __attribute__((noinline)) void scale_f32(float* x, float factor, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(x + i, load(x + i) * factor);
+  for (; i < n; ++i) x[i] *= factor;
+}
+
+static __attribute__((noinline)) double sum_squares_f32(const float* x, int64_t n) {
+  vf acc0 = splat(0.f), acc1 = splat(0.f);
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    vf a = load(x + i), b = load(x + i + kLanes);
+    acc0 += a * a;
+    acc1 += b * b;
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (int k = 0; k < kLanes; ++k) sum += static_cast<double>(acc0[k]) + acc1[k];
+  return sum;
+}
+
+static __attribute__((noinline)) void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n,
+                                      bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const float *xs = x + begin, *ss = scale + begin;
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) store(dst + i, load(xs + i) * factor * load(ss + i));
+    for (; i < count; ++i) dst[i] = xs[i] * factor * ss[i];
+  });
+}
+
+static __attribute__((noinline)) void bias_gelu_erf_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const float *xs = x + begin, *bs = bias + begin;
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) store(dst + i, gelu_erf(load(xs + i) + load(bs + i)));
+    if (i < count)
+      store_tail(dst + i, gelu_erf(load_tail(xs + i, count - i, 0.f) + load_tail(bs + i, count - i, 0.f)), count - i);
+  });
+}
+
+static __attribute__((noinline)) void bias_gelu_tanh_f32(const float* x, const float* bias, float* y, int64_t n, bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const float *xs = x + begin, *bs = bias + begin;
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) store(dst + i, gelu_tanh(load(xs + i) + load(bs + i)));
+    if (i < count)
+      store_tail(dst + i, gelu_tanh(load_tail(xs + i, count - i, 0.f) + load_tail(bs + i, count - i, 0.f)), count - i);
+  });
+}
+
+static __attribute__((noinline)) void affine_u8_f32(const uint8_t* x, float a, float b, float* y, int64_t n, bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const uint8_t* xs = x + begin;
+    for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(xs[i]) * a + b;  // vectorizes
+  });
+}
+
+static __attribute__((noinline)) void affine_rgb_u8_f32(const uint8_t* x, const float* a, const float* b, float* y0, float* y1,
+                                          float* y2, int64_t n) {
+  const float a0 = a[0], a1 = a[1], a2 = a[2], b0 = b[0], b1 = b[1], b2 = b[2];
+  // A fixed stride of 3 lets the compiler vectorize the de-interleaving loads.
+  for (int64_t i = 0; i < n; ++i) {
+    y0[i] = static_cast<float>(x[3 * i]) * a0 + b0;
+    y1[i] = static_cast<float>(x[3 * i + 1]) * a1 + b1;
+    y2[i] = static_cast<float>(x[3 * i + 2]) * a2 + b2;
+  }
+}
+
+}  // namespace porta::cpu::vmath::PORTA_VMATH_LEVEL

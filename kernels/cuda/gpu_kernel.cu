@@ -1,0 +1,18 @@
+// porta gpu kernels — registration helper shared by the kernel files.
+#include "kernels/cuda/gpu_kernel.hpp"
+
+namespace porta::PORTA_GPU_NS {
+
+void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsFn supports,
+                         bool strided_inputs) {
+  KernelDef k;
+  k.op = op;
+  k.backend = DeviceType::PORTA_GPU_BACKEND;
+  k.dtypes = dtypes;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.strided_inputs = strided_inputs;
+  register_kernel(std::move(k));
+}
+
+}  // namespace porta::PORTA_GPU_NS

@@ -1,0 +1,125 @@
+// porta runtime — Conv + BatchNormalization folding (contract in graph_fusion.hpp). Exported
+// CNNs in eval mode keep BatchNormalization after every Conv when exported with
+// training=PRESERVE; folding removes one full pass over each activation per block.
+#include "runtime/graph_fusion.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace porta::detail {
+namespace {
+
+bool fusion_enabled() {
+  const char* v = std::getenv("PORTA_FUSE");
+  return !(v && std::string(v) == "0");
+}
+
+bool f32_constant(const Graph& g, int v) {
+  return v >= 0 && g.values[v].constant.defined() && g.values[v].constant.dtype() == DType::f32;
+}
+
+// Number of node inputs reading each value.
+std::vector<int> consumer_counts(const Graph& g) {
+  std::vector<int> n(g.values.size(), 0);
+  for (const Node& node : g.nodes)
+    for (int v : node.inputs)
+      if (v >= 0) ++n[v];
+  return n;
+}
+
+// The BatchNormalization node reading the Conv at `conv` when the pair folds, else -1.
+int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& consumers,
+                        const std::vector<bool>& is_output) {
+  const Node& c = g.nodes[conv];
+  if (c.op->name != "Conv" || !c.op->domain.empty() || c.outputs.size() != 1 || c.outputs[0] < 0) return -1;
+  if (c.inputs.size() < 2 || !f32_constant(g, c.inputs[1])) return -1;
+  if (c.inputs.size() > 2 && c.inputs[2] >= 0 && !f32_constant(g, c.inputs[2])) return -1;
+  int y = c.outputs[0];
+  if (consumers[y] != 1 || is_output[y]) return -1;
+  const Tensor& w = g.values[c.inputs[1]].constant;
+  if (w.rank() < 3) return -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& bn = g.nodes[i];
+    if (bn.inputs.empty() || bn.inputs[0] != y) continue;
+    if (bn.op->name != "BatchNormalization" || !bn.op->domain.empty()) return -1;
+    if (bn.inputs.size() != 5 || bn.outputs.empty() || bn.outputs[0] < 0) return -1;
+    for (size_t k = 1; k < bn.outputs.size(); ++k)
+      if (bn.outputs[k] >= 0) return -1;
+    if (bn.attrs.get_int("training_mode", 0) != 0) return -1;
+    for (int k = 1; k < 5; ++k) {
+      if (!f32_constant(g, bn.inputs[k])) return -1;
+      const Tensor& p = g.values[bn.inputs[k]].constant;
+      if (p.rank() != 1 || p.dim(0) != w.dim(0)) return -1;
+    }
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Graph>& graph) {
+  if (!graph || !fusion_enabled()) return graph;
+  const Graph& g = *graph;
+  std::vector<int> consumers = consumer_counts(g);
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  std::vector<std::pair<size_t, int>> pairs;  // (conv node, batch norm node)
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    int bn = foldable_batch_norm(g, i, consumers, is_output);
+    if (bn >= 0) pairs.emplace_back(i, bn);
+  }
+  if (pairs.empty()) return graph;
+
+  auto out = std::make_shared<Graph>(g);
+  std::vector<bool> drop(out->nodes.size(), false);
+  for (auto [conv_index, bn_index] : pairs) {
+    Node& conv = out->nodes[conv_index];
+    const Node& bn = out->nodes[bn_index];
+    const Tensor w = out->values[conv.inputs[1]].constant.contiguous();
+    const int64_t m = w.dim(0), per_channel = w.numel() / std::max<int64_t>(m, 1);
+    const Tensor* bias = conv.inputs.size() > 2 && conv.inputs[2] >= 0 ? &out->values[conv.inputs[2]].constant : nullptr;
+    auto param = [&](int k) { return out->values[bn.inputs[k]].constant.contiguous(); };
+    Tensor scale = param(1), shift = param(2), mean = param(3), var = param(4);
+    double eps = bn.attrs.get_float("epsilon", 1e-5);
+    Tensor w2 = Tensor::empty(w.shape(), DType::f32), b2 = Tensor::empty({m}, DType::f32);
+    Tensor b0 = bias ? bias->contiguous() : Tensor();
+    for (int64_t c = 0; c < m; ++c) {
+      double a = static_cast<double>(scale.data<float>()[c]) /
+                 std::sqrt(static_cast<double>(var.data<float>()[c]) + eps);
+      for (int64_t j = 0; j < per_channel; ++j)
+        w2.data<float>()[c * per_channel + j] = static_cast<float>(w.data<float>()[c * per_channel + j] * a);
+      double b = bias ? static_cast<double>(b0.data<float>()[c]) : 0.0;
+      b2.data<float>()[c] = static_cast<float>((b - mean.data<float>()[c]) * a + shift.data<float>()[c]);
+    }
+    int wv = out->add_value(conv.name + "/folded_weight");
+    out->values[wv].constant = w2;
+    out->values[wv].dtype = DType::f32;
+    out->values[wv].shape = w2.shape();
+    out->values[wv].shape_known = true;
+    int bv = out->add_value(conv.name + "/folded_bias");
+    out->values[bv].constant = b2;
+    out->values[bv].dtype = DType::f32;
+    out->values[bv].shape = b2.shape();
+    out->values[bv].shape_known = true;
+    int y = bn.outputs[0];
+    conv.inputs.resize(3);
+    conv.inputs[1] = wv;
+    conv.inputs[2] = bv;
+    conv.outputs[0] = y;
+    out->values[y].producer = static_cast<int>(conv_index);
+    drop[bn_index] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < out->nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(out->nodes[i]));
+  out->nodes = std::move(kept);
+  for (size_t i = 0; i < out->nodes.size(); ++i)  // producers index the new node list
+    for (int v : out->nodes[i].outputs)
+      if (v >= 0) out->values[v].producer = static_cast<int>(i);
+  return out;
+}
+
+}  // namespace porta::detail

@@ -1,0 +1,135 @@
+// Conv + BatchNormalization folding (runtime/graph_fusion.hpp): the folded cnn model drops its
+// BatchNormalization nodes and still matches PyTorch's saved outputs and the unfolded session;
+// a Conv whose output is read twice is left alone.
+#define ONNX_ML 1
+#define ONNX_NAMESPACE onnx
+#include <onnx/onnx_pb.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "tests/model_fixtures.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+int count_op(const std::vector<NodePlan>& plan, const std::string& op) {
+  int n = 0;
+  for (auto& p : plan) n += p.op == op;
+  return n;
+}
+
+// Sets PORTA_FUSE for the scope (restored after).
+struct FuseSetting {
+  explicit FuseSetting(const char* value) {
+    if (const char* old = std::getenv("PORTA_FUSE")) saved = old, had = true;
+    setenv("PORTA_FUSE", value, 1);
+  }
+  ~FuseSetting() {
+    if (had) setenv("PORTA_FUSE", saved.c_str(), 1);
+    else unsetenv("PORTA_FUSE");
+  }
+  std::string saved;
+  bool had = false;
+};
+
+TEST(GraphFusion, CnnBatchNormsFoldIntoConvs) {
+  ModelFixture f = load_fixture("cnn");
+  std::map<std::string, Tensor> inputs;
+  for (auto& [name, file] : f.inputs) inputs[name] = read_npy(file);
+  Tensor expected = read_npy(f.outputs.at(0).second);
+
+  Session folded(Model::load(f.model_path()));
+  auto plan = folded.plan(inputs);
+  EXPECT_EQ(count_op(plan, "BatchNormalization"), 0);
+  EXPECT_EQ(count_op(plan, "Conv"), 3);
+  Tensor got = folded.run(inputs).at(0);
+  Comparison vs_torch = compare(got, expected.cast(DType::f64), 1e-5);
+  EXPECT_TRUE(vs_torch.ok) << vs_torch.message;
+
+  FuseSetting off("0");
+  Session unfolded(Model::load(f.model_path()));
+  EXPECT_EQ(count_op(unfolded.plan(inputs), "BatchNormalization"), 3);
+  Tensor plain = unfolded.run(inputs).at(0);
+  Comparison vs_unfolded = compare(got, plain.cast(DType::f64), 1e-5);
+  EXPECT_TRUE(vs_unfolded.ok) << vs_unfolded.message;
+}
+
+// y = Conv(x, W); z = BatchNormalization(y); out = y + z: y has two readers, so the
+// BatchNormalization cannot be folded into the Conv.
+Model conv_read_twice_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("conv_read_twice");
+  auto declare = [](onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  declare(g->add_input(), "x", {1, 2, 5, 5});
+  declare(g->add_output(), "out", {1, 3, 5, 5});
+  auto constant = [&](const std::string& name, std::vector<int64_t> dims, float base) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(base + 0.1f * static_cast<float>(i % 7));
+  };
+  constant("W", {3, 2, 3, 3}, -0.3f);
+  constant("scale", {3}, 0.5f);
+  constant("shift", {3}, -0.2f);
+  constant("mean", {3}, 0.1f);
+  constant("var", {3}, 0.7f);
+  onnx::NodeProto* conv = g->add_node();
+  conv->set_op_type("Conv");
+  conv->add_input("x");
+  conv->add_input("W");
+  conv->add_output("y");
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  onnx::NodeProto* bn = g->add_node();
+  bn->set_op_type("BatchNormalization");
+  for (const char* in : {"y", "scale", "shift", "mean", "var"}) bn->add_input(in);
+  bn->add_output("z");
+  onnx::NodeProto* add = g->add_node();
+  add->set_op_type("Add");
+  add->add_input("y");
+  add->add_input("z");
+  add->add_output("out");
+  std::string bytes = m.SerializeAsString();
+  return Model::from_bytes(bytes.data(), bytes.size());
+}
+
+// The same pattern values as the model's initializers (base + 0.1 * (i % 7)).
+Tensor pattern(const Shape& shape, float base) {
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = base + 0.1f * static_cast<float>(i % 7);
+  return Tensor::from_values(v, shape, DType::f32);
+}
+
+TEST(GraphFusion, ConvReadTwiceKeepsItsBatchNorm) {
+  Session session(conv_read_twice_model());
+  InputSpec spec;
+  spec.shape = {1, 2, 5, 5};
+  std::map<std::string, Tensor> inputs{{"x", make_input(spec, DType::f32)}};
+  EXPECT_EQ(count_op(session.plan(inputs), "BatchNormalization"), 1);
+  Tensor got = session.run(inputs).at(0);
+  Attributes pads{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Tensor y = call_op("Conv", {inputs["x"], pattern({3, 2, 3, 3}, -0.3f)}, pads).at(0);
+  Tensor z = call_op("BatchNormalization", {y, pattern({3}, 0.5f), pattern({3}, -0.2f), pattern({3}, 0.1f),
+                                            pattern({3}, 0.7f)}, {}, 1).at(0);
+  Tensor want = call_op("Add", {y, z}).at(0);
+  Comparison c = compare(got, want.cast(DType::f64), 1e-6);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+}  // namespace
+}  // namespace porta::test
