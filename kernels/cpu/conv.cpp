@@ -9,6 +9,8 @@
 //         works on them directly.
 // Measured single-threaded on cnn's convs (3->16 @64x64, 16->32 @32x32, 32->64 @16x16, 3x3):
 // plain 124 / 171 / 128 us, blocked with in/out reorders 60 / 103 / 88 us.
+// Conv's porta-internal `porta_activation` = "Relu" (set by graph fusion) becomes an eltwise
+// post-op of the primitive, so the activation costs no pass of its own.
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
 #include <cstdlib>
@@ -107,12 +109,12 @@ struct WindowPrimitive {
 template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
-                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant) {
+                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any);
+                     bias != nullptr, any, relu);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
@@ -126,7 +128,13 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
       typename P::desc d(dnnl::prop_kind::forward_inference,
                          transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct,
                          src, wd, bd, dst, dims_of(g.strides), dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
-      r->pd = typename P::primitive_desc(d, engine());
+      dnnl::primitive_attr attr;
+      if (relu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+      r->pd = typename P::primitive_desc(d, attr, engine());
       r->prim = P(r->pd);
     } catch (const dnnl::error& e) {
       throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
@@ -155,7 +163,8 @@ void conv_cpu(KernelContext& ctx) {
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
-                                         ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx));
+                                         ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
+                                         ctx.attrs->get_string("porta_activation", "") == "Relu");
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {
