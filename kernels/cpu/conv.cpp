@@ -153,8 +153,10 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
     auto f32 = dnnl::memory::data_type::f32;
-    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, transposed ? tag : activation_tag(x.shape(), group)) : plain_desc(x.shape(), DType::f32);
-    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, transposed ? tag : activation_tag(y_shape, group)) : plain_desc(y_shape, DType::f32);
+    auto src_tag = transposed ? tag : activation_tag(x.shape(), group);
+    auto dst_tag = transposed ? tag : activation_tag(y_shape, group);
+    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
+    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
     auto wd = weights_desc(w.shape(), group, transposed);
     if (any) wd = dnnl::memory::desc(wd.dims(), f32, tag);
     auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();

@@ -23,7 +23,8 @@ namespace {
 // Always inlined so that each target clone below compiles it for its own ISA (a called
 // helper would be built for baseline x86-64 only).
 template <typename T>
-__attribute__((always_inline)) inline void accumulate_run(const T* h, const T* rt, T* z, int64_t k, int64_t g, int64_t j0, int64_t width) {
+__attribute__((always_inline)) inline void accumulate_run(const T* h, const T* rt, T* z, int64_t k, int64_t g,
+                                                         int64_t j0, int64_t width) {
   constexpr int64_t kRun = 64;
   if (width == kRun) {
     T acc[kRun];
