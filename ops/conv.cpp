@@ -1,6 +1,11 @@
 // Conv: N-d convolution (1-D, 2-D, 3-D) of X (N x C x spatial) with W (M x C/group x kernel),
 // plus the optional bias B (M). Attributes: auto_pad, dilations, group, kernel_shape, pads,
 // strides (see ops/window.hpp for the geometry).
+// porta-internal attribute `porta_activation` (string, default "" = none; not ONNX): "Relu"
+// makes the op Relu(Conv(...)). Only porta's graph fusion (runtime/graph_fusion.hpp) sets it,
+// and only for cpu sessions (the cpu kernel applies it as a oneDNN post-op; other backends'
+// Conv kernels do not read it), so it has no conformance case here, which every backend would
+// run; tests/graph_fusion_test.cpp covers it. Any other value is rejected.
 #include "ops/common.hpp"
 #include "ops/window.hpp"
 
@@ -37,6 +42,7 @@ void conv_reference(KernelContext& ctx) {
   const double *x = ctx.in(0).data<double>(), *w = ctx.in(1).data<double>();
   const double* b = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
   double* y = ctx.out(0).data<double>();
+  const bool relu = ctx.attrs->get_string("porta_activation", "") == "Relu";
   int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2], isize = g.in[0] * g.in[1] * g.in[2];
   for (int64_t in = 0; in < n; ++in)
     for (int64_t oc = 0; oc < m; ++oc)
@@ -57,7 +63,7 @@ void conv_reference(KernelContext& ctx) {
                     double wv = w[(oc * cg + ic) * ksize + (kd * g.kernel[1] + kh) * g.kernel[2] + kw];
                     acc += xv * wv;
                   }
-            *y++ = acc;
+            *y++ = relu && acc < 0.0 ? 0.0 : acc;
           }
 }
 
@@ -70,12 +76,16 @@ PORTA_REGISTER_OP(Conv) {
   s.outputs = {"Y"};
   s.attrs = {attr_string("auto_pad", "NOTSET"), attr_optional("dilations", AttrType::Ints),
              attr_int("group", 1), attr_optional("kernel_shape", AttrType::Ints),
-             attr_optional("pads", AttrType::Ints), attr_optional("strides", AttrType::Ints)};
+             attr_optional("pads", AttrType::Ints), attr_optional("strides", AttrType::Ints),
+             attr_string("porta_activation", "")};
   s.infer = [](InferContext& ctx) {
     require_same_dtype(ctx);
     require_dtype(ctx, 0, kFloats);
     const Shape &x = ctx.shape(0), &w = ctx.shape(1);
     WindowGeometry g = conv_geometry(x, w, *ctx.attrs);
+    const std::string act = ctx.attrs->get_string("porta_activation", "");
+    if (!act.empty() && act != "Relu")
+      throw InvalidArgument(str("[Conv] porta_activation (porta-internal) must be \"\" or \"Relu\", got \"", act, "\""));
     if (ctx.has_input(2) && ctx.shape(2) != Shape{w[0]})
       throw ShapeError(str("[Conv] bias must have shape ", w[0], " (the output channels of W ", shape_str(w),
                            "), got ", shape_str(ctx.shape(2))));

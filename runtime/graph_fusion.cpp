@@ -1,8 +1,10 @@
-// porta runtime — Conv + BatchNormalization folding (contract in graph_fusion.hpp). Exported
-// CNNs in eval mode keep BatchNormalization after every Conv when exported with
-// training=PRESERVE; folding removes one full pass over each activation per block.
+// porta runtime — Conv + BatchNormalization folding and Conv + Relu fusion (contracts in
+// graph_fusion.hpp). Exported CNNs in eval mode keep BatchNormalization after every Conv when
+// exported with training=PRESERVE, and nearly every Conv is followed by Relu; each rewrite
+// removes one full pass over the activation per block.
 #include "runtime/graph_fusion.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -58,7 +60,61 @@ int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& con
   return -1;
 }
 
+// Drops the nodes marked in `drop` and renumbers every value's producer.
+void drop_nodes(Graph& g, const std::vector<bool>& drop) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  for (Value& v : g.values) v.producer = -1;  // values orphaned by a rewrite have none
+  for (size_t i = 0; i < g.nodes.size(); ++i)  // producers index the new node list
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) g.values[v].producer = static_cast<int>(i);
+}
+
+// The Relu node reading the Conv at `conv` when the pair fuses, else -1.
+int fusable_relu(const Graph& g, size_t conv, const std::vector<int>& consumers, const std::vector<bool>& is_output) {
+  const Node& c = g.nodes[conv];
+  if (c.op->name != "Conv" || !c.op->domain.empty() || c.outputs.size() != 1 || c.outputs[0] < 0) return -1;
+  if (c.inputs.size() < 2 || c.inputs[1] < 0 || g.values[c.inputs[1]].dtype != DType::f32) return -1;
+  if (!c.attrs.get_string("porta_activation", "").empty()) return -1;
+  int y = c.outputs[0];
+  if (consumers[y] != 1 || is_output[y]) return -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& r = g.nodes[i];
+    if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
+    if (r.op->name != "Relu" || !r.op->domain.empty() || r.inputs.size() != 1) return -1;
+    if (r.outputs.size() != 1 || r.outputs[0] < 0) return -1;
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace
+
+std::shared_ptr<const Graph> fuse_conv_relu(const std::shared_ptr<const Graph>& graph, bool enabled) {
+  if (!graph || !enabled || !fusion_enabled()) return graph;
+  const Graph& g = *graph;
+  std::vector<int> consumers = consumer_counts(g);
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  std::vector<std::pair<size_t, int>> pairs;  // (conv node, relu node)
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    int relu = fusable_relu(g, i, consumers, is_output);
+    if (relu >= 0) pairs.emplace_back(i, relu);
+  }
+  if (pairs.empty()) return graph;
+  auto out = std::make_shared<Graph>(g);
+  std::vector<bool> drop(out->nodes.size(), false);
+  for (auto [conv_index, relu_index] : pairs) {
+    Node& conv = out->nodes[conv_index];
+    conv.attrs.set("porta_activation", std::string("Relu"));
+    conv.outputs[0] = out->nodes[relu_index].outputs[0];  // the Conv's own output value is orphaned
+    drop[relu_index] = true;
+  }
+  drop_nodes(*out, drop);
+  return out;
+}
 
 std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Graph>& graph) {
   if (!graph || !fusion_enabled()) return graph;
@@ -112,13 +168,7 @@ std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Gr
     out->values[y].producer = static_cast<int>(conv_index);
     drop[bn_index] = true;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < out->nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(out->nodes[i]));
-  out->nodes = std::move(kept);
-  for (size_t i = 0; i < out->nodes.size(); ++i)  // producers index the new node list
-    for (int v : out->nodes[i].outputs)
-      if (v >= 0) out->values[v].producer = static_cast<int>(i);
+  drop_nodes(*out, drop);
   return out;
 }
 

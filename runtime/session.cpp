@@ -30,7 +30,8 @@ struct Session::Impl {
   Impl(Model m, SessionOptions o)
       : model(std::move(m)),
         options(o),
-        graph(detail::fold_conv_batch_norm(model.graph_ptr())),
+        graph(detail::fuse_conv_relu(detail::fold_conv_batch_norm(model.graph_ptr()),
+                                     o.device.type == DeviceType::cpu && !o.keep_values)),
         value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).

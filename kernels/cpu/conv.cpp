@@ -9,6 +9,8 @@
 //         works on them directly.
 // Measured single-threaded on cnn's convs (3->16 @64x64, 16->32 @32x32, 32->64 @16x16, 3x3):
 // plain 124 / 171 / 128 us, blocked with in/out reorders 60 / 103 / 88 us.
+// Conv's porta-internal `porta_activation` = "Relu" (set by graph fusion) becomes an eltwise
+// post-op of the primitive, so the activation costs no pass of its own.
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
 #include <cstdlib>
@@ -97,6 +99,40 @@ dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) 
   return strided_desc(dims, strides, DType::f32);
 }
 
+// Layout of a Conv activation (input or output) in `any` mode. With format_tag::any oneDNN 2.6 picks channels-
+// last (brgconv) for f32; channel-blocked nC[D]HW16c (8c without AVX-512) runs its direct jit
+// kernel instead, and the reorders to and from porta's NC[D]HW are a cheap per-block
+// transpose rather than a full channels-last transpose. Measured single-threaded on cnn's
+// three convs (16->32 @32x32 etc.): model 290 -> 270 us, the output reorder of a 32x32x32
+// activation 19 -> 7 us. Applies per side when its channels fill whole blocks and group == 1;
+// a side that does not (e.g. a 3-channel image input: oneDNN's first-layer kernel reads it
+// plain and writes blocked) and grouped convs keep `any`.
+dnnl::memory::format_tag activation_tag(const Shape& s, int64_t group) {
+  using tag = dnnl::memory::format_tag;
+  static const int64_t block = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
+  if (group != 1 || s.size() < 3 || s.size() > 5 || s[1] % block != 0) return tag::any;
+  if (block == 16) return s.size() == 3 ? tag::nCw16c : s.size() == 4 ? tag::nChw16c : tag::nCdhw16c;
+  return s.size() == 3 ? tag::nCw8c : s.size() == 4 ? tag::nChw8c : tag::nCdhw8c;
+}
+
+// Winograd (oneDNN's F(4x4, 3x3), AVX-512 only) for 2-D 3x3 stride-1 undilated ungrouped convs
+// whose input and output channels are multiples of 16: it does about a quarter of direct's
+// multiplications there. Measured single-threaded on cnn: 16->32 @32x32 94 -> 77 us and
+// 32->64 @16x16 84 -> 60 us, but 3->16 @64x64 53 -> 174 us (few input channels), hence the
+// channel condition. Its rounding differs from direct's (transforms in f32); the results stay
+// within the conformance and model tolerances. PORTA_CONV_WINOGRAD=0 disables it. When
+// oneDNN has no Winograd kernel for a shape, the direct one is used.
+bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::WindowGeometry& g) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("PORTA_CONV_WINOGRAD");
+    return !(e && std::string(e) == "0");
+  }();
+  if (!enabled || group != 1 || x.size() != 4 || w[2] != 3 || w[3] != 3) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  return x[1] % 16 == 0 && w[0] % 16 == 0;
+}
+
 template <typename P>
 struct WindowPrimitive {
   P prim;
@@ -107,26 +143,44 @@ struct WindowPrimitive {
 template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
-                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant) {
+                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any);
+                     bias != nullptr, any, relu);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
     auto f32 = dnnl::memory::data_type::f32;
-    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, tag) : plain_desc(x.shape(), DType::f32);
-    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, tag) : plain_desc(y_shape, DType::f32);
+    auto src_tag = transposed ? tag : activation_tag(x.shape(), group);
+    auto dst_tag = transposed ? tag : activation_tag(y_shape, group);
+    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
+    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
     auto wd = weights_desc(w.shape(), group, transposed);
     if (any) wd = dnnl::memory::desc(wd.dims(), f32, tag);
     auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
     try {
-      typename P::desc d(dnnl::prop_kind::forward_inference,
-                         transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct,
-                         src, wd, bd, dst, dims_of(g.strides), dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
-      r->pd = typename P::primitive_desc(d, engine());
+      dnnl::primitive_attr attr;
+      if (relu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+      auto make = [&](dnnl::algorithm alg) {
+        typename P::desc d(dnnl::prop_kind::forward_inference, alg, src, wd, bd, dst, dims_of(g.strides),
+                           dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
+        r->pd = typename P::primitive_desc(d, attr, engine());
+      };
+      bool wino = false;
+      if (!transposed && any && use_winograd(x.shape(), w.shape(), group, g)) {
+        try {
+          make(dnnl::algorithm::convolution_winograd);
+          wino = true;
+        } catch (const dnnl::error&) {  // no Winograd kernel for this shape: direct below
+        }
+      }
+      if (!wino) make(transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct);
       r->prim = P(r->pd);
     } catch (const dnnl::error& e) {
       throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
@@ -155,7 +209,8 @@ void conv_cpu(KernelContext& ctx) {
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
-                                         ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx));
+                                         ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
+                                         ctx.attrs->get_string("porta_activation", "") == "Relu");
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {

@@ -1,6 +1,9 @@
-// LSTM on cpu (f32, f64): all input projections in one product, then per step one
-// recurrent product for the whole batch and the gate update per batch entry. Own loops rather than oneDNN's
-// lstm_forward: that primitive has no sequence_lens and orders gates ifco, not ONNX's iofc.
+// LSTM on cpu (f32, f64): all input projections in one product up front, then per step and
+// batch entry the recurrent product h . R^T accumulated straight into the gate pre-activations
+// (R transposed once per direction so the inner loop is a contiguous axpy over all 4H gates),
+// then the vectorized gate update. Own loops rather than oneDNN's lstm_forward: that primitive
+// has no sequence_lens and orders gates ifco, not ONNX's iofc. A per-step oneDNN matmul for
+// the recurrent product (batch x 4H x H, tiny) cost more in call overhead than its arithmetic.
 #include <limits>
 
 #include "kernels/cpu/rnn_common.hpp"
@@ -20,20 +23,20 @@ void lstm_typed(KernelContext& ctx) {
           *P = optional_input<T>(ctx, 7);
   T *Y = optional_output<T>(ctx, 0), *Yh = optional_output<T>(ctx, 1), *Yc = optional_output<T>(ctx, 2);
   if (Y) std::fill_n(Y, ctx.out(0).numel(), T(0));  // steps past a sequence length stay 0
-  std::vector<T> xw(static_cast<size_t>(S * N * G)), hr(static_cast<size_t>(N * G));
+  std::vector<T> xw(static_cast<size_t>(S * N * G)), rt(static_cast<size_t>(H * G));
   std::vector<T> h(static_cast<size_t>(N * H)), c(h.size());
   for (int64_t d = 0; d < n.directions; ++d) {
     bool reverse = opdef::rnn_reverse(*ctx.attrs, d);
     const T *Wd = W + d * G * I, *Rd = R + d * G * H;
     const T *Pd = P ? P + d * 3 * H : nullptr;
     project(X, Wd, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
+    for (int64_t j = 0; j < G; ++j)  // rt[k, j] = R[j, k]
+      for (int64_t k = 0; k < H; ++k) rt[k * G + j] = Rd[j * H + k];
     for (int64_t i = 0; i < N * H; ++i) {
       h[i] = H0 ? H0[d * N * H + i] : T(0);
       c[i] = C0 ? C0[d * N * H + i] : T(0);
     }
     for (int64_t step = 0; step < S; ++step) {
-      // Recurrent products of every batch entry at once; entries past their length ignore theirs.
-      gemm_abt(h.data(), Rd, hr.data(), N, G, H);
       // Gates of one batch entry, ONNX order i, o, f, c: pre-activations summed into z, then
       // activated a whole gate at a time (vectorized sigmoid / tanh for f32).
       parallel_for(N, std::max<int64_t>(1, 4096 / std::max<int64_t>(G, 1)), [&](int64_t b0, int64_t b1) {
@@ -42,9 +45,10 @@ void lstm_typed(KernelContext& ctx) {
           if (step >= lens[b]) continue;
           int64_t t = reverse ? lens[b] - 1 - step : step;
           T *hb = h.data() + b * H, *cb = c.data() + b * H;
-          const T *xb = xw.data() + (t * N + b) * G, *g = hr.data() + b * G;
+          const T* xb = xw.data() + (t * N + b) * G;
           T *zi = z.data(), *zo = zi + H, *zf = zi + 2 * H, *zc = zi + 3 * H;
-          for (int64_t j = 0; j < G; ++j) z[j] = xb[j] + g[j];
+          std::copy_n(xb, G, zi);
+          accumulate_recurrent(hb, rt.data(), zi, H, G);  // z += h[b] . R^T (the previous step's h)
           if (Pd)
             for (int64_t j = 0; j < H; ++j) {
               zi[j] += Pd[j] * cb[j];

@@ -26,6 +26,11 @@ inline T dot(const T* a, const T* b, int64_t n) {
 void gemm_abt(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k);
 void gemm_abt(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k);
 
+/// z[j] += sum_i h[i] * rt[i * g + j] for j < g, i < k: one batch entry's recurrent product
+/// with R^T stored row-major [k, g] (rnn_recurrent.cpp). z must not alias h or rt.
+void accumulate_recurrent(const float* h, const float* rt, float* z, int64_t k, int64_t g);
+void accumulate_recurrent(const double* h, const double* rt, double* z, int64_t k, int64_t g);
+
 /// out[m, r] = x[m, :] . w[r, :] + bias_a[r] + bias_b[r] for m < rows, r < outs (biases
 /// optional: nullptr).
 template <typename T>
