@@ -99,11 +99,12 @@ TEST_P(CustomOps, KernelAndCompositeAgree) {
   detail::set_poison_outputs(false);
   if (p.device.type == DeviceType::cpu && p.op->name != "ScaledDotProductAttention")
     EXPECT_EQ(path_name(kernel_path), path_name(Path::native)) << "the cpu kernel should run";
-  // Vulkan has a kernel for every f32 (and u8) case; only attention's heads over 128 decline.
+  // Vulkan, CUDA and HIP have a kernel for every f32 (and u8) case; only attention's heads
+  // over 128 decline.
   bool large_head = p.op->name == "ScaledDotProductAttention" &&
                     (p.c.inputs[0].shape[3] > 128 || p.c.inputs[2].shape[3] > 128);
-  if (p.device.type == DeviceType::vulkan && p.dtype != DType::f64 && !large_head)
-    EXPECT_EQ(path_name(kernel_path), path_name(Path::native)) << "the vulkan kernel should run";
+  if (p.device.type != DeviceType::cpu && p.dtype != DType::f64 && !large_head)
+    EXPECT_EQ(path_name(kernel_path), path_name(Path::native)) << "the " << p.device.str() << " kernel should run";
 
   Comparison k = compare(with_kernel, ref[0], tol), c = compare(with_composite, ref[0], tol);
   EXPECT_TRUE(k.ok) << "kernel (" << path_name(kernel_path) << "): " << k.message << " (seed " << seed() << ")";
