@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t bh = blockIdx.x / p.q_blocks, i0 = (blockIdx.x % p.q_blocks) * kQueryBlock;
   const int64_t b = bh / p.H, h = bh % p.H;
   const int t = threadIdx.x, my_row = t / 16, my_col = t % 16;
+  const int my_cols = my_col < p.Dv ? static_cast<int>((p.Dv - my_col + 15) / 16) : 0;  // columns below Dv
 
   for (int64_t e = t; e < kQueryBlock * p.D; e += kThreads) {
     int64_t r = e / p.D, d = e % p.D;
@@ -96,15 +97,15 @@ __global__ void __launch_bounds__(kThreads)
       row_rescale[t] = rescale;
     }
     __syncthreads();
+    // Each probability is read once and applied to all of this thread's columns.
     const float rescale = row_rescale[my_row];
 #pragma unroll
-    for (int c = 0; c < kColsPerThread; ++c) {
-      const int64_t col = my_col + 16 * c;
-      if (col < p.Dv) {
-        float a = acc[c] * rescale;
-        for (int j = 0; j < kKeyBlock; ++j) a += scores[my_row * kKeyBlock + j] * v_tile[j * kMaxHeadDim + col];
-        acc[c] = a;
-      }
+    for (int c = 0; c < kColsPerThread; ++c) acc[c] *= rescale;
+    for (int j = 0; j < kKeyBlock; ++j) {
+      const float pj = scores[my_row * kKeyBlock + j];
+#pragma unroll
+      for (int c = 0; c < kColsPerThread; ++c)
+        if (c < my_cols) acc[c] += pj * v_tile[j * kMaxHeadDim + my_col + 16 * c];
     }
   }
   __syncthreads();

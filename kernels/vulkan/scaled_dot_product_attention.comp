@@ -49,6 +49,7 @@ void main() {
     row_sum[t] = 0.0;
   }
   uint my_row = t / 16, my_col = t % 16;
+  uint my_cols = my_col < p.Dv ? (p.Dv - my_col + 15) / 16 : 0;  // columns my_col + 16 c below Dv
   float acc[COLS_PER_INVOCATION];
   for (uint c = 0; c < COLS_PER_INVOCATION; ++c) acc[c] = 0.0;
 
@@ -99,13 +100,13 @@ void main() {
       row_rescale[t] = rescale;
     }
     barrier();
+    // Each probability is read once and applied to all of this invocation's columns.
     float rescale = row_rescale[my_row];
-    for (uint c = 0; c < COLS_PER_INVOCATION; ++c) {
-      uint col = my_col + 16 * c;
-      if (col >= p.Dv) break;
-      float a = acc[c] * rescale;
-      for (uint j = 0; j < BK; ++j) a += scores[my_row * BK + j] * v_tile[j * MAX_D + col];
-      acc[c] = a;
+    for (uint c = 0; c < COLS_PER_INVOCATION; ++c) acc[c] *= rescale;
+    for (uint j = 0; j < BK; ++j) {
+      float pj = scores[my_row * BK + j];
+      for (uint c = 0; c < COLS_PER_INVOCATION; ++c)
+        if (c < my_cols) acc[c] += pj * v_tile[j * MAX_D + my_col + 16 * c];
     }
   }
   barrier();
