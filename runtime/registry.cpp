@@ -12,6 +12,7 @@
 
 #include "porta/error.hpp"
 #include "porta/util.hpp"
+#include "runtime/plugin_staging.hpp"
 
 namespace porta {
 namespace {
@@ -111,6 +112,7 @@ void register_kernel(KernelDef kernel) {
 }
 
 const OpSchema* find_op(std::string_view name) {
+  detail::ensure_env_plugins();  // PORTA_PLUGIN_PATH is read at the first lookup
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   auto it = r.ops.find(name);
@@ -125,6 +127,7 @@ const OpSchema* find_op(std::string_view domain, std::string_view name) {
 }
 
 std::vector<const OpSchema*> all_ops() {
+  detail::ensure_env_plugins();
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   std::vector<const OpSchema*> out;
@@ -133,6 +136,7 @@ std::vector<const OpSchema*> all_ops() {
 }
 
 std::vector<const KernelDef*> kernels_for(std::string_view op) {
+  detail::ensure_env_plugins();
   Registry& r = registry();
   {
     std::unique_lock lock(r.mutex);
@@ -189,6 +193,18 @@ void unregister_source(const std::string& source) {
     list.erase(std::remove_if(list.begin(), list.end(),
                               [&](auto& k) { return k->source == source; }),
                list.end());
+  r.generation++;
+}
+
+void unregister_op(const std::string& name) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  // The schema is kept alive (moved to a graveyard): resolutions cached before may point at it.
+  static auto* graveyard = new std::vector<std::unique_ptr<OpSchema>>();
+  if (auto it = r.ops.find(name); it != r.ops.end()) {
+    graveyard->push_back(std::move(it->second));
+    r.ops.erase(it);
+  }
   r.generation++;
 }
 

@@ -10,6 +10,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3 python3-numpy python3-onnx python3-torch
+  libtorch-dev
 )
 if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
   PKGS+=(hipcc libamdhip64-dev)

@@ -8,7 +8,7 @@ bash "$ROOT/scripts/setup.sh"
 if [[ "${1:-}" == "--sanitize" ]]; then
   BUILD="$ROOT/build-asan"
   PORTA_BUILD_TYPE=RelWithDebInfo bash "$ROOT/scripts/build.sh" "$BUILD" -DPORTA_SANITIZE=ON \
-    -DPORTA_BUILD_BENCH=OFF -DPORTA_BACKENDS="${PORTA_SANITIZE_BACKENDS:-cpu;vulkan}"
+    -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF -DPORTA_BACKENDS="${PORTA_SANITIZE_BACKENDS:-cpu;vulkan}"
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/asan.supp"
   export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/ubsan.supp"

@@ -243,7 +243,7 @@ TEST(BenchCli, JsonAndCsvFollowTheSchema) {
 TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   fs::path dir = scratch_dir("calibrate");
   fs::path file = dir / "porta" / "ceilings.json";
-  std::string args = str("bench --op Relu --case same --device cpu --min-runs 1 --min-time 0 --json ",
+  std::string args = str("bench --op Relu --case odd --device cpu --min-runs 1 --min-time 0 --json ",
                          (dir / "r.json").string());
   CliRun first = porta(args, dir);
   ASSERT_EQ(first.status, 0) << first.out << first.err;
@@ -261,7 +261,8 @@ TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   ASSERT_EQ(second.status, 0) << second.out << second.err;
   EXPECT_EQ(second.err.find("calibrating"), std::string::npos) << second.err;
   EXPECT_NE(second.err.find("from " + file.string()), std::string::npos) << second.err;
-  const Json& used = Json::parse(slurp(dir / "r.json")).at("devices").items[0].at("ceilings");
+  Json second_report = Json::parse(slurp(dir / "r.json"));
+  const Json& used = second_report.at("devices").items[0].at("ceilings");
   EXPECT_EQ(used.at("source").text, "cache");
   EXPECT_EQ(used.at("copy_gbps").number, entry.at("copy_gbps").number);
   EXPECT_EQ(used.at("measured_at").text, entry.at("measured_at").text);
@@ -306,12 +307,13 @@ TEST(BenchCli, CompareNoKernelDisablesTheKernelForOneSideOnly) {
   // With the cpu Softmax kernel disabled nothing else can run it on the cpu (no decomposition,
   // and the cpu has nothing to fall back to): that side reports the dispatcher's error. The
   // next case (Relu) runs after the kernel is enabled again.
-  CliRun r = porta(str("bench --op Softmax,Relu --case last,same --compare cpu,cpu/no-kernel --min-runs 1 "
+  CliRun r = porta(str("bench --op Softmax,Relu --case last,odd --compare cpu,cpu/no-kernel --min-runs 1 "
                        "--min-time 0 --json ", (dir / "c.json").string()),
                    dir);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("compare cpu vs cpu/no-kernel"), std::string::npos) << r.out;
-  const auto& results = Json::parse(slurp(dir / "c.json")).at("results").items;
+  Json report = Json::parse(slurp(dir / "c.json"));
+  const auto& results = report.at("results").items;
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[0].at("op").text, "Softmax");
   EXPECT_EQ(results[0].at("path").text, "native");

@@ -112,7 +112,6 @@ int cmd_bench(const Args& args) {
         throw InvalidArgument(str("[bench] --batch expects sizes like 1,8,32, got '", b, "'"));
       }
     }
-    if (batches.empty()) batches = {1};
     rep.models = run_models(args.positional[0], devices, batches, rep.settings);
     print_models(std::cout, rep);
   } else {

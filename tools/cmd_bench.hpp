@@ -33,7 +33,9 @@ struct Settings {
   int warmup_runs = 1;
   int min_runs = 5;            ///< at least this many timed runs ...
   double min_time_s = 0.2;     ///< ... and at least this much time in timed runs
-  double max_case_s = 4.0;     ///< skip a case whose estimated time exceeds this
+  /// Time budget of one case: a case estimated (or seen in its warm-up) to need more per run is
+  /// skipped; timed runs stop here once there are 3 of them, even below min_runs.
+  double max_case_s = 2.0;
   bool progress = false;       ///< progress line on stderr (stderr is a terminal)
 };
 
@@ -47,6 +49,8 @@ struct Measurement {
   Stats device_us;            ///< device timer (CUDA events, Vulkan timestamps; host clock on cpu)
   Stats host_us;              ///< host wall time from issue to completion
   bool device_timer = false;  ///< device_us comes from a device timer
+  double warmup_us = 0;       ///< host time of all warm-up runs
+  /// runs == 0: not timed, because one warm-up run took longer than max_case_s.
   /// (max - min) / median of the time reported (device time when available).
   double spread() const;
 };
@@ -136,7 +140,7 @@ void write_json(const std::string& path, const Report& report);
 void write_csv(const std::string& path, const Report& report);
 void write_svg(const std::string& path, const Report& report);
 
-/// `porta bench MODEL.onnx ...`: latency per device and batch size.
+/// `porta bench MODEL.onnx ...`: latency per device and batch size (empty: the inputs as they are).
 std::vector<ModelResult> run_models(const std::string& path, const std::vector<Device>& devices,
                                     const std::vector<int64_t>& batches, const Settings& settings);
 /// `porta bench --support`: ops x built backends (markdown with `markdown`).

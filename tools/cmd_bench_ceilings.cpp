@@ -28,7 +28,6 @@ using porta::bench::json_number;
 using porta::bench::json_quote;
 
 constexpr size_t kCopyBytes = size_t{256} << 20;
-constexpr int64_t kMatmulSize = 1024;
 
 std::string now_utc() {
   std::time_t t = std::time(nullptr);
@@ -46,7 +45,8 @@ Settings calibration_settings() {
   Settings s;
   s.warmup_runs = 1;
   s.min_runs = 5;
-  s.min_time_s = 0.3;
+  s.min_time_s = 1.0;  // the fastest of many runs: a loaded machine slows some of them
+  s.max_case_s = 2.0;
   return s;
 }
 
@@ -94,21 +94,34 @@ double measure_copy_gbps(Device d) {
 }
 
 // Dense matmul through porta's own native kernel: the best the device showed porta, which is
-// what "fraction of the ceiling" should be relative to. 0 when there is no native kernel.
+// what "fraction of the ceiling" should be relative to. 0 when there is no native kernel. A
+// 256^3 probe picks the size: the largest of 256 .. 2048 whose call would take under 0.5 s at
+// the probe's rate (cubic scaling; small matmuls are less efficient, so this errs larger on
+// fast devices), so lavapipe is not kept busy for a minute and a fast device is filled.
 double measure_matmul_gflops(Device d, DType dtype) {
   const OpSchema* op = find_op("MatMul");
   if (!op || resolve(*op, d, dtype).path != Path::native) return 0.0;
-  InputSpec spec;
-  spec.shape = {kMatmulSize, kMatmulSize};
-  spec.lo = -1, spec.hi = 1;
-  std::vector<Tensor> in = {porta::bench::make_case_input(spec, dtype, 1),
-                            porta::bench::make_case_input(spec, dtype, 2)};
-  porta::bench::PreparedCall call(*op, in, {}, 1, d);
-  if (call.path() != Path::native) return 0.0;
-  Measurement m = measure(d, [&] { call.run(); }, calibration_settings());
-  double us = m.device_timer ? m.device_us.min : m.host_us.min;
-  double flops = 2.0 * kMatmulSize * kMatmulSize * kMatmulSize;
-  return us > 0 ? flops / (us * 1e3) : 0.0;
+  auto prepared = [&](int64_t n) {
+    InputSpec spec;
+    spec.shape = {n, n};
+    spec.lo = -1, spec.hi = 1;
+    std::vector<Tensor> in = {porta::bench::make_case_input(spec, dtype, 1),
+                              porta::bench::make_case_input(spec, dtype, 2)};
+    return std::make_unique<porta::bench::PreparedCall>(*op, in, Attributes{}, 1, d);
+  };
+  auto seconds = [](const Measurement& m) { return (m.device_timer ? m.device_us.min : m.host_us.min) * 1e-6; };
+  Settings probe_settings = calibration_settings();
+  probe_settings.min_time_s = 0;
+  auto probe_call = prepared(256);
+  if (probe_call->path() != Path::native) return 0.0;
+  Measurement probe = measure(d, [&] { probe_call->run(); }, probe_settings);
+  double t = probe.runs ? seconds(probe) : probe.warmup_us * 1e-6;
+  int64_t n = 256;
+  while (n < 2048 && t * 8 < 0.5) n *= 2, t *= 8;
+  std::unique_ptr<porta::bench::PreparedCall> call = n == 256 ? std::move(probe_call) : prepared(n);
+  Measurement m = measure(d, [&] { call->run(); }, calibration_settings());
+  double s = m.runs ? seconds(m) : m.warmup_us * 1e-6;
+  return s > 0 ? 2.0 * static_cast<double>(n) * n * n / (s * 1e9) : 0.0;
 }
 
 Json read_cache() {
@@ -214,8 +227,13 @@ Ceilings ceilings_for(Device device, bool force, std::ostream& log) {
   c.measured_at = now_utc();
   c.source = "calibrated now";
   store(c);
-  log << "  copy " << json_number(c.copy_gbps) << " GB/s";
-  for (auto& [dt, g] : c.matmul_gflops) log << ", matmul " << dt << " " << json_number(g) << " GFLOP/s";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", c.copy_gbps);
+  log << "  copy " << buf << " GB/s";
+  for (auto& [dt, g] : c.matmul_gflops) {
+    std::snprintf(buf, sizeof buf, "%.1f", g);
+    log << ", matmul " << dt << " " << buf << " GFLOP/s";
+  }
   log << "; stored in " << ceilings_path() << "\n";
   return c;
 }

@@ -2,8 +2,8 @@
 // peak intermediate memory the session planned on each device.
 //
 // Inputs: the model folder's inputs.txt, --input files, or random values (as `porta run`),
-// made at batch 1 and repeated along the first axis for larger batches (only inputs whose
-// first dimension is dynamic). Inputs are placed on the device before timing: a run is
+// then resized along the first axis to each batch size, samples repeated in turn (only inputs
+// whose first dimension is dynamic). Inputs are placed on the device before timing: a run is
 // Session::run up to the device finishing, outputs left on the device. Host wall time.
 #include <cstring>
 #include <iostream>
@@ -15,18 +15,20 @@ namespace {
 
 bool batch_is_dynamic(const ValueDesc& d) { return d.rank_known && !d.shape.empty() && d.shape[0] < 0; }
 
-// `t` (first axis 1) repeated `batch` times along the first axis.
+// `t` resized to `batch` along the first axis, its samples repeated in turn.
 Tensor repeat_batch(const Tensor& t, int64_t batch) {
   Tensor host = t.to(Device::cpu()).contiguous();
   Shape shape = host.shape();
-  if (shape.empty() || shape[0] != 1)
-    throw ShapeError(str("[bench] to repeat an input to batch ", batch, " its first dimension must be 1, got ",
+  if (shape.empty() || shape[0] < 1)
+    throw ShapeError(str("[bench] to make batch ", batch, " from an input it needs a first dimension of at least 1, got ",
                          shape_str(shape)));
+  int64_t have = shape[0];
+  size_t sample = host.nbytes() / static_cast<size_t>(have);
   shape[0] = batch;
   Tensor out = Tensor::empty(shape, host.dtype());
-  size_t row = host.nbytes();
   for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(static_cast<char*>(out.raw_data()) + b * row, host.raw_data(), row);
+    std::memcpy(static_cast<char*>(out.raw_data()) + b * sample,
+                static_cast<const char*>(host.raw_data()) + (b % have) * sample, sample);
   return out;
 }
 
@@ -48,13 +50,25 @@ std::vector<ModelResult> run_models(const std::string& path, const std::vector<D
       throw InvalidArgument(str("[bench] --batch ", b, " needs an input with a dynamic first dimension; ", path,
                                 " has inputs ", described, " (negative = dynamic)"));
   }
+  // No --batch: the inputs as they come, reported at their own batch size.
+  std::vector<int64_t> sizes = batches;
+  if (sizes.empty()) {
+    int64_t own = 1;
+    for (auto& d : model.inputs())
+      if (batch_is_dynamic(d) && base.count(d.name) && base.at(d.name).rank() > 0) {
+        own = base.at(d.name).shape()[0];
+        break;
+      }
+    sizes.push_back(own);
+  }
   std::vector<ModelResult> out;
-  for (int64_t b : batches) {
+  for (int64_t b : sizes) {
     std::map<std::string, Tensor> inputs;
     for (auto& d : model.inputs()) {
       auto it = base.find(d.name);
       if (it == base.end()) continue;
-      inputs[d.name] = b != 1 && batch_is_dynamic(d) ? repeat_batch(it->second, b) : it->second;
+      bool resize = !batches.empty() && batch_is_dynamic(d);
+      inputs[d.name] = resize ? repeat_batch(it->second, b) : it->second;
     }
     for (Device dev : devices) {
       ModelResult r;
@@ -68,7 +82,16 @@ std::vector<ModelResult> run_models(const std::string& path, const std::vector<D
         Session session(model, o);
         std::map<std::string, Tensor> on_device;
         for (auto& [name, t] : inputs) on_device[name] = t.to(dev);
+        // The first run compiles the session for these shapes (pipelines, plans): not timed,
+        // and not mistaken for a slow warm-up.
+        session.run(on_device);
+        backend_for(dev).synchronize(dev.index);
         r.m = measure(dev, [&] { session.run(on_device); }, settings, /*device_timer=*/false);
+        if (r.m.runs == 0) {
+          r.status = "skipped";
+          r.note = str("one run took ", r.m.warmup_us * 1e-6 / std::max(1, settings.warmup_runs),
+                       " s, over --max-case-time ", settings.max_case_s, " s");
+        }
         r.throughput = r.m.host_us.median > 0 ? static_cast<double>(b) * 1e6 / r.m.host_us.median : 0;
         r.peak_memory = session.peak_memory();
       } catch (const Error& e) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "runtime/bench_json.hpp"
@@ -52,6 +53,7 @@ void print_table(std::ostream& os, const Report& rep) {
     for (auto& [dt, g] : c.matmul_gflops) os << ", matmul " << dt << " " << fmt(g) << " GFLOP/s";
     os << " [" << c.source << (c.measured_at.empty() ? "" : ", " + c.measured_at) << "]\n";
   }
+  if (rep.results.empty()) return;
   os << std::left << std::setw(22) << "op" << std::setw(20) << "case" << std::setw(6) << "dtype" << std::setw(20)
      << "device" << std::setw(13) << "path" << std::right << std::setw(11) << "median" << std::setw(11) << "min"
      << std::setw(11) << "max" << std::setw(6) << "runs" << std::setw(10) << "GFLOP/s" << std::setw(9) << "GB/s"
@@ -75,9 +77,16 @@ void print_table(std::ostream& os, const Report& rep) {
     }
     os << "\n";
   }
-  os << "times: " << (rep.results.empty() ? "" : "device timer where the device has one, else host wall time")
-     << "; %ceil: of the copy bandwidth (memory-bound) or matmul throughput (compute-bound), "
-        "chosen by FLOP/byte against the device's ridge point\n";
+  if (!rep.results.empty())
+    os << "times: device timer where the device has one, else host wall time; %ceil: of the copy bandwidth "
+          "(memory-bound) or matmul throughput (compute-bound), chosen by FLOP/byte against the device's ridge "
+          "point\n";
+  std::set<std::string> over;
+  for (const Result& r : rep.results)
+    if (r.status == "ok" && r.fraction > 1.05) over.insert(r.device);
+  for (auto& d : over)
+    os << "note: some cases on " << d << " exceed its ceilings: they were probably measured while the machine "
+          "was busy; run porta bench --calibrate --device " << d << " when it is quiet\n";
   if (unstable) os << unstable << " case(s) spread over 10% between fastest and slowest run (max-min)/median\n";
 }
 

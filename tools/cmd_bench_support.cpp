@@ -61,15 +61,27 @@ void print_support(std::ostream& os, bool markdown) {
     }
     return;
   }
-  os << std::left << std::setw(26) << "op" << std::setw(7) << "dtype";
-  for (DeviceType b : backends) os << std::setw(44) << device_type_name(b);
-  os << "\n";
+  // Columns as wide as their widest cell, so a row always splits on runs of spaces.
+  std::vector<std::vector<std::string>> rows;
   for (const OpSchema* op : ops) {
     DType dt = main_dtype(*op);
-    os << std::setw(26) << op_name(op) << std::setw(7) << dtype_name(dt);
-    for (DeviceType b : backends) os << std::setw(44) << cell(*op, b, dt);
-    os << "\n";
+    std::vector<std::string> row = {op_name(op), std::string(dtype_name(dt))};
+    for (DeviceType b : backends) row.push_back(cell(*op, b, dt));
+    rows.push_back(std::move(row));
   }
+  std::vector<std::string> header = {"op", "dtype"};
+  for (DeviceType b : backends) header.emplace_back(device_type_name(b));
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  auto print_row = [&](const std::vector<std::string>& row) {
+    for (size_t c = 0; c < row.size(); ++c)
+      os << std::left << std::setw(static_cast<int>(c + 1 < row.size() ? width[c] + 2 : 0)) << row[c];
+    os << "\n";
+  };
+  print_row(header);
+  for (auto& row : rows) print_row(row);
 }
 
 }  // namespace porta::cli::bench

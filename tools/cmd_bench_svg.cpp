@@ -74,7 +74,7 @@ void write_svg(const std::string& path, const Report& rep) {
   }
   o += "<text x=\"10\" y=\"38\" fill=\"#444\">" + esc(sub) + "</text>\n";
   o += "<text x=\"10\" y=\"54\" fill=\"#444\">bar end: C = compute-bound (matmul ceiling), M = memory-bound "
-       "(copy ceiling); median time</text>\n";
+       "(copy ceiling); median time; ± = runs spread over 10%</text>\n";
   for (size_t s = 0; s < series.size(); ++s) {
     int lx = kLabelWidth + static_cast<int>(s) * 150;
     o += "<rect x=\"" + std::to_string(lx) + "\" y=\"62\" width=\"12\" height=\"12\" fill=\"" + kColors[s % 6] +

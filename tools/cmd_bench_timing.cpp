@@ -36,10 +36,15 @@ Measurement measure(Device device, const std::function<void()>& call, const Sett
   std::unique_ptr<Timer> timer;
   if (device_timer && device.type != DeviceType::cpu) timer = backend.create_timer(device.index);
 
+  Measurement m;
+  auto w0 = clock::now();
   for (int i = 0; i < settings.warmup_runs; ++i) {
     call();
     backend.synchronize(device.index);
   }
+  m.warmup_us = std::chrono::duration<double, std::micro>(clock::now() - w0).count();
+  // One warm-up over the whole budget: three timed runs would take three times that.
+  if (settings.warmup_runs > 0 && m.warmup_us * 1e-6 / settings.warmup_runs > settings.max_case_s) return m;
   std::vector<double> host, dev;
   double total_s = 0;
   int min_runs = std::max(1, settings.min_runs);
@@ -57,7 +62,6 @@ Measurement measure(Device device, const std::function<void()>& call, const Sett
     // min_time with a sub-microsecond call must still end.
     if ((total_s >= settings.max_case_s && host.size() >= 3) || host.size() >= 100000) break;
   }
-  Measurement m;
   m.runs = static_cast<int>(host.size());
   m.host_us = stats(host);
   m.device_timer = timer != nullptr;

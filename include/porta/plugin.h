@@ -1,0 +1,110 @@
+/* porta — run-time kernel plugins.
+ *
+ * A plugin is a shared library exporting one function:
+ *
+ *   PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api,
+ *                                                      porta_plugin_info* info);
+ *
+ * porta calls it once when the library is loaded (from PORTA_PLUGIN_PATH — colon-separated
+ * files or folders of *.so, read when the registry is first used — or by porta_load_plugin /
+ * porta::load_plugin). The plugin first fills `info` (its name and the PORTA_ABI_VERSION it was
+ * built with; porta_plugin_begin does both) and returns PORTA_ERROR_ABI_MISMATCH without touching
+ * anything else when api->abi_version differs. It then registers ops and kernels through `api`,
+ * so it need not link libporta. Its registrations are kept only if it returns PORTA_OK, its
+ * ABI version matches and every registration was accepted; otherwise none of them stays and
+ * porta carries on without the plugin. Kernels it registers report the plugin's name as their
+ * source (`porta devices --kernels`, `porta ops`).
+ *
+ * The first two fields of porta_plugin_api and porta_plugin_info never move, in any version.
+ */
+#ifndef PORTA_PLUGIN_H
+#define PORTA_PLUGIN_H
+
+#include "porta/porta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define PORTA_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define PORTA_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+typedef struct porta_plugin_info {
+  uint32_t abi_version;  /**< PORTA_ABI_VERSION the plugin was built with */
+  const char* name;      /**< short name, e.g. "example_swish"; must stay valid (static) */
+} porta_plugin_info;
+
+/** The functions a plugin may call, by pointer (same contracts as in porta.h). */
+typedef struct porta_plugin_api {
+  uint32_t abi_version;  /**< the loading porta's ABI version */
+  size_t struct_size;    /**< sizeof(porta_plugin_api) in the loading porta */
+
+  porta_status (*register_op)(const porta_op_schema* schema);
+  porta_status (*register_kernel)(const porta_kernel_def* kernel);
+  porta_status (*set_error)(porta_status status, const char* message);
+
+  porta_status (*kernel_num_inputs)(porta_kernel_context* ctx, size_t* count);
+  porta_status (*kernel_num_outputs)(porta_kernel_context* ctx, size_t* count);
+  porta_status (*kernel_input)(porta_kernel_context* ctx, size_t index, porta_tensor* tensor);
+  porta_status (*kernel_output)(porta_kernel_context* ctx, size_t index, porta_tensor* tensor);
+  porta_status (*kernel_attrs)(porta_kernel_context* ctx, porta_attrs* attrs);
+  porta_status (*kernel_device)(porta_kernel_context* ctx, porta_device* device);
+
+  porta_status (*tensor_rank)(porta_tensor tensor, size_t* rank);
+  porta_status (*tensor_shape)(porta_tensor tensor, int64_t* dims, size_t capacity);
+  porta_status (*tensor_dtype)(porta_tensor tensor, porta_dtype* dtype);
+  porta_status (*tensor_nbytes)(porta_tensor tensor, size_t* bytes);
+  porta_status (*tensor_data)(porta_tensor tensor, void** data);
+  porta_status (*tensor_create)(porta_device device, porta_dtype dtype, const int64_t* shape,
+                                size_t rank, porta_tensor* out);
+  porta_status (*tensor_copy_from_host)(porta_tensor tensor, const void* src, size_t bytes);
+  porta_status (*tensor_free)(porta_tensor tensor);
+
+  porta_status (*attrs_create)(porta_attrs* out);
+  porta_status (*attrs_set_int)(porta_attrs attrs, const char* name, int64_t value);
+  porta_status (*attrs_set_float)(porta_attrs attrs, const char* name, double value);
+  porta_status (*attrs_get_int)(porta_attrs attrs, const char* name, int64_t* value);
+  porta_status (*attrs_get_float)(porta_attrs attrs, const char* name, double* value);
+  porta_status (*attrs_get_ints)(porta_attrs attrs, const char* name, int64_t* values,
+                                 size_t capacity, size_t* count);
+  porta_status (*attrs_free)(porta_attrs attrs);
+
+  porta_status (*infer_num_inputs)(porta_infer_context* ctx, size_t* count);
+  porta_status (*infer_input)(porta_infer_context* ctx, size_t index, int* present,
+                              porta_dtype* dtype, int64_t* dims, size_t capacity, size_t* rank);
+  porta_status (*infer_attrs)(porta_infer_context* ctx, porta_attrs* attrs);
+  porta_status (*infer_set_output)(porta_infer_context* ctx, size_t index, porta_dtype dtype,
+                                   const int64_t* dims, size_t rank);
+
+  porta_status (*builder_add)(porta_builder* builder, const char* op, const int32_t* inputs,
+                              size_t num_inputs, porta_attrs attrs, int32_t* outputs,
+                              size_t num_outputs);
+  porta_status (*builder_constant)(porta_builder* builder, porta_tensor value, int32_t* id);
+  porta_status (*builder_value)(porta_builder* builder, int32_t id, porta_dtype* dtype,
+                                int64_t* dims, size_t capacity, size_t* rank);
+
+  porta_status (*vulkan_register_shader)(const char* name, const void* spirv, size_t bytes);
+  porta_status (*vulkan_dispatch)(porta_kernel_context* ctx, const porta_vulkan_dispatch_desc* desc);
+} porta_plugin_api;
+
+typedef porta_status (*porta_plugin_init_fn)(const porta_plugin_api* api, porta_plugin_info* info);
+
+/** Fills `info` and says whether the loading porta speaks this plugin's ABI. A plugin's init
+ *  starts with: `if (porta_plugin_begin(api, info, "name") != PORTA_OK) return PORTA_ERROR_ABI_MISMATCH;` */
+static inline porta_status porta_plugin_begin(const porta_plugin_api* api, porta_plugin_info* info,
+                                              const char* name) {
+  info->abi_version = PORTA_ABI_VERSION;
+  info->name = name;
+  return api->abi_version == PORTA_ABI_VERSION && api->struct_size >= sizeof(porta_plugin_api)
+             ? PORTA_OK
+             : PORTA_ERROR_ABI_MISMATCH;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PORTA_PLUGIN_H */

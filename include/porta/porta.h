@@ -1,0 +1,319 @@
+/* porta — the stable C ABI.
+ *
+ * Contracts that hold for every function declared here:
+ * - Every function returns a porta_status (or a plain value where it cannot fail). On an
+ *   error, porta_last_error() returns "[component] what was expected, what was got" for the
+ *   calling thread until that thread's next failing call. No C++ exception crosses this ABI.
+ * - Handles are opaque. porta keeps a registry of live handles, so a NULL handle, a freed
+ *   (stale) handle or a handle of another kind (a model where a tensor is expected) is reported
+ *   as PORTA_ERROR_INVALID_HANDLE without being dereferenced. (A freed address that the
+ *   allocator hands out again for a new handle of the same kind cannot be told apart.)
+ * - Sizes given with buffers are checked: a byte count that differs from the tensor's size,
+ *   or a capacity too small for the answer, is PORTA_ERROR_INVALID_ARGUMENT.
+ * - Output handles are written only on success (a failed call leaves them as given or NULL);
+ *   each must be freed with its *_free function.
+ *
+ * Versioning: PORTA_ABI_VERSION changes whenever a declaration below changes incompatibly;
+ * porta_abi_version() says which version the loaded library implements. Structs passed in carry
+ * their own size first, so fields may be appended without a version change.
+ */
+#ifndef PORTA_PORTA_H
+#define PORTA_PORTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define PORTA_API __declspec(dllimport)
+#else
+#define PORTA_API __attribute__((visibility("default")))
+#endif
+
+#ifndef PORTA_ABI_VERSION
+/** The ABI version these declarations describe. */
+#define PORTA_ABI_VERSION 1u
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status, version, errors ------------------------------------------------------------ */
+
+typedef enum porta_status {
+  PORTA_OK = 0,
+  PORTA_ERROR_INVALID_ARGUMENT = 1, /**< bad pointer, name, size or value */
+  PORTA_ERROR_INVALID_HANDLE = 2,   /**< NULL, freed, or of another kind */
+  PORTA_ERROR_SHAPE = 3,
+  PORTA_ERROR_DTYPE = 4,
+  PORTA_ERROR_DEVICE_MISMATCH = 5,
+  PORTA_ERROR_UNSUPPORTED = 6,
+  PORTA_ERROR_OUT_OF_MEMORY = 7,
+  PORTA_ERROR_BACKEND_UNAVAILABLE = 8,
+  PORTA_ERROR_BACKEND = 9,
+  PORTA_ERROR_INVALID_MODEL = 10,
+  PORTA_ERROR_ABI_MISMATCH = 11,    /**< a plugin built for another PORTA_ABI_VERSION */
+  PORTA_ERROR_ALREADY_EXISTS = 12,  /**< an op or kernel of that name/backend/dtype exists */
+  PORTA_ERROR_INTERNAL = 13
+} porta_status;
+
+/** The ABI version of the loaded library (compare with PORTA_ABI_VERSION). */
+PORTA_API uint32_t porta_abi_version(void);
+/** Library version, "0.1.0". */
+PORTA_API const char* porta_version(void);
+/** Message of the calling thread's last failed call ("" when none). Valid until the next
+ *  porta call on this thread. */
+PORTA_API const char* porta_last_error(void);
+/** "PORTA_OK", "PORTA_ERROR_SHAPE", ... */
+PORTA_API const char* porta_status_name(porta_status status);
+/** Sets the calling thread's error message; for kernel, inference and composite callbacks,
+ *  which then return a non-OK status. Returns `status`. */
+PORTA_API porta_status porta_set_error(porta_status status, const char* message);
+
+/* ---- element types and devices ---------------------------------------------------------- */
+
+typedef enum porta_dtype {
+  PORTA_F32 = 0, PORTA_F16 = 1, PORTA_BF16 = 2, PORTA_F64 = 3, PORTA_I64 = 4,
+  PORTA_I32 = 5, PORTA_I8 = 6, PORTA_U8 = 7, PORTA_BOOL = 8
+} porta_dtype;
+/** Bit of a dtype in a dtype set (porta_kernel_def.dtypes). */
+#define PORTA_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
+
+typedef enum porta_device_type {
+  PORTA_DEVICE_CPU = 0, PORTA_DEVICE_CUDA = 1, PORTA_DEVICE_HIP = 2, PORTA_DEVICE_VULKAN = 3
+} porta_device_type;
+
+/** A device by value: a kind and an index. */
+typedef struct porta_device {
+  int32_t type;  /**< porta_device_type */
+  int32_t index;
+} porta_device;
+
+/** Every device of every built backend, available or not. `devices` may be NULL to ask for
+ *  the count only; otherwise `capacity` must be at least the count. */
+PORTA_API porta_status porta_device_list(porta_device* devices, size_t capacity, size_t* count);
+/** Parses "cpu", "vulkan:0", "cuda:1", "auto". */
+PORTA_API porta_status porta_device_parse(const char* text, porta_device* device);
+/** Whether a device is usable; `detail` (optional, NUL-terminated, truncated to capacity)
+ *  receives its name or the reason it is not. */
+PORTA_API porta_status porta_device_available(porta_device device, int* available, char* detail,
+                                              size_t detail_capacity);
+
+/* ---- tensors ---------------------------------------------------------------------------- */
+
+typedef struct porta_tensor_s* porta_tensor;
+
+/** Uninitialised contiguous tensor on a device. */
+PORTA_API porta_status porta_tensor_create(porta_device device, porta_dtype dtype,
+                                           const int64_t* shape, size_t rank, porta_tensor* out);
+/** Wraps caller-owned host memory (C order) without copying; `bytes` must equal the size the
+ *  shape and dtype need. The caller keeps the memory alive until the tensor (and every result
+ *  that aliases it) is freed. */
+PORTA_API porta_status porta_tensor_wrap_host(void* data, size_t bytes, porta_dtype dtype,
+                                              const int64_t* shape, size_t rank, porta_tensor* out);
+/** Copies host memory into / out of the tensor (C order); `bytes` must equal its size. */
+PORTA_API porta_status porta_tensor_copy_from_host(porta_tensor tensor, const void* src, size_t bytes);
+PORTA_API porta_status porta_tensor_copy_to_host(porta_tensor tensor, void* dst, size_t bytes);
+/** A copy on another device (or a new handle to the same data when already there). */
+PORTA_API porta_status porta_tensor_to_device(porta_tensor tensor, porta_device device, porta_tensor* out);
+PORTA_API porta_status porta_tensor_rank(porta_tensor tensor, size_t* rank);
+/** Writes rank() dimensions; `capacity` must be at least the rank. */
+PORTA_API porta_status porta_tensor_shape(porta_tensor tensor, int64_t* dims, size_t capacity);
+PORTA_API porta_status porta_tensor_dtype(porta_tensor tensor, porta_dtype* dtype);
+PORTA_API porta_status porta_tensor_device(porta_tensor tensor, porta_device* device);
+PORTA_API porta_status porta_tensor_nbytes(porta_tensor tensor, size_t* bytes);
+/** Host pointer to the first element; only for cpu tensors (else PORTA_ERROR_DEVICE_MISMATCH).
+ *  Inside a kernel callback this is how a cpu kernel reaches its data. */
+PORTA_API porta_status porta_tensor_data(porta_tensor tensor, void** data);
+/** Frees the handle (the data goes when nothing else refers to it). NULL is accepted. */
+PORTA_API porta_status porta_tensor_free(porta_tensor tensor);
+
+/* ---- attributes ------------------------------------------------------------------------- */
+
+typedef struct porta_attrs_s* porta_attrs;
+
+PORTA_API porta_status porta_attrs_create(porta_attrs* out);
+PORTA_API porta_status porta_attrs_set_int(porta_attrs attrs, const char* name, int64_t value);
+PORTA_API porta_status porta_attrs_set_float(porta_attrs attrs, const char* name, double value);
+PORTA_API porta_status porta_attrs_set_string(porta_attrs attrs, const char* name, const char* value);
+PORTA_API porta_status porta_attrs_set_ints(porta_attrs attrs, const char* name, const int64_t* values,
+                                            size_t count);
+PORTA_API porta_status porta_attrs_set_floats(porta_attrs attrs, const char* name, const double* values,
+                                              size_t count);
+/** Typed reads (an op's defaults are filled in for kernels): PORTA_ERROR_INVALID_ARGUMENT when
+ *  missing or of another type. get_ints writes up to `capacity` values and the full count. */
+PORTA_API porta_status porta_attrs_get_int(porta_attrs attrs, const char* name, int64_t* value);
+PORTA_API porta_status porta_attrs_get_float(porta_attrs attrs, const char* name, double* value);
+PORTA_API porta_status porta_attrs_get_ints(porta_attrs attrs, const char* name, int64_t* values,
+                                            size_t capacity, size_t* count);
+/** NULL is accepted; attribute handles lent to callbacks cannot be freed. */
+PORTA_API porta_status porta_attrs_free(porta_attrs attrs);
+
+/* ---- one op ------------------------------------------------------------------------------ */
+
+/** Runs one op on its inputs' device. A NULL entry in `inputs` is an absent optional input;
+ *  `attrs` may be NULL. `num_outputs` must be a count the op can produce; each output is a new
+ *  tensor handle. */
+PORTA_API porta_status porta_op_call(const char* op, const porta_tensor* inputs, size_t num_inputs,
+                                     porta_attrs attrs, porta_tensor* outputs, size_t num_outputs);
+
+/* ---- models ----------------------------------------------------------------------------- */
+
+typedef struct porta_model_s* porta_model;
+typedef struct porta_session_s* porta_session;
+
+PORTA_API porta_status porta_model_load(const char* path, porta_model* out);
+/** An in-memory ONNX model (external data refused). */
+PORTA_API porta_status porta_model_load_bytes(const void* data, size_t size, porta_model* out);
+PORTA_API porta_status porta_model_num_inputs(porta_model model, size_t* count);
+PORTA_API porta_status porta_model_num_outputs(porta_model model, size_t* count);
+/** Names stay valid while the model lives. */
+PORTA_API porta_status porta_model_input_name(porta_model model, size_t index, const char** name);
+PORTA_API porta_status porta_model_output_name(porta_model model, size_t index, const char** name);
+PORTA_API porta_status porta_model_free(porta_model model);
+
+/** A session running `model` on `device`; `strict` refuses CPU fallback. */
+PORTA_API porta_status porta_session_create(porta_model model, porta_device device, int strict,
+                                            porta_session* out);
+/** Runs with named inputs. `output_names` may be NULL for every graph output in order (then
+ *  `num_outputs` must equal the model's output count); each output is a new tensor handle. */
+PORTA_API porta_status porta_session_run(porta_session session, const char* const* input_names,
+                                         const porta_tensor* inputs, size_t num_inputs,
+                                         const char* const* output_names, porta_tensor* outputs,
+                                         size_t num_outputs);
+PORTA_API porta_status porta_session_free(porta_session session);
+
+/* ---- registering ops and kernels from outside ----------------------------------------- */
+
+/** What a kernel callback receives: valid only during the call. */
+typedef struct porta_kernel_context_s porta_kernel_context;
+/** What an inference callback receives: valid only during the call. */
+typedef struct porta_infer_context_s porta_infer_context;
+/** What a composite callback receives: valid only during the call. */
+typedef struct porta_builder_s porta_builder;
+
+/** Computes outputs (allocated by porta with the inferred shapes) from inputs. Return
+ *  PORTA_OK, or an error after porta_set_error(). */
+typedef porta_status (*porta_kernel_fn)(porta_kernel_context* ctx, void* user_data);
+/** Sets every output's dtype and shape from the inputs' (porta_infer_*). */
+typedef porta_status (*porta_infer_fn)(porta_infer_context* ctx, void* user_data);
+/** Emits the op as other ops: `inputs` are value ids (-1 absent); writes `num_outputs` ids. */
+typedef porta_status (*porta_composite_fn)(porta_builder* builder, const int32_t* inputs,
+                                           size_t num_inputs, porta_attrs attrs, int32_t* outputs,
+                                           size_t num_outputs, void* user_data);
+
+typedef enum porta_attr_type {
+  PORTA_ATTR_INT = 0, PORTA_ATTR_FLOAT = 1, PORTA_ATTR_STRING = 2, PORTA_ATTR_INTS = 3,
+  PORTA_ATTR_FLOATS = 4
+} porta_attr_type;
+
+/** One declared attribute; scalar defaults are read from the field of its type. */
+typedef struct porta_attr_def {
+  const char* name;
+  int32_t type;          /**< porta_attr_type */
+  int32_t required;      /**< nonzero: absent is an error; else the default applies */
+  int64_t default_int;
+  double default_float;
+  const char* default_string;  /**< NULL: "" */
+} porta_attr_def;
+
+/** An op's schema. Inputs are named; a trailing "?" marks an optional input. */
+typedef struct porta_op_schema {
+  size_t struct_size;          /**< sizeof(porta_op_schema) */
+  const char* name;
+  const char* domain;          /**< ONNX domain of the op, e.g. "com.example" */
+  const char* const* inputs;
+  size_t num_inputs;
+  const char* const* outputs;
+  size_t num_outputs;
+  const porta_attr_def* attrs;
+  size_t num_attrs;
+  porta_infer_fn infer;        /**< required */
+  porta_kernel_fn reference;   /**< float64 host reference (optional if composite is given) */
+  porta_composite_fn composite;/**< optional */
+  void* user_data;             /**< passed to infer, reference and composite */
+} porta_op_schema;
+
+/** A kernel: `fn` runs `op` on `backend` for dispatch dtypes in `dtypes` (PORTA_DTYPE_BIT set).
+ *  `num_inputs`/`num_outputs` state the call signature the kernel was written for; they must
+ *  fit the op's schema. */
+typedef struct porta_kernel_def {
+  size_t struct_size;          /**< sizeof(porta_kernel_def) */
+  const char* op;
+  int32_t backend;             /**< porta_device_type */
+  uint32_t dtypes;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  porta_kernel_fn fn;
+  void* user_data;
+} porta_kernel_def;
+
+/** Registers an op (refused when an op of that name exists) / a kernel (refused when the op
+ *  is unknown, the signature disagrees with the schema, or a kernel for that backend and dtype
+ *  exists). Called from a plugin's init, the registration belongs to that plugin. */
+PORTA_API porta_status porta_register_op(const porta_op_schema* schema);
+PORTA_API porta_status porta_register_kernel(const porta_kernel_def* kernel);
+
+/* Inside a kernel callback. Tensor handles are lent for the call (freeing them is refused). */
+PORTA_API porta_status porta_kernel_num_inputs(porta_kernel_context* ctx, size_t* count);
+PORTA_API porta_status porta_kernel_num_outputs(porta_kernel_context* ctx, size_t* count);
+/** An absent optional input gives a NULL handle and PORTA_OK. */
+PORTA_API porta_status porta_kernel_input(porta_kernel_context* ctx, size_t index, porta_tensor* tensor);
+PORTA_API porta_status porta_kernel_output(porta_kernel_context* ctx, size_t index, porta_tensor* tensor);
+PORTA_API porta_status porta_kernel_attrs(porta_kernel_context* ctx, porta_attrs* attrs);
+PORTA_API porta_status porta_kernel_device(porta_kernel_context* ctx, porta_device* device);
+
+/* Inside an inference callback. */
+PORTA_API porta_status porta_infer_num_inputs(porta_infer_context* ctx, size_t* count);
+/** Absent optional input: *present = 0. `dims` receives up to `capacity` dims. */
+PORTA_API porta_status porta_infer_input(porta_infer_context* ctx, size_t index, int* present,
+                                         porta_dtype* dtype, int64_t* dims, size_t capacity,
+                                         size_t* rank);
+PORTA_API porta_status porta_infer_attrs(porta_infer_context* ctx, porta_attrs* attrs);
+PORTA_API porta_status porta_infer_set_output(porta_infer_context* ctx, size_t index, porta_dtype dtype,
+                                              const int64_t* dims, size_t rank);
+
+/* Inside a composite callback. */
+/** Adds a node; `attrs` may be NULL; writes `num_outputs` value ids. */
+PORTA_API porta_status porta_builder_add(porta_builder* builder, const char* op, const int32_t* inputs,
+                                         size_t num_inputs, porta_attrs attrs, int32_t* outputs,
+                                         size_t num_outputs);
+/** A host tensor as a constant value. */
+PORTA_API porta_status porta_builder_constant(porta_builder* builder, porta_tensor value, int32_t* id);
+PORTA_API porta_status porta_builder_value(porta_builder* builder, int32_t id, porta_dtype* dtype,
+                                           int64_t* dims, size_t capacity, size_t* rank);
+
+/* ---- Vulkan kernels from outside ------------------------------------------------------ */
+
+/** Adds SPIR-V under `name` for porta_vulkan_dispatch. PORTA_ERROR_BACKEND_UNAVAILABLE when
+ *  porta was built without Vulkan. */
+PORTA_API porta_status porta_vulkan_register_shader(const char* name, const void* spirv, size_t bytes);
+
+/** One dispatch of a registered shader from inside a Vulkan kernel callback. Binding i is
+ *  tensors[i] (storage buffer, std430), written when writes[i] is nonzero; `push` holds up to
+ *  128 bytes of push constants. Specialization constant 0 is the workgroup size `local_size`. */
+typedef struct porta_vulkan_dispatch_desc {
+  size_t struct_size;
+  const char* shader;
+  const porta_tensor* tensors;
+  const int* writes;
+  size_t num_tensors;
+  const void* push;
+  size_t push_bytes;
+  uint32_t local_size;
+  uint32_t groups[3];
+} porta_vulkan_dispatch_desc;
+PORTA_API porta_status porta_vulkan_dispatch(porta_kernel_context* ctx, const porta_vulkan_dispatch_desc* desc);
+
+/* ---- plugins ---------------------------------------------------------------------------- */
+
+/** Loads a plugin shared library (see porta/plugin.h) now. Refused (with the reason in
+ *  porta_last_error) when it is built for another ABI, or registers an op that exists or a
+ *  kernel that disagrees with its op; nothing of a refused plugin stays registered. */
+PORTA_API porta_status porta_load_plugin(const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PORTA_PORTA_H */

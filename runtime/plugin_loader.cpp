@@ -1,0 +1,226 @@
+// porta runtime — loading kernel plugins (shared libraries exporting porta_plugin_init).
+//
+// A plugin's registrations are staged while its init runs and committed only when it is
+// accepted: right ABI version, init returned PORTA_OK, no registration refused. A refused
+// plugin leaves nothing behind and is closed; porta carries on.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+
+#include "porta/plugin.h"
+#include "porta/plugin.hpp"
+#include "porta/porta.hpp"
+#include "runtime/c_api_handles.hpp"
+#include "runtime/plugin_staging.hpp"
+#include "runtime/registry.hpp"
+
+namespace porta {
+namespace detail {
+
+PluginStaging*& current_staging() {
+  thread_local PluginStaging* s = nullptr;
+  return s;
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Loaded {
+  std::vector<PluginInfo> plugins;
+  std::vector<std::string> errors;
+  std::recursive_mutex mutex;
+};
+Loaded& loaded() {
+  static auto* l = new Loaded();
+  return *l;
+}
+
+const porta_plugin_api& api_table() {
+  static const porta_plugin_api api = [] {
+    porta_plugin_api a{};
+    a.abi_version = PORTA_ABI_VERSION;
+    a.struct_size = sizeof(porta_plugin_api);
+    a.register_op = porta_register_op;
+    a.register_kernel = porta_register_kernel;
+    a.set_error = porta_set_error;
+    a.kernel_num_inputs = porta_kernel_num_inputs;
+    a.kernel_num_outputs = porta_kernel_num_outputs;
+    a.kernel_input = porta_kernel_input;
+    a.kernel_output = porta_kernel_output;
+    a.kernel_attrs = porta_kernel_attrs;
+    a.kernel_device = porta_kernel_device;
+    a.tensor_rank = porta_tensor_rank;
+    a.tensor_shape = porta_tensor_shape;
+    a.tensor_dtype = porta_tensor_dtype;
+    a.tensor_nbytes = porta_tensor_nbytes;
+    a.tensor_data = porta_tensor_data;
+    a.tensor_create = porta_tensor_create;
+    a.tensor_copy_from_host = porta_tensor_copy_from_host;
+    a.tensor_free = porta_tensor_free;
+    a.attrs_create = porta_attrs_create;
+    a.attrs_set_int = porta_attrs_set_int;
+    a.attrs_set_float = porta_attrs_set_float;
+    a.attrs_get_int = porta_attrs_get_int;
+    a.attrs_get_float = porta_attrs_get_float;
+    a.attrs_get_ints = porta_attrs_get_ints;
+    a.attrs_free = porta_attrs_free;
+    a.infer_num_inputs = porta_infer_num_inputs;
+    a.infer_input = porta_infer_input;
+    a.infer_attrs = porta_infer_attrs;
+    a.infer_set_output = porta_infer_set_output;
+    a.builder_add = porta_builder_add;
+    a.builder_constant = porta_builder_constant;
+    a.builder_value = porta_builder_value;
+    a.vulkan_register_shader = porta_vulkan_register_shader;
+    a.vulkan_dispatch = porta_vulkan_dispatch;
+    return a;
+  }();
+  return api;
+}
+
+// Registers what the plugin staged; on a conflict found only now, removes what was added.
+void commit(detail::PluginStaging& st) {
+  std::vector<std::string> added_ops;
+  try {
+    for (auto& op : st.ops) {
+      std::string name = op.name;
+      register_op(std::move(op));
+      added_ops.push_back(name);
+    }
+    for (auto& k : st.kernels) register_kernel(std::move(k));
+  } catch (...) {
+    detail::unregister_source(st.source);
+    for (auto& name : added_ops) detail::unregister_op(name);
+    throw;
+  }
+}
+
+struct DlCloser {
+  void* handle;
+  bool keep = false;
+  ~DlCloser() { if (handle && !keep) dlclose(handle); }
+};
+
+}  // namespace
+
+std::string load_plugin(const std::string& path) {
+  detail::ensure_env_plugins();
+  std::error_code ec;
+  std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec || !std::filesystem::is_regular_file(canonical))
+    throw InvalidArgument(str("[plugin] ", path, ": no such file"));
+  Loaded& l = loaded();
+  std::lock_guard lock(l.mutex);
+  for (auto& p : l.plugins)
+    if (p.path == canonical) return p.name;  // loading twice is a no-op
+
+  DlCloser lib{dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL)};
+  if (!lib.handle) throw InvalidArgument(str("[plugin] ", path, ": cannot be loaded: ", dlerror()));
+  auto init = reinterpret_cast<porta_plugin_init_fn>(dlsym(lib.handle, "porta_plugin_init"));
+  if (!init)
+    throw InvalidArgument(str("[plugin] ", path, ": exports no porta_plugin_init (is it a porta plugin?)"));
+
+  detail::PluginStaging staging;
+  porta_plugin_info info{0, nullptr};
+  porta_status status;
+  {
+    detail::PluginStaging*& slot = detail::current_staging();
+    detail::PluginStaging* outer = slot;
+    staging.source = std::filesystem::path(canonical).stem().string();
+    slot = &staging;
+    capi::set_error(PORTA_OK, "");
+    status = init(&api_table(), &info);
+    slot = outer;
+  }
+  std::string name = info.name && *info.name ? info.name : staging.source;
+  if (info.abi_version != PORTA_ABI_VERSION)
+    throw capi::StatusError(PORTA_ERROR_ABI_MISMATCH, str("[plugin] ", name, " (", path, ") was built for porta ABI version ",
+                          info.abi_version, ", this porta implements ABI version ", PORTA_ABI_VERSION,
+                          "; rebuild the plugin against this porta"));
+  if (status != PORTA_OK) {
+    std::string why = !staging.refused.empty() ? staging.refused.front() : capi::last_error();
+    throw Unsupported(str("[plugin] ", name, " (", path, ") failed to initialise (",
+                          porta_status_name(status), "): ", why.empty() ? "no message" : why));
+  }
+  if (!staging.refused.empty())
+    throw Unsupported(str("[plugin] ", name, " (", path, ") was refused: ", staging.refused.front()));
+  for (auto& p : l.plugins)
+    if (p.name == name) throw Unsupported(str("[plugin] ", path, ": a plugin named '", name, "' is already loaded from ", p.path));
+  // Kernels name the plugin by the name it gave, not the file name.
+  for (auto& k : staging.kernels) k.source = name;
+  staging.source = name;
+  PluginInfo pi{name, canonical, {}, {}};  // before commit, which moves the staged entries
+  for (auto& op : staging.ops) pi.ops.push_back(op.name);
+  for (auto& k : staging.kernels) pi.kernels.push_back(str(device_type_name(k.backend), ":", k.op));
+  commit(staging);
+  lib.keep = true;  // kernels point into it from now on; never closed
+  l.plugins.push_back(std::move(pi));
+  return name;
+}
+
+std::vector<PluginInfo> loaded_plugins() {
+  std::lock_guard lock(loaded().mutex);
+  return loaded().plugins;
+}
+
+std::vector<std::string> plugin_errors() {
+  std::lock_guard lock(loaded().mutex);
+  return loaded().errors;
+}
+
+namespace detail {
+
+void ensure_env_plugins() {
+  static std::atomic<bool> done{false};
+  static std::mutex once;
+  thread_local bool loading = false;
+  if (done.load(std::memory_order_acquire) || loading) return;
+  std::lock_guard lock(once);
+  if (done.load()) return;
+  loading = true;
+  const char* env = std::getenv("PORTA_PLUGIN_PATH");
+  std::string list = env ? env : "";
+  size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    size_t colon = list.find(':', start);
+    std::string item = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    start = colon == std::string::npos ? list.size() + 1 : colon + 1;
+    if (item.empty()) continue;
+    std::vector<std::string> files;
+    std::error_code ec;
+    if (std::filesystem::is_directory(item, ec)) {
+      for (auto& e : std::filesystem::directory_iterator(item, ec))
+        if (e.path().extension() == ".so") files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+    } else {
+      files.push_back(item);
+    }
+    for (auto& f : files) {
+      try {
+        load_plugin(f);
+      } catch (const std::exception& e) {
+        std::lock_guard l(loaded().mutex);
+        loaded().errors.push_back(e.what());
+        std::cerr << "porta: " << e.what() << "\n";
+      }
+    }
+  }
+  loading = false;
+  done.store(true, std::memory_order_release);
+}
+
+}  // namespace detail
+}  // namespace porta
+
+extern "C" porta_status porta_load_plugin(const char* path) {
+  PORTA_C_GUARD({
+    porta::capi::need(path, "porta_load_plugin", "path");
+    porta::load_plugin(path);
+  })
+}

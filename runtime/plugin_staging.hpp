@@ -1,0 +1,28 @@
+// porta runtime — registrations made while a plugin's init runs are staged here and committed
+// to the registry only when the whole plugin is accepted (see runtime/plugin_loader.cpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "porta/op.hpp"
+
+namespace porta::detail {
+
+struct PluginStaging {
+  std::string source;                ///< the plugin's name: KernelDef::source of its kernels
+  std::vector<OpSchema> ops;
+  std::vector<KernelDef> kernels;
+  std::vector<std::string> refused;  ///< messages of registrations that were refused
+};
+
+/// The staging area of the plugin whose init runs on this thread, or nullptr.
+PluginStaging*& current_staging();
+
+/// Ensures the plugins named by PORTA_PLUGIN_PATH are loaded (once per process; re-entrant
+/// calls from a loading plugin return at once). Called by the registry's lookups.
+void ensure_env_plugins();
+
+/// Removes an op schema (rolling back a refused plugin). Kernels go with unregister_source.
+void unregister_op(const std::string& name);
+
+}  // namespace porta::detail

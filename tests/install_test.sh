@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs porta into a temporary prefix, then builds against the installed copy only:
+# examples/plugin (find_package(porta), out of tree), examples/consumer (find_package) and
+# examples/consumer/hello.c (pkg-config). Runs the example model through the plugin on every
+# available device, natively and (kernel disabled) through the op's composite, and checks
+# that the installed CLI says which kernels came from the plugin.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/porta_install_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+python=/usr/bin/python3
+
+step() { echo "== $*"; }
+fail() { echo "install_test: $*" >&2; exit 1; }
+
+step "install into $prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in include/porta/porta.h include/porta/plugin.h include/porta/porta.hpp bin/porta; do
+  [[ -e $prefix/$f ]] || fail "missing $f in the installed tree"
+done
+libporta=$(find "$prefix" -name 'libporta.so*' | head -1)
+[[ -n $libporta ]] || fail "libporta.so not installed"
+pcdir=$(dirname "$(find "$prefix" -name porta.pc | head -1)")
+[[ -d $pcdir ]] || fail "porta.pc not installed"
+
+step "build examples/plugin against the installed porta"
+cmake -S "$src/examples/plugin" -B "$work/plugin" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$work/plugin.log" ||
+  { cat "$work/plugin.log"; fail "configuring examples/plugin failed"; }
+grep -E "example_swish:" "$work/plugin.log" || true
+cmake --build "$work/plugin" >/dev/null
+plugin=$work/plugin/libexample_swish.so
+[[ -f $plugin ]] || fail "examples/plugin did not produce libexample_swish.so"
+
+step "build examples/consumer (find_package) and hello.c (pkg-config)"
+cmake -S "$src/examples/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+cc "$src/examples/consumer/hello.c" $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs porta) -o "$work/hello"
+"$work/hello"
+
+step "a component this porta lacks is refused"
+mkdir -p "$work/needs_cuda"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(x NONE)\nfind_package(porta REQUIRED COMPONENTS nosuchbackend)\n' \
+  >"$work/needs_cuda/CMakeLists.txt"
+if cmake -S "$work/needs_cuda" -B "$work/needs_cuda/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/needs.log" 2>&1; then
+  fail "find_package(porta COMPONENTS nosuchbackend) succeeded"
+fi
+grep -q "built without the 'nosuchbackend' backend" "$work/needs.log" || { cat "$work/needs.log"; fail "no clear message"; }
+
+step "run the model through the plugin"
+$python "$src/examples/plugin/make_model.py" "$work/swish.onnx" 1.5
+"$work/consumer/consumer" "$work/swish.onnx" "$plugin" 1.5 | tee "$work/native.txt"
+grep -q "^cpu swish native" "$work/native.txt" || fail "cpu did not run the plugin's kernel"
+if grep -q "^vulkan" "$work/native.txt"; then
+  grep -q "^vulkan:0 swish native" "$work/native.txt" || fail "vulkan did not run the plugin's kernel"
+fi
+
+step "without the plugin's Vulkan kernel, Vulkan runs the op's composite"
+PORTA_DISABLE_KERNELS=vulkan:ScaledSwish "$work/consumer/consumer" "$work/swish.onnx" "$plugin" 1.5 | tee "$work/composite.txt"
+if grep -q "^vulkan" "$work/composite.txt"; then
+  grep -q "^vulkan:0 swish composite" "$work/composite.txt" || fail "vulkan did not fall back to the composite"
+fi
+
+step "the installed CLI names the plugin as the kernels' source"
+PORTA_PLUGIN_PATH=$plugin "$prefix/bin/porta" devices --kernels >"$work/kernels.txt"
+grep -q "ScaledSwish f32 (example_swish)" "$work/kernels.txt" || fail "porta devices --kernels does not list the plugin's kernel"
+grep "ScaledSwish" "$work/kernels.txt"
+PORTA_PLUGIN_PATH=$plugin "$prefix/bin/porta" ops "$work/swish.onnx" | tee "$work/ops.txt"
+grep -q "ScaledSwish  native  cpu kernel for f32 from example_swish" "$work/ops.txt" || fail "porta ops does not name the plugin"
+echo "install_test: ok"
