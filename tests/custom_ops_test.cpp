@@ -5,6 +5,10 @@
 // fallback naming the op, the device and the missing kernel.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <optional>
+
 #include "runtime/eager.hpp"
 #include "runtime/placement.hpp"
 #include "tests/custom_test_util.hpp"
@@ -95,6 +99,12 @@ TEST_P(CustomOps, KernelAndCompositeAgree) {
   detail::set_poison_outputs(false);
   if (p.device.type == DeviceType::cpu && p.op->name != "ScaledDotProductAttention")
     EXPECT_EQ(path_name(kernel_path), path_name(Path::native)) << "the cpu kernel should run";
+  // Vulkan, CUDA and HIP have a kernel for every f32 (and u8) case; only attention's heads
+  // over 128 decline.
+  bool large_head = p.op->name == "ScaledDotProductAttention" &&
+                    (p.c.inputs[0].shape[3] > 128 || p.c.inputs[2].shape[3] > 128);
+  if (p.device.type != DeviceType::cpu && p.dtype != DType::f64 && !large_head)
+    EXPECT_EQ(path_name(kernel_path), path_name(Path::native)) << "the " << p.device.str() << " kernel should run";
 
   Comparison k = compare(with_kernel, ref[0], tol), c = compare(with_composite, ref[0], tol);
   EXPECT_TRUE(k.ok) << "kernel (" << path_name(kernel_path) << "): " << k.message << " (seed " << seed() << ")";
@@ -129,6 +139,103 @@ TEST(CustomOpsDispatch, AttentionDeclinesLargeHeads) {
   EXPECT_NE(why.find("native"), std::string::npos) << why;
   EXPECT_EQ(path_name(chosen_path(*find_op("ScaledDotProductAttention"), {q, q, q}, {}, Device::cpu())),
             path_name(Path::composite));
+}
+
+// The same decline on vulkan: the fused shader's tiles hold heads of at most 128 columns.
+TEST(CustomOpsDispatch, VulkanAttentionDeclinesLargeHeadsOnly) {
+  const Device d{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(d); !why.empty()) GTEST_SKIP() << d.str() << " unavailable: " << why;
+  const OpSchema& op = *find_op("ScaledDotProductAttention");
+  Tensor small = Tensor::zeros({1, 1, 4, 128}, DType::f32, d), large = Tensor::zeros({1, 1, 4, 129}, DType::f32, d);
+  EXPECT_EQ(path_name(chosen_path(op, {small, small, small}, {}, d)), path_name(Path::native));
+  EXPECT_EQ(path_name(chosen_path(op, {large, large, large}, {}, d)), path_name(Path::composite));
+  EXPECT_EQ(path_name(chosen_path(op, {small, small, large}, {}, d)), path_name(Path::composite));
+}
+
+// Inputs that the shared cases do not reach, on every device with a kernel, against the
+// float64 reference: f16 storage (RmsNorm, BiasGelu), masks of -inf (a query every key is
+// hidden from gives NaN; one that sees some keys is unaffected by the others), keys far
+// beyond one tile with a [Skv] mask, and images with more channels than the Vulkan kernel's
+// push constants hold (the composite runs and must still be right).
+struct ExtraCase {
+  std::string op;
+  std::vector<Tensor> inputs;
+  Attributes attrs;
+  double tolerance;
+  bool gpu_only = false;  ///< f16 storage: the cpu has no f16 kernel of its own to check
+};
+
+InputSpec in_spec(Shape shape, double lo, double hi, std::optional<DType> dtype = std::nullopt) {
+  InputSpec s;
+  s.shape = std::move(shape);
+  s.lo = lo;
+  s.hi = hi;
+  s.dtype = dtype;
+  return s;
+}
+
+std::vector<ExtraCase> extra_cases() {
+  std::vector<ExtraCase> out;
+  auto rand = [](Shape s, DType t, double lo = -2, double hi = 2) { return make_input(in_spec(s, lo, hi), t); };
+  for (DType t : {DType::f16, DType::f32}) {
+    double tol = t == DType::f16 ? 4e-3 : 2e-5;
+    bool gpu_only = t == DType::f16;
+    out.push_back({"RmsNorm", {rand({5, 300}, t), rand({300}, t)}, {}, tol, gpu_only});
+    out.push_back({"BiasGelu", {rand({7, 129}, t, -6, 6), rand({129}, t)}, {}, tol, gpu_only});
+    out.push_back({"BiasGelu", {rand({7, 129}, t, -6, 6), rand({129}, t)}, {{"approximate", std::string("tanh")}}, tol,
+                   gpu_only});
+  }
+  // Mask rows: query 0 sees no key (NaN), query 1 sees key 3 only, query 2 sees all keys.
+  const double ninf = -std::numeric_limits<double>::infinity();
+  std::vector<double> mask(3 * 40, 0.0);
+  for (int j = 0; j < 40; ++j) mask[j] = ninf, mask[40 + j] = j == 3 ? 0.5 : ninf;
+  Tensor m = Tensor::from_values(mask, {3, 40}, DType::f32);
+  out.push_back({"ScaledDotProductAttention",
+                 {rand({1, 2, 3, 8}, DType::f32), rand({1, 2, 40, 8}, DType::f32), rand({1, 2, 40, 8}, DType::f32), m},
+                 {},
+                 2e-5});
+  out.push_back({"ScaledDotProductAttention",
+                 {rand({2, 1, 17, 64}, DType::f32), rand({2, 1, 300, 64}, DType::f32),
+                  rand({2, 1, 300, 128}, DType::f32), rand({300}, DType::f32, -4, 4)},
+                 {{"causal", int64_t{1}}, {"scale", 0.2}},
+                 2e-5});
+  std::vector<double> mean(13), stdv(13);
+  for (int c = 0; c < 13; ++c) mean[c] = 0.05 * c, stdv[c] = 0.1 + 0.02 * c;
+  out.push_back({"NormalizeImage", {make_input(in_spec({1, 3, 5, 13}, 0, 255, DType::u8), DType::u8)},
+                 {{"mean", mean}, {"std", stdv}, {"layout", std::string("NHWC")}}, 2e-5});
+  return out;
+}
+
+TEST(CustomOpsExtra, KernelsMatchReferenceOnEveryDevice) {
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    for (const ExtraCase& c : extra_cases()) {
+      if (c.gpu_only && d.type == DeviceType::cpu) continue;
+      std::vector<DType> out_dtypes;
+      std::vector<Tensor> ref = reference_op(c.op, c.inputs, c.attrs, 1, &out_dtypes);
+      detail::set_poison_outputs(true);
+      Tensor got = call_op(c.op, to_device(c.inputs, d), c.attrs, 1).at(0).to(Device::cpu());
+      detail::set_poison_outputs(false);
+      EXPECT_EQ(got.dtype(), out_dtypes[0]);
+      Comparison cmp = compare(got, ref[0], c.tolerance);
+      EXPECT_TRUE(cmp.ok) << c.op << " " << dtype_name(c.inputs[0].dtype()) << " " << shape_str(c.inputs[0].shape())
+                          << " on " << d.str() << ": " << cmp.message << " (seed " << seed() << ")";
+    }
+  }
+}
+
+TEST(CustomOpsExtra, FullyMaskedQueryGivesNaNOnlyThere) {
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    const ExtraCase c = extra_cases().at(6);
+    ASSERT_EQ(c.op, "ScaledDotProductAttention");
+    std::vector<double> y = call_op(c.op, to_device(c.inputs, d), c.attrs, 1).at(0).to_doubles();
+    ASSERT_EQ(y.size(), 2u * 3 * 8);
+    for (size_t i = 0; i < y.size(); ++i) {
+      bool first_query = (i / 8) % 3 == 0;
+      EXPECT_EQ(std::isnan(y[i]), first_query) << "element " << i << " on " << d.str() << ": " << y[i];
+    }
+  }
 }
 
 // Sessions: one-node models of every custom op's first case; the plan says native, then
@@ -190,6 +297,43 @@ TEST(CustomOpsSession, DecoderModelThroughComposites) {
   EXPECT_EQ(composites, 6);  // 2 RmsNorm, 2 RotaryEmbedding, attention, BiasGelu
   Comparison c = compare(session.run(inputs).at(0), expected.cast(DType::f64), 1e-4);
   EXPECT_TRUE(c.ok) << c.message;
+}
+
+// The exported decoder on vulkan:0: every ai.porta node runs its Vulkan kernel; with the
+// RmsNorm kernel disabled those nodes run their decomposition on the device instead, and both
+// runs give PyTorch's output.
+TEST(CustomOpsSession, DecoderModelNativeOnVulkan) {
+  const Device d{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(d); !why.empty()) GTEST_SKIP() << d.str() << " unavailable: " << why;
+  ModelFixture f;
+  try {
+    f = load_fixture("decoder");
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "models/decoder missing: " << e.what();
+  }
+  Model model = Model::load(f.model_path());
+  std::map<std::string, Tensor> inputs;
+  for (auto& [name, file] : f.inputs) inputs[name] = read_npy(file);
+  Tensor expected = read_npy(f.outputs.at(0).second);
+  SessionOptions o;
+  o.device = d;
+  auto check = [&](const char* disabled) {
+    Session session(model, o);
+    int custom = 0;
+    for (const NodePlan& p : session.plan(inputs)) {
+      const OpSchema* op = find_op(p.op);
+      if (!op || op->domain != "ai.porta") continue;
+      ++custom;
+      Path want = disabled && p.op == disabled ? Path::composite : Path::native;
+      EXPECT_EQ(path_name(p.path), path_name(want)) << p.node << " (" << p.op << "): " << p.reason;
+    }
+    EXPECT_EQ(custom, 6);
+    Comparison c = compare(session.run(inputs).at(0).to(Device::cpu()), expected.cast(DType::f64), 1e-4);
+    EXPECT_TRUE(c.ok) << (disabled ? disabled : "all kernels") << ": " << c.message;
+  };
+  check(nullptr);
+  DisabledKernels off("vulkan:RmsNorm");
+  check("RmsNorm");
 }
 
 // Strict mode on a device without a kernel for an op that has no decomposition: the session

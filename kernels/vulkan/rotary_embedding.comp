@@ -1,0 +1,27 @@
+// RotaryEmbedding (ai.porta): one invocation per rotated pair of X [rows, S, D] (rows = B*H).
+// Pair i of position s is (X[.., i], X[.., i + D/2]) or, with INTERLEAVED (specialization
+// constant 1), (X[.., 2i], X[.., 2i + 1]); both are rotated by the angle whose cos and sin are
+// Cos[s, i] and Sin[s, i].
+#version 450
+#include "common.glsl"
+
+layout(constant_id = 1) const int INTERLEAVED = 0;
+layout(std430, binding = 0) readonly buffer Src { STORAGE src[]; };
+layout(std430, binding = 1) readonly buffer Cos { STORAGE cos_table[]; };
+layout(std430, binding = 2) readonly buffer Sin { STORAGE sin_table[]; };
+layout(std430, binding = 3) writeonly buffer Dst { STORAGE dst[]; };
+layout(push_constant) uniform Params { uint pairs; uint S; uint half_d; } p;
+
+void main() {
+  uint k = global_index();
+  if (k >= p.pairs) return;
+  uint i = k % p.half_d, row_pos = k / p.half_d;  // row_pos = row * S + s
+  uint s = row_pos % p.S;
+  uint base = row_pos * 2u * p.half_d;
+  uint a = INTERLEAVED != 0 ? base + 2u * i : base + i;
+  uint b = INTERLEAVED != 0 ? a + 1u : a + p.half_d;
+  float c = float(cos_table[s * p.half_d + i]), sn = float(sin_table[s * p.half_d + i]);
+  float xa = float(src[a]), xb = float(src[b]);
+  dst[a] = STORAGE(xa * c - xb * sn);
+  dst[b] = STORAGE(xb * c + xa * sn);
+}
