@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "porta/porta.hpp"
+#include "tests/test_util.hpp"
 
 namespace porta::test {
 namespace {
@@ -21,38 +22,23 @@ Tensor iota(const Shape& shape, DType dtype = DType::f32) {
   return Tensor::from_values(v, shape, dtype);
 }
 
-// Runs the call, expects a ShapeError and returns its message.
-template <typename F>
-std::string shape_error(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ShapeError, got another error: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected ShapeError, got no error";
-  return "";
-}
-
 void expect_mentions(const std::string& msg, std::initializer_list<const char*> parts) {
   for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
 
 TEST(ShapeErrors, ReshapeToIncompatibleSize) {
-  std::string m = shape_error([] { call_op("Reshape", {iota({2, 3}), i64s({4, 2})}); });
+  std::string m = error_message<ShapeError>([] { call_op("Reshape", {iota({2, 3}), i64s({4, 2})}); });
   expect_mentions(m, {"[Reshape]", "expected", "6 elements", "2x3", "got", "[4,2]", "8 elements"});
-  m = shape_error([] { call_op("Reshape", {iota({2, 3}), i64s({4, -1})}); });
+  m = error_message<ShapeError>([] { call_op("Reshape", {iota({2, 3}), i64s({4, -1})}); });
   expect_mentions(m, {"[Reshape]", "2x3", "[4,-1]"});
-  m = shape_error([] { call_op("Reshape", {iota({2, 3}), i64s({-1, -1})}); });
+  m = error_message<ShapeError>([] { call_op("Reshape", {iota({2, 3}), i64s({-1, -1})}); });
   expect_mentions(m, {"[Reshape]", "at most one -1", "[-1,-1]"});
 }
 
 TEST(ShapeErrors, GatherIndexOutOfRange) {
-  std::string m = shape_error([] { call_op("Gather", {iota({3, 2}), i64s({0, 5})}); });
+  std::string m = error_message<ShapeError>([] { call_op("Gather", {iota({3, 2}), i64s({0, 5})}); });
   expect_mentions(m, {"[Gather]", "expected indices in [-3, 3)", "3x2", "got 5"});
-  m = shape_error([] { call_op("Gather", {iota({3, 4}), i64s({-5})}, {{"axis", int64_t{1}}}); });
+  m = error_message<ShapeError>([] { call_op("Gather", {iota({3, 4}), i64s({-5})}, {{"axis", int64_t{1}}}); });
   expect_mentions(m, {"[Gather]", "[-4, 4)", "axis 1", "got -5"});
   // Negative indices inside the range are fine.
   Tensor y = call_op("Gather", {iota({3, 2}), i64s({-1, 0})}).at(0);
@@ -60,43 +46,43 @@ TEST(ShapeErrors, GatherIndexOutOfRange) {
 }
 
 TEST(ShapeErrors, SliceWithStepZero) {
-  std::string m = shape_error(
+  std::string m = error_message<ShapeError>(
       [] { call_op("Slice", {iota({4, 5}), i64s({0}), i64s({3}), i64s({1}), i64s({0})}); });
   expect_mentions(m, {"[Slice]", "expected nonzero steps", "got [0]"});
 }
 
 TEST(ShapeErrors, ConcatRankMismatch) {
-  std::string m = shape_error([] { call_op("Concat", {iota({2, 3}), iota({2, 3, 1})}, {{"axis", int64_t{0}}}); });
+  std::string m = error_message<ShapeError>([] { call_op("Concat", {iota({2, 3}), iota({2, 3, 1})}, {{"axis", int64_t{0}}}); });
   expect_mentions(m, {"[Concat]", "expected input 1 to match input 0 (2x3)", "got 2x3x1"});
-  m = shape_error([] { call_op("Concat", {iota({2, 3}), iota({2, 4})}, {{"axis", int64_t{0}}}); });
+  m = error_message<ShapeError>([] { call_op("Concat", {iota({2, 3}), iota({2, 4})}, {{"axis", int64_t{0}}}); });
   expect_mentions(m, {"[Concat]", "except on axis 0", "got 2x4"});
 }
 
 TEST(ShapeErrors, TransposeBadPerm) {
-  std::string m = shape_error(
+  std::string m = error_message<ShapeError>(
       [] { call_op("Transpose", {iota({2, 3})}, {{"perm", std::vector<int64_t>{0, 0}}}); });
   expect_mentions(m, {"[Transpose]", "expected perm to be a permutation of 0..1", "rank 2", "got [0,0]"});
-  m = shape_error(
+  m = error_message<ShapeError>(
       [] { call_op("Transpose", {iota({2, 3})}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); });
   expect_mentions(m, {"[Transpose]", "got [1,0,2]"});
 }
 
 TEST(ShapeErrors, OtherShapeOps) {
-  expect_mentions(shape_error([] { call_op("Squeeze", {iota({2, 1}), i64s({0})}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("Squeeze", {iota({2, 1}), i64s({0})}); }),
                   {"[Squeeze]", "to be 1", "got 2"});
-  expect_mentions(shape_error([] { call_op("Expand", {iota({3, 2}), i64s({4, 3})}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("Expand", {iota({3, 2}), i64s({4, 3})}); }),
                   {"[Expand]", "3x2", "cannot be broadcast"});
-  expect_mentions(shape_error([] { call_op("Split", {iota({5}), i64s({2, 2})}, {}, 2); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("Split", {iota({5}), i64s({2, 2})}, {}, 2); }),
                   {"[Split]", "summing to 5", "got [2,2]"});
-  expect_mentions(shape_error([] { call_op("Pad", {iota({2, 3}), i64s({0, 3, 0, 0})}, {{"mode", std::string("reflect")}}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("Pad", {iota({2, 3}), i64s({0, 3, 0, 0})}, {{"mode", std::string("reflect")}}); }),
                   {"[Pad]", "reflect", "got 3"});
-  expect_mentions(shape_error([] { call_op("Tile", {iota({2, 3}), i64s({2})}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("Tile", {iota({2, 3}), i64s({2})}); }),
                   {"[Tile]", "expected 2 repeats", "got [2]"});
-  expect_mentions(shape_error([] { call_op("ReduceMax", {iota({3, 0})}, {{"axes", std::vector<int64_t>{1}}}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("ReduceMax", {iota({3, 0})}, {{"axes", std::vector<int64_t>{1}}}); }),
                   {"[ReduceMax]", "non-empty", "3x0"});
-  expect_mentions(shape_error([] { call_op("ArgMax", {iota({3, 0})}, {{"axis", int64_t{1}}}); }),
+  expect_mentions(error_message<ShapeError>([] { call_op("ArgMax", {iota({3, 0})}, {{"axis", int64_t{1}}}); }),
                   {"[ArgMax]", "non-empty"});
-  expect_mentions(shape_error([] { call_op("Range", {Tensor::scalar(0, DType::i64), Tensor::scalar(5, DType::i64),
+  expect_mentions(error_message<ShapeError>([] { call_op("Range", {Tensor::scalar(0, DType::i64), Tensor::scalar(5, DType::i64),
                                                      Tensor::scalar(0, DType::i64)}); }),
                   {"[Range]", "nonzero delta", "got 0"});
 }

@@ -32,6 +32,21 @@ struct Comparison {
 };
 /// Compares a result (any dtype/device) with an f64 reference of the same shape.
 Comparison compare(const Tensor& result, const Tensor& reference, double tolerance);
+/// Runs `f`, which must throw E, and returns the message (fails the test otherwise).
+template <class E, class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected " << E("").kind() << ", got another error: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected " << E("").kind() << ", nothing was thrown";
+  return "";
+}
+
 /// Default relative tolerance for results of a dtype.
 double default_tolerance(DType t);
 

@@ -61,20 +61,6 @@ onnx::ModelProto add_weight_model(onnx::TensorProto** weight) {
   return m;
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "nothing was thrown";
-  return "";
-}
-
 void set_external(onnx::TensorProto* w, const std::string& location, int64_t offset, int64_t length) {
   w->set_data_location(onnx::TensorProto::EXTERNAL);
   auto* loc = w->add_external_data();
@@ -113,7 +99,7 @@ TEST(UntrustedModel, ExternalDataPathEscapesAreRefused) {
     auto m = add_weight_model(&w);
     set_external(w, location, 0, 16);
     d.write("model.onnx", m.SerializeAsString());
-    std::string msg = error_of<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+    std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
     EXPECT_NE(msg.find(location), std::string::npos) << msg;
   }
   fs::remove(d.path("../outside.bin"));
@@ -128,7 +114,7 @@ TEST(UntrustedModel, SymlinkOutOfFolderIsRefused) {
   auto m = add_weight_model(&w);
   set_external(w, "weights.bin", 0, 16);
   d.write("model.onnx", m.SerializeAsString());
-  std::string msg = error_of<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
   EXPECT_NE(msg.find("outside the model's folder"), std::string::npos) << msg;
 }
 
@@ -139,7 +125,7 @@ TEST(UntrustedModel, ExternalDataShorterThanDeclared) {
   set_external(w, "weights.bin", 8, 16);
   d.write("weights.bin", floats({1, 2, 3}));  // 12 bytes, 16 needed from offset 8
   d.write("model.onnx", m.SerializeAsString());
-  std::string msg = error_of<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
   EXPECT_NE(msg.find("holds 12 bytes"), std::string::npos) << msg;
 }
 
@@ -150,7 +136,7 @@ TEST(UntrustedModel, DeclaredLengthDisagreesWithShape) {
   set_external(w, "weights.bin", 0, 8);
   d.write("weights.bin", floats({1, 2, 3, 4}));
   d.write("model.onnx", m.SerializeAsString());
-  std::string msg = error_of<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
   EXPECT_NE(msg.find("needs 16 bytes"), std::string::npos) << msg;
 }
 
@@ -159,7 +145,7 @@ TEST(UntrustedModel, RawDataSizeMismatch) {
   auto m = add_weight_model(&w);
   w->set_raw_data(floats({1, 2, 3}));
   std::string bytes = m.SerializeAsString();
-  std::string msg = error_of<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("raw_data holds 12 bytes"), std::string::npos) << msg;
 }
 
@@ -171,11 +157,11 @@ TEST(UntrustedModel, HugeDeclaredShapeIsRefusedBeforeAllocating) {
   w->add_dims(int64_t{1} << 30);
   w->set_raw_data(floats({1}));
   std::string bytes = m.SerializeAsString();
-  error_of<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   w->clear_dims();
   w->add_dims(int64_t{1} << 33);  // 32 GiB of floats declared, 4 bytes present
   bytes = m.SerializeAsString();
-  std::string msg = error_of<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("raw_data holds 4 bytes"), std::string::npos) << msg;
 }
 
@@ -203,7 +189,7 @@ TEST(UntrustedModel, CycleIsRejected) {
   y->add_input("c");
   y->add_output("y");
   std::string bytes = m.SerializeAsString();
-  std::string msg = error_of<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
 }
 
@@ -221,7 +207,7 @@ TEST(UntrustedModel, NameNothingProducesIsRejected) {
   a->add_input("ghost");
   a->add_output("y");
   std::string bytes = m.SerializeAsString();
-  std::string msg = error_of<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("'ghost'"), std::string::npos) << msg;
 }
 
@@ -243,7 +229,7 @@ TEST(UntrustedModel, UnknownOpsAreAllListed) {
   b->add_input("y");
   b->add_output("z");
   std::string bytes = m.SerializeAsString();
-  std::string msg = error_of<Unsupported>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<Unsupported>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   for (const char* s : {"FancyOp", "'first'", "OtherOp", "'second'", "opset 17"})
     EXPECT_NE(msg.find(s), std::string::npos) << msg;
 }
@@ -254,7 +240,7 @@ TEST(UntrustedModel, OpsetOutsideRangeIsRefused) {
   w->set_raw_data(floats({1, 2, 3, 4}));
   m.mutable_opset_import(0)->set_version(9);
   std::string bytes = m.SerializeAsString();
-  std::string msg = error_of<Unsupported>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
+  std::string msg = error_message<Unsupported>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("opset 9"), std::string::npos) << msg;
 }
 
