@@ -53,11 +53,11 @@ std::string variadic_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kF32 | kF16, binary_vulkan<kSub>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kF32 | kF16, binary_vulkan<kMul>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Div, vulkan, kF32 | kF16, binary_vulkan<kDiv>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
 PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16, binary_vulkan<kPow>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Max, vulkan, kF32 | kF16, variadic_vulkan<kMax>, variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Min, vulkan, kF32 | kF16, variadic_vulkan<kMin>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
 
 }  // namespace porta::vk

@@ -14,6 +14,15 @@ enum UnaryOp : int {
 /// Binary op codes: the OP specialization constant of binary.comp.
 enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu };
 
+/// The kF32 | kF16 | i32 | i64 | i8 | u8 dtypes the numeric shaders have variants for.
+inline constexpr DTypeSet kNumericVariants = kF32 | kF16 | kInts;
+/// Variant of unary.comp, binary.comp, compare.comp and range.comp holding elements of dtype
+/// `t` (see element.glsl).
+std::string numeric_variant(DType t);
+/// "" when the device can run the numeric variant of `t` (16-bit storage for f16, shaderInt64
+/// for i64, 8-bit storage and arithmetic for i8/u8); else the reason to decline.
+std::string numeric_ok(const KernelContext& ctx, DType t);
+
 /// y = f(x) elementwise over input 0 into output 0 (any size: windows of one binding each).
 void run_unary(KernelContext& ctx, int op, double alpha = 0, double beta = 0, double gamma = 0);
 std::string unary_supports(const KernelContext& ctx);

@@ -31,8 +31,8 @@ void clip_vulkan(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Abs, vulkan, kF32 | kF16, unary_vulkan<kAbs>, unary_supports)
-PORTA_REGISTER_KERNEL_IF(Neg, vulkan, kF32 | kF16, unary_vulkan<kNeg>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Abs, vulkan, kNumericVariants, unary_vulkan<kAbs>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Neg, vulkan, kF32 | kF16 | kI64 | kI32 | kI8, unary_vulkan<kNeg>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Exp, vulkan, kF32 | kF16, unary_vulkan<kExp>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Log, vulkan, kF32 | kF16, unary_vulkan<kLog>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Sqrt, vulkan, kF32 | kF16, unary_vulkan<kSqrt>, unary_supports)
