@@ -1,5 +1,6 @@
-// Cast (f32, f16, u8, i8, i32, bool to f32, f16, bool; same-type copies), Shape and ConstantOfShape on vulkan. Other casts
-// decline (CPU fallback, visible in `porta ops`).
+// Cast (between f32, f16, u8, i8, i32, i64 and bool; same-type copies), Shape, Constant and
+// ConstantOfShape on vulkan. Casts from or to f64/bf16 decline (CPU fallback, visible in
+// `porta ops`).
 #include <cstring>
 
 #include "kernels/vulkan/movement.hpp"
@@ -13,6 +14,10 @@ int cast_destination(int64_t to) {
     case 1: return 0;   // f32
     case 10: return 1;  // f16
     case 9: return 2;   // bool
+    case 2: return 3;   // u8
+    case 3: return 4;   // i8
+    case 6: return 5;   // i32
+    case 7: return 6;   // i64
     default: return -1;
   }
 }
@@ -24,6 +29,7 @@ std::string cast_source_variant(DType t) {
     case DType::u8: case DType::boolean: return "u8";
     case DType::i8: return "i8";
     case DType::i32: return "i32";
+    case DType::i64: return "i64";
     default: return "";
   }
 }
@@ -40,7 +46,7 @@ void cast_vulkan(KernelContext& ctx) {
   l.shader = "cast";
   l.variant = cast_source_variant(x.dtype());
   l.spec = {cast_destination(ctx.attrs->get_int("to"))};
-  l.args = {input(x), output(y), output(y), output(y)};
+  l.args = {input(x), output(y), output(y), output(y), output(y)};
   l.push_u(y.numel());
   set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
   launch(ctx, std::move(l));
@@ -51,9 +57,11 @@ std::string cast_supports(const KernelContext& ctx) {
   int64_t to = ctx.attrs->get_int("to");
   if (cast_source_variant(from).empty() || cast_destination(to) < 0)
     return str("cast from ", dtype_name(from), " to ONNX type ", to,
-               " (native: f32, f16, u8, i8, i32, bool to f32, f16, bool)");
-  if (!device_caps(ctx).fp16_storage || !device_caps(ctx).int8_storage)
-    return "the device lacks 16-bit or 8-bit storage";
+               " (native: between f32, f16, u8, i8, i32, i64 and bool)");
+  const DeviceCaps& caps = device_caps(ctx);
+  if (!caps.fp16_storage || !caps.int8_storage) return "the device lacks 16-bit or 8-bit storage";
+  if (from == DType::i64 && !caps.int64_arithmetic)
+    return "cast from i64 needs 64-bit integer arithmetic (shaderInt64), which the device lacks";
   return fits_bindings(ctx);
 }
 
@@ -90,7 +98,7 @@ std::string constant_of_shape_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kU8 | kI8 | kI32 | kBool, cast_vulkan, cast_supports)
+PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kInts | kBool, cast_vulkan, cast_supports)
 PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)
 PORTA_REGISTER_KERNEL_IF(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
 
