@@ -1,6 +1,6 @@
 // Elementwise binary ops on vulkan: binary.comp specialised per op (see elementwise.hpp).
-// Max and Min are variadic in ONNX: one input is a copy, more than two fold pairwise through
-// broadcast intermediates.
+// Pow converts an exponent of another dtype. Max and Min are variadic in ONNX: one input is a
+// copy, more than two fold pairwise through broadcast intermediates.
 #include "kernels/vulkan/elementwise.hpp"
 
 namespace porta::vk {
@@ -39,6 +39,47 @@ void variadic_vulkan(KernelContext& ctx) {
   }
 }
 
+// Pow's exponent may have another dtype than the base (ONNX's T1): with a float base, both
+// operands are converted to f32 on the device, pow runs in f32 and the result is converted
+// back (the CPU computes such mixed calls in double; results agree to f32 rounding).
+void pow_vulkan(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (a.dtype() == b.dtype()) return run_binary(ctx, kPow);
+  if (y.numel() == 0) return;
+  auto as_f32 = [&](const Tensor& t) {
+    if (t.dtype() == DType::f32) return t;
+    Tensor f = Tensor::empty(t.shape(), DType::f32, ctx.device);
+    run_cast(ctx, t, f);
+    return f;
+  };
+  Tensor out = y.dtype() == DType::f32 ? y : Tensor::empty(y.shape(), DType::f32, ctx.device);
+  run_binary(ctx, kPow, as_f32(a), as_f32(b), out);
+  if (out.dtype() != y.dtype()) run_cast(ctx, out, y);
+}
+
+std::string pow_supports(const KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  if (a.dtype() == b.dtype()) return binary_supports(ctx);
+  if (b.dtype() != DType::f32 && b.dtype() != DType::f16 && b.dtype() != DType::i32 &&
+      !(b.dtype() == DType::i64 && device_caps(ctx).int64_arithmetic) &&
+      !((b.dtype() == DType::i8 || b.dtype() == DType::u8) && device_caps(ctx).int8_storage))
+    return str("exponent of dtype ", dtype_name(b.dtype()), " with a ", dtype_name(a.dtype()), " base");
+  if (!device_caps(ctx).fp16_storage || !device_caps(ctx).int8_storage)
+    return "converting the exponent needs 16-bit and 8-bit storage (cast.comp)";
+  // The f32 operands and result each go through one binding.
+  Shape out = broadcast(a.shape(), b.shape());
+  uint64_t limit = device_caps(ctx).max_storage_range;
+  for (int64_t n : {a.numel(), b.numel(), shape_numel(out)})
+    if (static_cast<uint64_t>(n) * 4 > limit)
+      return str("an f32 operand of ", n, " elements is larger than maxStorageBufferRange (", limit, ")");
+  if (broadcast_map(out, {a.shape(), b.shape()}).shape.size() > static_cast<size_t>(kMaxRank))
+    return str("broadcast needs more than ", kMaxRank, " axes after merging");
+  return "";
+}
+
 std::string variadic_supports(const KernelContext& ctx) {
   KernelContext pair = ctx;
   pair.inputs.clear();
@@ -56,7 +97,7 @@ std::string variadic_supports(const KernelContext& ctx) {
 PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
 PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
 PORTA_REGISTER_KERNEL_IF(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16, binary_vulkan<kPow>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16, pow_vulkan, pow_supports)
 PORTA_REGISTER_KERNEL_IF(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
 PORTA_REGISTER_KERNEL_IF(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
 

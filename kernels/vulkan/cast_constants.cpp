@@ -3,22 +3,37 @@
 // `porta ops`).
 #include <cstring>
 
+#include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/movement.hpp"
 
 namespace porta::vk {
 namespace {
 
-// Destination codes of cast.comp's DST constant for ONNX `to` codes, -1 when not native.
-int cast_destination(int64_t to) {
-  switch (to) {
-    case 1: return 0;   // f32
-    case 10: return 1;  // f16
-    case 9: return 2;   // bool
-    case 2: return 3;   // u8
-    case 3: return 4;   // i8
-    case 6: return 5;   // i32
-    case 7: return 6;   // i64
+// Destination codes of cast.comp's DST constant, -1 when not native.
+int cast_destination(DType t) {
+  switch (t) {
+    case DType::f32: return 0;
+    case DType::f16: return 1;
+    case DType::boolean: return 2;
+    case DType::u8: return 3;
+    case DType::i8: return 4;
+    case DType::i32: return 5;
+    case DType::i64: return 6;
     default: return -1;
+  }
+}
+
+// The dtype of an ONNX `to` code among the native destinations, f64 (not native) otherwise.
+DType cast_target(int64_t to) {
+  switch (to) {
+    case 1: return DType::f32;
+    case 10: return DType::f16;
+    case 9: return DType::boolean;
+    case 2: return DType::u8;
+    case 3: return DType::i8;
+    case 6: return DType::i32;
+    case 7: return DType::i64;
+    default: return DType::f64;
   }
 }
 
@@ -34,28 +49,12 @@ std::string cast_source_variant(DType t) {
   }
 }
 
-void cast_vulkan(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  Tensor& y = ctx.out(0);
-  if (y.numel() == 0) return;
-  if (x.dtype() == y.dtype()) {
-    y.copy_(x);
-    return;
-  }
-  Launch l;
-  l.shader = "cast";
-  l.variant = cast_source_variant(x.dtype());
-  l.spec = {cast_destination(ctx.attrs->get_int("to"))};
-  l.args = {input(x), output(y), output(y), output(y), output(y)};
-  l.push_u(y.numel());
-  set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
-  launch(ctx, std::move(l));
-}
+void cast_vulkan(KernelContext& ctx) { run_cast(ctx, ctx.in(0), ctx.out(0)); }
 
 std::string cast_supports(const KernelContext& ctx) {
   DType from = ctx.in(0).dtype();
   int64_t to = ctx.attrs->get_int("to");
-  if (cast_source_variant(from).empty() || cast_destination(to) < 0)
+  if (cast_source_variant(from).empty() || cast_destination(cast_target(to)) < 0)
     return str("cast from ", dtype_name(from), " to ONNX type ", to,
                " (native: between f32, f16, u8, i8, i32, i64 and bool)");
   const DeviceCaps& caps = device_caps(ctx);
@@ -97,6 +96,22 @@ std::string constant_of_shape_supports(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
+  if (y.numel() == 0) return;
+  if (x.dtype() == y.dtype()) {
+    Tensor(y).copy_(x);
+    return;
+  }
+  Launch l;
+  l.shader = "cast";
+  l.variant = cast_source_variant(x.dtype());
+  l.spec = {cast_destination(y.dtype())};
+  l.args = {input(x), output(y), output(y), output(y), output(y)};
+  l.push_u(y.numel());
+  set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
+  launch(ctx, std::move(l));
+}
 
 PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kInts | kBool, cast_vulkan, cast_supports)
 PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)

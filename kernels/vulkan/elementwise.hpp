@@ -23,6 +23,10 @@ std::string numeric_variant(DType t);
 /// for i64, 8-bit storage and arithmetic for i8/u8); else the reason to decline.
 std::string numeric_ok(const KernelContext& ctx, DType t);
 
+/// Converts x into y (same shape) with Cast's rules; both dtypes among f32 f16 bool u8 i8 i32
+/// i64 (an i64 source needs shaderInt64).
+void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y);
+
 /// y = f(x) elementwise over input 0 into output 0 (any size: windows of one binding each).
 void run_unary(KernelContext& ctx, int op, double alpha = 0, double beta = 0, double gamma = 0);
 std::string unary_supports(const KernelContext& ctx);
