@@ -77,6 +77,23 @@ void shape_vulkan(KernelContext& ctx) {
   if (!dims.empty()) y.copy_from_host(dims.data(), dims.size() * sizeof(int64_t));
 }
 
+// Constant's value is in its attributes, on the host: uploading it is the kernel. (Sessions
+// fold Constant nodes when compiling; this serves eager calls and partitions on the device.)
+void constant_vulkan(KernelContext& ctx) {
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const Attributes& a = *ctx.attrs;
+  if (a.has("value")) {
+    y.copy_(a.get_tensor("value").to(Device::cpu()).contiguous().reshape(y.shape()));
+  } else if (a.has("value_float") || a.has("value_floats")) {
+    std::vector<double> f = a.has("value_float") ? std::vector<double>{a.get_float("value_float")} : a.get_floats("value_floats");
+    y.copy_(Tensor::from_values(f, y.shape(), DType::f32));
+  } else {
+    std::vector<int64_t> i = a.has("value_int") ? std::vector<int64_t>{a.get_int("value_int")} : a.get_ints("value_ints");
+    y.copy_from_host(i.data(), i.size() * sizeof(int64_t));
+  }
+}
+
 void constant_of_shape_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   uint64_t bits = 0;
@@ -115,6 +132,7 @@ void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
 
 PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kInts | kBool, cast_vulkan, cast_supports)
 PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)
+PORTA_REGISTER_KERNEL(Constant, vulkan, kAllTypes, constant_vulkan)
 PORTA_REGISTER_KERNEL_IF(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
 
 }  // namespace porta::vk
