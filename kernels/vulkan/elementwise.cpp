@@ -1,9 +1,11 @@
 // porta vulkan kernels — elementwise unary and binary ops. Each family is one shader
 // (unary.comp, binary.comp); the op is a specialization constant and the element type a
-// build-time variant, so every op and dtype below is a pipeline variant, not a copied shader. Same-shape operands larger than one binding may be
-// are processed in aligned windows; broadcasting beyond that declines (CPU fallback, visible
-// in `porta ops`).
+// build-time variant, so every op and dtype below is a pipeline variant, not a copied shader.
+// Same-shape operands larger than one binding are processed in aligned windows;
+// broadcasting beyond that declines (CPU fallback, visible in `porta ops`).
 #include <algorithm>
+#include <array>
+#include <bit>
 
 #include "kernels/vulkan/elementwise.hpp"
 
@@ -32,13 +34,14 @@ std::string numeric_ok(const KernelContext& ctx, DType t) {
   const DeviceCaps& caps = device_caps(ctx);
   if (numeric_variant(t).empty()) return str("no shader variant for ", dtype_name(t));
   if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  if (t == DType::i64 && !caps.int64_arithmetic) return "the device has no 64-bit integer arithmetic (shaderInt64)";
+  if (t == DType::i64 && !caps.int64_arithmetic)
+    return "the device has no 64-bit integer arithmetic (shaderInt64)";
   if ((t == DType::i8 || t == DType::u8) && !(caps.int8_storage && caps.int8_arithmetic))
     return "the device lacks 8-bit storage or 8-bit integer arithmetic";
   return "";
 }
 
-void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gamma) {
+void run_unary_words(KernelContext& ctx, int op, const std::array<uint32_t, 4>& words) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   const DeviceCaps& caps = device_caps(ctx);
@@ -54,12 +57,15 @@ void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gam
     size_t off = static_cast<size_t>(start) * elem, bytes = static_cast<size_t>(count) * elem;
     l.args = {{x, false, off, bytes}, {y, true, off, bytes}};
     l.push_u(count);
-    l.push_f(alpha);
-    l.push_f(beta);
-    l.push_f(gamma);
+    l.push.insert(l.push.end(), words.begin(), words.end());
     set_grid(l, caps, (count + 255) / 256);
     launch(ctx, std::move(l));
   }
+}
+
+void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gamma) {
+  auto bits = [](double v) { return std::bit_cast<uint32_t>(static_cast<float>(v)); };
+  run_unary_words(ctx, op, {bits(alpha), bits(beta), bits(gamma), 0});
 }
 
 std::string unary_supports(const KernelContext& ctx) {

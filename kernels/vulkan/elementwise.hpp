@@ -1,6 +1,8 @@
 // porta vulkan kernels — launchers for the elementwise families (unary.comp, binary.comp),
 // shared by the per-op registration files.
 #pragma once
+#include <array>
+
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
@@ -29,6 +31,9 @@ void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y);
 
 /// y = f(x) elementwise over input 0 into output 0 (any size: windows of one binding each).
 void run_unary(KernelContext& ctx, int op, double alpha = 0, double beta = 0, double gamma = 0);
+/// The same with the four push-constant words after n given raw (integer variants read Clip's
+/// bounds from them as two 64-bit values).
+void run_unary_words(KernelContext& ctx, int op, const std::array<uint32_t, 4>& words);
 std::string unary_supports(const KernelContext& ctx);
 /// c = f(a, b) with broadcasting (inputs 0, 1 -> output 0).
 void run_binary(KernelContext& ctx, int op);
