@@ -85,10 +85,12 @@ void constant_vulkan(KernelContext& ctx) {
   const Attributes& a = *ctx.attrs;
   if (a.has("value")) {
     y.copy_(a.get_tensor("value").to(Device::cpu()).contiguous().reshape(y.shape()));
-  } else if (a.has("value_float") || a.has("value_floats")) {
-    std::vector<double> f = a.has("value_float") ? std::vector<double>{a.get_float("value_float")} : a.get_floats("value_floats");
-    y.copy_(Tensor::from_values(f, y.shape(), DType::f32));
+  } else if (a.has("value_float")) {
+    y.copy_(Tensor::scalar(a.get_float("value_float"), DType::f32));
+  } else if (a.has("value_floats")) {
+    y.copy_(Tensor::from_values(a.get_floats("value_floats"), y.shape(), DType::f32));
   } else {
+    // Through bytes, not doubles: int64 values beyond 2^53 must survive.
     std::vector<int64_t> i = a.has("value_int") ? std::vector<int64_t>{a.get_int("value_int")} : a.get_ints("value_ints");
     y.copy_from_host(i.data(), i.size() * sizeof(int64_t));
   }
