@@ -20,12 +20,26 @@ layout(push_constant) uniform Params {
 } p;
 
 #if INTEGER
+// Exact power, wrapping like repeated multiplication (squaring gives the same result modulo
+// 2^bits); a negative exponent gives the truncated real result (ops/pow.cpp).
+VALUE pow_int(VALUE x, VALUE e) {
+  const VALUE one = VALUE(1);
+  if (e < VALUE(0)) return x == one ? one : x == -one ? ((e & one) == VALUE(0) ? one : -one) : VALUE(0);
+  VALUE r = one;
+  for (; e > VALUE(0); e >>= 1) {
+    if ((e & one) != VALUE(0)) r *= x;
+    x *= x;
+  }
+  return r;
+}
+
 VALUE apply(VALUE x, VALUE y) {
   switch (OP) {
     case 0: return x + y;                                         // Add
     case 1: return x - y;                                         // Sub
     case 2: return x * y;                                         // Mul
     case 3: return y == VALUE(0) ? VALUE(0) : y == VALUE(-1) ? -x : x / y;  // Div
+    case 4: return pow_int(x, y);                                 // Pow
     case 5: return max(x, y);                                     // Max
     case 6: return min(x, y);                                     // Min
   }
