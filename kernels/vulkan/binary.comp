@@ -1,8 +1,9 @@
 // variants: f32 f16 i32 i64 i8 u8
 // Elementwise binary ops with NumPy broadcasting, one shader: OP (specialization constant 1)
 // picks the function; the variant picks the element type (element.glsl). Integer results wrap;
-// integer Div truncates toward zero, x / 0 is 0 and MIN / -1 wraps to MIN (ops/binary_arith.cpp). The launcher passes the output shape (merged to at most 6 axes) and each
-// input's element strides (0 along broadcast axes).
+// integer Div truncates toward zero, x / 0 is 0 and MIN / -1 wraps to MIN (ops/binary_arith.cpp).
+// The launcher passes the output shape (merged to at most 6 axes) and each input's element
+// strides (0 along broadcast axes).
 #version 450
 #include "common.glsl"
 #include "element.glsl"
