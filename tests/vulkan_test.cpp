@@ -403,5 +403,27 @@ TEST(Vulkan, DropoutTrainingModeIsRefused) {
   EXPECT_EQ(got[1].to(Device::cpu()).to_doubles(), std::vector<double>(12, 1.0));
 }
 
+// Batch-major (layout 1) LSTM and GRU run in the Vulkan kernel, not through a fallback; the
+// conformance cases (batch_major_*) check their values.
+TEST(Vulkan, BatchMajorRnnIsNative) {
+  REQUIRE_VULKAN();
+  Attributes attrs{{"layout", int64_t{1}}, {"direction", std::string("bidirectional")}};
+  for (int gates : {4, 3}) {
+    const OpSchema* op = find_op(gates == 4 ? "LSTM" : "GRU");
+    Attributes full = attrs;
+    for (const AttrDef& a : op->attrs)
+      if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
+    KernelContext call;
+    call.op = op;
+    call.device = kVk;
+    call.backend = &backend_for(kVk);
+    call.attrs = &full;
+    call.inputs = {random_tensor({3, 7, 5}).to(kVk), random_tensor({2, gates * 4, 5}).to(kVk),
+                   random_tensor({2, gates * 4, 4}).to(kVk)};
+    Resolution r = resolve_call(call, DType::f32);
+    EXPECT_EQ(r.path, Path::native) << op->name << ": " << r.reason;
+  }
+}
+
 }  // namespace
 }  // namespace porta::test

@@ -1,5 +1,5 @@
 // variants: f32 f16
-// LSTM (GATES = 4) and GRU (GATES = 3) with the default activations, layout 0. One workgroup
+// LSTM (GATES = 4) and GRU (GATES = 3) with the default activations, layouts 0 and 1. One workgroup
 // per (direction, batch entry) runs that sequence's time loop: gate pre-activations row by
 // row across the workgroup, then the cell update per hidden unit, with h, c and the gates in
 // shared memory (HIDDEN, constant 4, sizes them). fp32 throughout.
@@ -24,7 +24,7 @@ layout(std430, binding = 9) writeonly buffer Yh { STORAGE y_h[]; };
 layout(std430, binding = 10) writeonly buffer Yc { STORAGE y_c[]; };
 layout(push_constant) uniform Params {
   uint seq, batch, input_size, dirs;
-  uint flags;         // 1 B, 2 initial_h, 4 initial_c, 8 P, 16 Y, 32 Y_h, 64 Y_c
+  uint flags;         // 1 B, 2 initial_h, 4 initial_c, 8 P, 16 Y, 32 Y_h, 64 Y_c, 128 layout 1
   uint reverse_mask;  // bit d: direction d runs backwards
   float clip;
 } p;
@@ -46,6 +46,12 @@ float tanh_safe(float v) {
 }
 float clipped(float v) { return clamp(v, -p.clip, p.clip); }
 bool has(uint bit) { return (p.flags & bit) != 0u; }
+// Layout 0: X [seq, batch, I], Y [seq, dirs, batch, H], states [dirs, batch, H];
+// layout 1 (flag 128): X [batch, seq, I], Y [batch, seq, dirs, H], states [batch, dirs, H].
+uint x_offset(uint t, uint b) { return (has(128u) ? b * p.seq + t : t * p.batch + b) * p.input_size; }
+uint y_offset(uint t, uint d, uint b) {
+  return (has(128u) ? (b * p.seq + t) * p.dirs + d : (t * p.dirs + d) * p.batch + b) * uint(HIDDEN);
+}
 
 void main() {
   uint d = gl_WorkGroupID.x / p.batch, b = gl_WorkGroupID.x % p.batch;
@@ -54,7 +60,7 @@ void main() {
   bool reverse = ((p.reverse_mask >> d) & 1u) != 0u;
   int len = lens[b];
   uint w_base = d * G * H * I, r_base = d * G * H * H, b_base = d * 2u * G * H;
-  uint state = (d * p.batch + b) * H;
+  uint state = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H;
   for (uint j = t_id; j < H; j += step_size) {
     h[j] = has(2u) ? float(h0[state + j]) : 0.0;
     c[j] = has(4u) ? float(c0[state + j]) : 0.0;
@@ -62,7 +68,7 @@ void main() {
   barrier();
   for (int s = 0; s < len; ++s) {
     uint t = uint(reverse ? len - 1 - s : s);
-    uint x_base = (t * p.batch + b) * I;
+    uint x_base = x_offset(t, b);
     for (uint row = t_id; row < G * H; row += step_size) {
       float vx = has(1u) ? float(bias[b_base + row]) : 0.0;
       for (uint k = 0; k < I; ++k) vx += float(x[x_base + k]) * float(w[w_base + row * I + k]);
@@ -113,12 +119,12 @@ void main() {
     }
     barrier();
     if (has(16u))
-      for (uint j = t_id; j < H; j += step_size) y[((t * p.dirs + d) * p.batch + b) * H + j] = STORAGE(h[j]);
+      for (uint j = t_id; j < H; j += step_size) y[y_offset(t, d, b) + j] = STORAGE(h[j]);
     barrier();
   }
   if (has(16u))
     for (uint t = uint(len); t < p.seq; ++t)
-      for (uint j = t_id; j < H; j += step_size) y[((t * p.dirs + d) * p.batch + b) * H + j] = STORAGE(0.0);
+      for (uint j = t_id; j < H; j += step_size) y[y_offset(t, d, b) + j] = STORAGE(0.0);
   for (uint j = t_id; j < H; j += step_size) {
     if (has(32u)) y_h[state + j] = STORAGE(h[j]);
     if (GATES == 4 && has(64u)) y_c[state + j] = STORAGE(c[j]);

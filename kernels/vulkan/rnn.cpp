@@ -1,4 +1,4 @@
-// LSTM and GRU on vulkan: rnn.comp, one dispatch for the whole call (each workgroup runs one
+// LSTM and GRU on vulkan (layouts 0 and 1): rnn.comp, one dispatch for the whole call (each workgroup runs one
 // (direction, batch entry) sequence). Sequence lengths are checked on the host (a length
 // outside [0, seq] is a ShapeError) and passed as int32.
 #include <cmath>
@@ -15,7 +15,9 @@ const Tensor* output_if(const KernelContext& ctx, size_t i) {
 template <int Gates>
 void rnn_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
-  int64_t seq = x.dim(0), batch = x.dim(1), input_size = x.dim(2), hidden = r.dim(2), dirs = w.dim(0);
+  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;  // X [batch, seq, input]
+  int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
+          hidden = r.dim(2), dirs = w.dim(0);
   std::vector<int32_t> lens(static_cast<size_t>(batch), static_cast<int32_t>(seq));
   if (ctx.has_input(4)) {
     std::vector<double> given = ctx.in(4).to_doubles();
@@ -36,7 +38,7 @@ void rnn_vulkan(KernelContext& ctx) {
   Tensor dev_lens = Tensor::from_host(lens.data(), {batch}, DType::i32, ctx.device);
   std::string dir = ctx.attrs->get_string("direction", "forward");
   uint32_t reverse_mask = dir == "reverse" ? 1u : dir == "bidirectional" ? 2u : 0u;
-  uint32_t flags = 0;
+  uint32_t flags = batch_major ? 128u : 0u;
   auto opt_in = [&](size_t i, uint32_t bit) -> const Tensor& {
     if (ctx.has_input(i)) {
       flags |= bit;
@@ -69,14 +71,13 @@ void rnn_vulkan(KernelContext& ctx) {
 std::string rnn_supports(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (auto why = fp16_ok(ctx, x.dtype()); !why.empty()) return why;
-  if (ctx.attrs->get_int("layout", 0) != 0) return "layout 1";
   if (x.rank() != 3 || ctx.in(2).rank() != 3) return "inputs of unexpected rank";
   int64_t hidden = ctx.in(2).dim(2);
   if (hidden < 1) return "hidden size 0";
   const DeviceCaps& caps = device_caps(ctx);
   if (static_cast<uint64_t>(hidden) * 11 * 4 > caps.shared_memory)
     return str("hidden size ", hidden, " needs more shared memory than the device's ", caps.shared_memory, " bytes");
-  int64_t groups = ctx.in(1).dim(0) * x.dim(1);
+  int64_t groups = ctx.in(1).dim(0) * x.dim(ctx.attrs->get_int("layout", 0) != 0 ? 0 : 1);
   if (groups > caps.max_groups[0]) return "more sequences than one dispatch's workgroups";
   return fits_bindings(ctx);
 }
