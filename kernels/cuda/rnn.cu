@@ -203,8 +203,9 @@ void rnn_gpu(KernelContext& ctx) {
   args.clip = opdef::rnn_clip(*ctx.attrs);
   if (ctx.has_input(4)) {
     const Tensor& lens = ctx.in(4);
-    args.lens = device_ptr<const char>(lens);
     args.lens_i64 = lens.dtype() == DType::i64;
+    args.lens = args.lens_i64 ? static_cast<const void*>(device_ptr<const int64_t>(lens))
+                              : static_cast<const void*>(device_ptr<const int32_t>(lens));
     args.lens_check = arm_deferred_check(device, [op, S](int64_t bad) {
       throw ShapeError(str("[", op, "] expected sequence_lens in [0, ", S, "], got ", bad));
     });
