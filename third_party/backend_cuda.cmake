@@ -59,8 +59,9 @@ if(NOT PORTA_CUDNN STREQUAL "OFF")
   find_library(PORTA_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
     HINTS ${PORTA_CUDNN_ROOT}/lib ${PORTA_CUDNN_ROOT}/lib64 ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
   if(PORTA_CUDNN_INCLUDE AND PORTA_CUDNN_LIBRARY)
-    target_compile_definitions(porta_cuda_objects PRIVATE PORTA_HAVE_CUDNN=1)
-    target_include_directories(porta_cuda_objects PRIVATE ${PORTA_CUDNN_INCLUDE})
+    # Only the one file that calls cuDNN sees it: toggling cuDNN rebuilds nothing else.
+    set_source_files_properties(${CMAKE_SOURCE_DIR}/kernels/cuda/conv_cudnn.cu TARGET_DIRECTORY porta_cuda_objects
+      PROPERTIES COMPILE_DEFINITIONS PORTA_HAVE_CUDNN=1 INCLUDE_DIRECTORIES ${PORTA_CUDNN_INCLUDE})
     target_link_libraries(porta PRIVATE ${PORTA_CUDNN_LIBRARY})
     set(_porta_cudnn_status "${PORTA_CUDNN_LIBRARY}")
   elseif(PORTA_CUDNN STREQUAL "ON")
