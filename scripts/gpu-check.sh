@@ -109,19 +109,20 @@ if needs "$TESTS" "conformance + backend tests on cuda:0"; then
   run "models vs PyTorch on cuda:0" 90 "$TESTS" --gtest_filter='ModelTest.*cuda0*'
 fi
 if needs "$PORTA" "models: placement and time on cuda:0"; then
-  models() {
-    local rc=0
+  export PORTA ROOT
+  # Per model: the nodes that do not run natively on cuda:0 (there should be none), then the
+  # median time of 50 runs as a MODEL| line for the table.
+  run "models: placement and time on cuda:0" 60 bash -c '
+    rc=0
     for m in "$ROOT"/models/*/; do
       [[ -f $m/model.onnx ]] || continue
-      echo "--- $(basename "$m")"
-      # Every node should run natively: print the ones that do not.
-      "$PORTA" ops "$m/model.onnx" --device cuda:0 | grep -iE 'fallback|composite' || true
-      "$PORTA" run "$m/model.onnx" --device cuda:0 --repeat 50 | grep -E 'median_us' |
-        sed "s/^/MODEL|$(basename "$m")|/" || rc=1
+      name=$(basename "$m")
+      echo "--- $name"
+      "$PORTA" ops "$m/model.onnx" --device cuda:0 | grep -iE "fallback|composite" || true
+      t=$("$PORTA" run "$m/model.onnx" --device cuda:0 --repeat 50) || rc=1
+      echo "$t" | grep -E "median_us" | sed "s/^/MODEL|$name|/"
     done
-    return $rc
-  }
-  run "models: placement and time on cuda:0" 60 models
+    exit $rc'
 fi
 if needs "$TESTS" "compute-sanitizer memcheck"; then
   # The suite skips its perf-size cases by itself; memcheck sees every kernel launch.

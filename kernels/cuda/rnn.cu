@@ -193,7 +193,6 @@ void rnn_gpu(KernelContext& ctx) {
   if (N == 0 || H == 0) return;
   const int device = ctx.device.index;
   cudaStream_t s = stream(device);
-  if (y.defined()) PORTA_GPU_CHECK(device, cudaMemsetAsync(device_ptr<char>(y), 0, y.nbytes(), s));
   const bool lbr = Gates == 3 && ctx.attrs->get_int("linear_before_reset") != 0;
   StepArgs args;
   args.seq = S;
@@ -213,6 +212,7 @@ void rnn_gpu(KernelContext& ctx) {
   visit_gpu_dtype_in<kF32 | kF64>(ctx.in(0).dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const DType dt = ctx.in(0).dtype();
+    if (y.defined()) PORTA_GPU_CHECK(device, cudaMemsetAsync(device_ptr<T>(y), 0, y.nbytes(), s));
     Tensor xw = Tensor::empty({S * N * G}, dt, ctx.device);
     Tensor hr = Tensor::empty({N * G}, dt, ctx.device);
     Tensor h = Tensor::empty({N * H}, dt, ctx.device);
