@@ -86,6 +86,11 @@ PORTA_REGISTER_OP(Cast) {
       c.push_back({"to_" + to + "_specials",
                    {ew::fixed({9}, {NAN, INFINITY, -INFINITY, -0.0, 1e30, -1e30, -3.7, 300.5, -129.5})},
                    a, kF32 | kF64});
+      // Beyond 32 bits: floats that split into two words, i64 values that truncate.
+      c.push_back({"to_" + to + "_wide",
+                   {ew::fixed({8}, {5e9, -5e9, 4294967296.0, -2147483649.0, 1.5e18, -9.2e18, 2147483648.0,
+                                    -4294967297.0})},
+                   a, kF32 | kF64 | kI64});
     }
     c.push_back({"i64_to_i8_wraps", {ew::fixed({4}, {200, -200, 1000, -129})}, {{"to", int64_t{3}}}, kI64 | kI32});
     OpCase big{"4096x4096_to_f16", {in({4096, 4096})}, {{"to", int64_t{10}}}, kF32};

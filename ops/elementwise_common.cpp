@@ -106,7 +106,10 @@ std::vector<OpCase> unary_cases(DTypeSet floats, DTypeSet ints, Range f, Range i
   }
   if (ints) {
     c.push_back({"ints_scalar" + suffix, {spec({}, i)}, attrs, ints});
+    c.push_back({"ints_empty" + suffix, {spec({0, 3}, i)}, attrs, ints});
+    c.push_back({"ints_one" + suffix, {spec({1}, i)}, attrs, ints});
     c.push_back({"ints_odd" + suffix, {spec({3, 5, 7}, i)}, attrs, ints});
+    c.push_back({"ints_rows" + suffix, {spec({33, 65}, i)}, attrs, ints});
   }
   return c;
 }

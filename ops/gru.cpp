@@ -1,4 +1,4 @@
-// GRU (ONNX, layout 0): gates in zrh order, optional B (Wb then Rb), sequence_lens and
+// GRU (ONNX, layouts 0 and 1): gates in zrh order, optional B (Wb then Rb), sequence_lens and
 // initial_h; directions forward, reverse and bidirectional; linear_before_reset 0 (reset
 // gate applied to h before the recurrent product) or 1 (after it, as PyTorch and cuDNN do);
 // optional clip. Outputs Y and Y_h are optional; steps past a sequence length leave Y at 0.
@@ -32,10 +32,10 @@ void gru_reference(KernelContext& ctx) {
     for (int64_t b = 0; b < n.batch; ++b) {
       std::vector<double> h(H, 0.0), next(H);
       if (H0)
-        for (int64_t j = 0; j < H; ++j) h[j] = H0[(d * n.batch + b) * H + j];
+        for (int64_t j = 0; j < H; ++j) h[j] = H0[n.state_offset(d, b) + j];
       for (int64_t step = 0; step < lens[b]; ++step) {
         int64_t t = reverse ? lens[b] - 1 - step : step;
-        const double* x = X + (t * n.batch + b) * I;
+        const double* x = X + n.x_row(t, b) * I;
         auto xw = [&](int64_t row) {  // x . W[row] + Wb[row]
           double v = Wb ? Wb[row] : 0.0;
           for (int64_t k = 0; k < I; ++k) v += x[k] * Wd[row * I + k];
@@ -61,10 +61,10 @@ void gru_reference(KernelContext& ctx) {
         }
         h = next;
         if (Y)
-          for (int64_t j = 0; j < H; ++j) Y[((t * n.directions + d) * n.batch + b) * H + j] = h[j];
+          for (int64_t j = 0; j < H; ++j) Y[n.y_offset(t, d, b) + j] = h[j];
       }
       if (Yh)
-        for (int64_t j = 0; j < H; ++j) Yh[(d * n.batch + b) * H + j] = h[j];
+        for (int64_t j = 0; j < H; ++j) Yh[n.state_offset(d, b) + j] = h[j];
     }
   }
 }
@@ -89,6 +89,15 @@ std::vector<OpCase> gru_cases() {
                {in({S, N, I}), w({2, 3 * H, I}), w({2, 3 * H, H}), w({2, 6 * H}), in_values({N}, DType::i64, {2, 7, 0}),
                 in({2, N, H})},
                bi_lbr, kF32, 2});
+  // Layout 1 (batch-major X, Y and initial_h); S != N so a mixed-up axis cannot pass.
+  Attributes bi_lbr_batch_major = bi_lbr;
+  bi_lbr_batch_major.set("layout", int64_t{1});
+  c.push_back({"batch_major_bidirectional_lbr",
+               {in({N, S, I}), w({2, 3 * H, I}), w({2, 3 * H, H}), w({2, 6 * H}), in_values({N}, DType::i64, {7, 0, 4}),
+                in({N, 2, H})},
+               bi_lbr_batch_major, kF32 | kF64, 2});
+  c.push_back({"batch_major_reverse", {in({N, S, I}), w({1, 3 * H, I}), w({1, 3 * H, H}), w({1, 6 * H})},
+               {{"direction", std::string("reverse")}, {"layout", int64_t{1}}}, kF32, 2});
   c.push_back({"no_bias", {in({S, N, I}), w({1, 3 * H, I}), w({1, 3 * H, H})}, {{"hidden_size", H}}, kF32, 2});
   c.push_back({"clip", {in({S, N, I}, -4, 4), w({1, 3 * H, I}), w({1, 3 * H, H})}, {{"clip", 0.5}}, kF32, 2});
   c.push_back({"only_y", {in({S, N, I}), w({1, 3 * H, I}), w({1, 3 * H, H})}, {}, kF32, 1});

@@ -1,4 +1,4 @@
-// LSTM (ONNX, layout 0): gates in iofc order, optional B (Wb then Rb), sequence_lens,
+// LSTM (ONNX, layouts 0 and 1): gates in iofc order, optional B (Wb then Rb), sequence_lens,
 // initial_h, initial_c and peepholes P (i, o, f); directions forward, reverse and
 // bidirectional; optional clip. Outputs Y, Y_h, Y_c are all optional. Steps past a batch
 // entry's sequence length leave Y at 0; Y_h/Y_c hold the state after its last step.
@@ -31,14 +31,14 @@ void lstm_reference(KernelContext& ctx) {
     for (int64_t b = 0; b < n.batch; ++b) {
       std::vector<double> h(H, 0.0), c(H, 0.0), g(4 * H);
       for (int64_t j = 0; j < H; ++j) {
-        if (H0) h[j] = H0[(d * n.batch + b) * H + j];
-        if (C0) c[j] = C0[(d * n.batch + b) * H + j];
+        if (H0) h[j] = H0[n.state_offset(d, b) + j];
+        if (C0) c[j] = C0[n.state_offset(d, b) + j];
       }
       for (int64_t step = 0; step < lens[b]; ++step) {
         int64_t t = reverse ? lens[b] - 1 - step : step;
         for (int64_t r = 0; r < 4 * H; ++r) {
           double v = B ? B[d * 8 * H + r] + B[d * 8 * H + 4 * H + r] : 0.0;
-          for (int64_t k = 0; k < I; ++k) v += X[(t * n.batch + b) * I + k] * Wd[r * I + k];
+          for (int64_t k = 0; k < I; ++k) v += X[n.x_row(t, b) * I + k] * Wd[r * I + k];
           for (int64_t k = 0; k < H; ++k) v += h[k] * Rd[r * H + k];
           g[r] = v;
         }
@@ -52,11 +52,11 @@ void lstm_reference(KernelContext& ctx) {
           h[j] = o_gate * std::tanh(c[j]);
         }
         if (Y)
-          for (int64_t j = 0; j < H; ++j) Y[((t * n.directions + d) * n.batch + b) * H + j] = h[j];
+          for (int64_t j = 0; j < H; ++j) Y[n.y_offset(t, d, b) + j] = h[j];
       }
       for (int64_t j = 0; j < H; ++j) {
-        if (Yh) Yh[(d * n.batch + b) * H + j] = h[j];
-        if (Yc) Yc[(d * n.batch + b) * H + j] = c[j];
+        if (Yh) Yh[n.state_offset(d, b) + j] = h[j];
+        if (Yc) Yc[n.state_offset(d, b) + j] = c[j];
       }
     }
   }
@@ -86,6 +86,14 @@ std::vector<OpCase> lstm_cases() {
   c.push_back({"y_and_y_h", {in({S, N, I}), w({1, 4 * H, I}), w({1, 4 * H, H})}, rev, kF32, 2});
   c.push_back({"single_step", {in({1, 1, 1}), w({1, 4, 1}), w({1, 4, 1})}, {}, kF32, 3});
   c.push_back({"empty_batch", {in({S, 0, I}), w({1, 4 * H, I}), w({1, 4 * H, H})}, {}, kF32, 3});
+  // Layout 1 (batch-major X, Y and states); S != N so a mixed-up axis cannot pass.
+  Attributes bi_batch_major{{"direction", std::string("bidirectional")}, {"layout", int64_t{1}}};
+  c.push_back({"batch_major_bidirectional",
+               {in({N, S, I}), w({2, 4 * H, I}), w({2, 4 * H, H}), w({2, 8 * H}), in_values({N}, DType::i32, {3, 7, 5}),
+                in({N, 2, H}), in({N, 2, H}), w({2, 3 * H})},
+               bi_batch_major, kF32 | kF64, 3});
+  c.push_back({"batch_major_forward", {in({N, S, I}), w({1, 4 * H, I}), w({1, 4 * H, H}), w({1, 8 * H})},
+               {{"layout", int64_t{1}}}, kF32, 3});
   c.push_back({"zero_length", {in({S, 2, I}), w({1, 4 * H, I}), w({1, 4 * H, H}), in_absent(),
                                in_values({2}, DType::i64, {0, 7}), in({1, 2, H})}, rev, kF32, 3});
   return c;

@@ -62,6 +62,10 @@ PORTA_REGISTER_OP(Range) {
     c.push_back({"empty", {v(5), v(5), v(1)}, {}, kF32 | kI64});
     c.push_back({"wrong_direction", {v(0), v(5), v(-1)}, {}, kF32 | kI32});
     c.push_back({"single", {v(3), v(4), v(7)}, {}, kF32 | kI64});
+    // More elements than one workgroup of the GPU kernels.
+    c.push_back({"long", {v(-3), v(2000), v(7)}, {}, kF32 | kI64 | kI32});
+    c.push_back({"bytes", {v(1), v(127), v(1)}, {}, kI8 | kU8});
+    c.push_back({"long_down", {v(100), v(-1000.5), v(-2.5)}, {}, kF32 | kF16 | kF64});
     return c;
   };
   return s;

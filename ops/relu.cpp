@@ -24,7 +24,9 @@ PORTA_REGISTER_OP(Relu) {
     c.push_back({"scalar", {in({})}, {}, kF32 | kF64});
     c.push_back({"empty", {in({0, 3})}, {}, kF32});
     c.push_back({"odd", {in({3, 5, 7})}, {}, kF32 | kF64 | kF16 | kBF16});
-    c.push_back({"ints", {in({17}, -50, 50)}, {}, kI64 | kI32});
+    c.push_back({"ints", {in({17}, -50, 50)}, {}, kI64 | kI32 | kI8});
+    c.push_back({"ints_empty", {in({0, 3}, -50, 50)}, {}, kI64 | kI32 | kI8});
+    c.push_back({"ints_rows", {in({33, 65}, -100, 100)}, {}, kI64 | kI32 | kI8});
     OpCase big{"4096x4096", {in({4096, 4096})}, {}, kF32};
     big.perf = true;
     c.push_back(big);

@@ -25,8 +25,9 @@ static void expect_shape(const InferContext& ctx, size_t i, const Shape& want) {
 void rnn_infer(InferContext& ctx, int gates) {
   const std::string& op = ctx.op->name;
   const Attributes& a = *ctx.attrs;
-  if (a.get_int("layout") != 0)
-    throw Unsupported(str("[", op, "] expected layout 0 ([seq, batch, ...]), got layout ", a.get_int("layout")));
+  int64_t layout = a.get_int("layout");
+  if (layout != 0 && layout != 1)
+    throw ShapeError(str("[", op, "] expected layout 0 ([seq, batch, ...]) or 1 ([batch, seq, ...]), got ", layout));
   if (a.get_int("input_forget", 0) != 0)
     throw Unsupported(str("[", op, "] expected input_forget 0, got 1 (coupled gates are not implemented)"));
   if (a.has("activations")) {
@@ -52,7 +53,7 @@ void rnn_infer(InferContext& ctx, int gates) {
                            ", got ", dtype_name(ctx.dtype(i))));
   if (ctx.has_input(4)) require_dtype(ctx, 4, kI32 | kI64);
   int64_t dirs = dir == "bidirectional" ? 2 : 1;
-  int64_t seq = ctx.shape(0)[0], batch = ctx.shape(0)[1], input = ctx.shape(0)[2];
+  int64_t seq = ctx.shape(0)[layout ? 1 : 0], batch = ctx.shape(0)[layout ? 0 : 1], input = ctx.shape(0)[2];
   int64_t hidden = ctx.shape(2)[2];
   if (a.has("hidden_size") && a.get_int("hidden_size") != hidden)
     throw ShapeError(str("[", op, "] expected hidden_size to match R's last dim ", hidden, ", got ",
@@ -60,21 +61,23 @@ void rnn_infer(InferContext& ctx, int gates) {
   expect_shape(ctx, 1, {dirs, gates * hidden, input});
   expect_shape(ctx, 2, {dirs, gates * hidden, hidden});
   expect_shape(ctx, 3, {dirs, 2 * gates * hidden});
+  const Shape state = layout ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
   expect_shape(ctx, 4, {batch});
-  expect_shape(ctx, 5, {dirs, batch, hidden});
+  expect_shape(ctx, 5, state);
   if (gates == 4) {
-    expect_shape(ctx, 6, {dirs, batch, hidden});
+    expect_shape(ctx, 6, state);
     expect_shape(ctx, 7, {dirs, 3 * hidden});
   }
-  ctx.set_output(0, {seq, dirs, batch, hidden}, ctx.dtype(0));
-  ctx.set_output(1, {dirs, batch, hidden}, ctx.dtype(0));
-  if (gates == 4) ctx.set_output(2, {dirs, batch, hidden}, ctx.dtype(0));
+  ctx.set_output(0, layout ? Shape{batch, seq, dirs, hidden} : Shape{seq, dirs, batch, hidden}, ctx.dtype(0));
+  ctx.set_output(1, state, ctx.dtype(0));
+  if (gates == 4) ctx.set_output(2, state, ctx.dtype(0));
 }
 
 RnnDims rnn_dims(const KernelContext& ctx) {
   RnnDims d;
-  d.seq = ctx.in(0).shape()[0];
-  d.batch = ctx.in(0).shape()[1];
+  d.layout = ctx.attrs->get_int("layout", 0);
+  d.seq = ctx.in(0).shape()[d.layout ? 1 : 0];
+  d.batch = ctx.in(0).shape()[d.layout ? 0 : 1];
   d.input = ctx.in(0).shape()[2];
   d.hidden = ctx.in(2).shape()[2];
   d.directions = ctx.in(1).shape()[0];

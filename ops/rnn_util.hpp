@@ -1,5 +1,7 @@
 // porta ops — what LSTM and GRU share: input checking, output shapes, directions and
-// sequence lengths (ONNX layout 0: X is [seq, batch, input]).
+// sequence lengths, in both ONNX layouts: 0 (X [seq, batch, input], Y [seq, dirs, batch,
+// hidden], states [dirs, batch, hidden]) and 1 (X [batch, seq, input], Y [batch, seq, dirs,
+// hidden], states [batch, dirs, hidden]).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,12 +13,23 @@ namespace porta::opdef {
 
 struct RnnDims {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
+  int64_t layout = 0;
+  /// Row of X (a row holds `input` elements) at time t of batch entry b.
+  int64_t x_row(int64_t t, int64_t b) const { return layout ? b * seq + t : t * batch + b; }
+  /// Element offset of Y's hidden vector at time t, direction d, batch entry b.
+  int64_t y_offset(int64_t t, int64_t d, int64_t b) const {
+    return (layout ? (b * seq + t) * directions + d : (t * directions + d) * batch + b) * hidden;
+  }
+  /// Element offset of a state's (initial_h/c, Y_h, Y_c) hidden vector of direction d, entry b.
+  int64_t state_offset(int64_t d, int64_t b) const {
+    return (layout ? b * directions + d : d * batch + b) * hidden;
+  }
 };
 
 /// Checks an LSTM (gates = 4) or GRU (gates = 3) call's inputs and attributes and sets the
-/// outputs Y [seq, dirs, batch, hidden], Y_h and (LSTM) Y_c [dirs, batch, hidden].
+/// outputs Y, Y_h and (LSTM) Y_c in the layout the `layout` attribute names.
 /// Input order: X, W, R, B, sequence_lens, initial_h, then (LSTM) initial_c, P.
-/// Non-default activations, layout 1 and input_forget 1 are Unsupported.
+/// Non-default activations and input_forget 1 are Unsupported.
 void rnn_infer(InferContext& ctx, int gates);
 
 /// Sizes of a call from its inputs (after rnn_infer accepted them).

@@ -122,8 +122,6 @@ class OnnxNodeRun : public ::testing::Test {
     static const std::pair<const char*, const char*> kOutOfScope[] = {
         {"test_training_dropout", "training-mode Dropout (porta runs inference graphs)"},
         {"_training_mode", "training-mode BatchNormalization (porta runs inference graphs)"},
-        {"test_lstm_batchwise", "LSTM layout=1 (batch-major) is not implemented yet"},
-        {"test_gru_batchwise", "GRU layout=1 (batch-major) is not implemented yet"},
     };
     for (auto& [pattern, why] : kOutOfScope)
       if (name_.find(pattern) != std::string::npos) {

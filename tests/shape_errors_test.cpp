@@ -132,5 +132,18 @@ TEST(ShapeOps, ReshapeLikeOpsMayAliasInput) {
   }
 }
 
+TEST(ShapeErrors, RnnLayoutAndStateShapes) {
+  // X [batch 2, seq 3, input 4] in layout 1; W/R for hidden 5.
+  Tensor x = iota({2, 3, 4}), w = iota({1, 20, 4}), r = iota({1, 20, 5});
+  std::string m = error_message<ShapeError>([&] { call_op("LSTM", {x, w, r}, {{"layout", int64_t{2}}}); });
+  expect_mentions(m, {"[LSTM]", "expected layout 0", "or 1", "got 2"});
+  // initial_h in layout 0's [dirs, batch, hidden] order given to a layout-1 call.
+  Tensor h0 = iota({1, 2, 5});
+  m = error_message<ShapeError>([&] {
+    call_op("GRU", {x, iota({1, 15, 4}), iota({1, 15, 5}), Tensor(), Tensor(), h0}, {{"layout", int64_t{1}}});
+  });
+  expect_mentions(m, {"[GRU]", "initial_h", "2x1x5", "got", "1x2x5"});
+}
+
 }  // namespace
 }  // namespace porta::test

@@ -337,5 +337,71 @@ TEST(Vulkan, DirectConvMatchesReference) {
   EXPECT_GT(check_cases({"Conv"}), 3);
 }
 
+// Issue 3: no op silently falls back to the CPU. Every op the CPU runs natively for f32 has a
+// native Vulkan kernel for f32, and the integer kernels (i32 always, i64 with shaderInt64)
+// cover arithmetic, comparisons, Where, Cast and Range. (Single calls may still decline for
+// device limits or attribute values; `porta ops` shows those per node.)
+TEST(Vulkan, EveryF32OpAndTheIntegerOpsAreNative) {
+  REQUIRE_VULKAN();
+  int checked = 0;
+  for (const OpSchema* op : all_ops()) {
+    if (resolve(*op, Device::cpu(), DType::f32).path != Path::native) continue;
+    const Resolution& r = resolve(*op, kVk, DType::f32);
+    EXPECT_EQ(r.path, Path::native) << op->name << " f32: " << r.reason;
+    ++checked;
+  }
+  EXPECT_GT(checked, 60);
+  std::vector<DType> ints = {DType::i32, DType::i8, DType::u8};
+  if (vk::context(0).caps().int64_arithmetic) ints.push_back(DType::i64);
+  for (const char* name : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Abs", "Equal", "Less", "Greater", "Where",
+                           "Cast", "Range"})
+    for (DType t : ints) {
+      const Resolution& r = resolve(*find_op(name), kVk, t);
+      EXPECT_EQ(r.path, Path::native) << name << " " << dtype_name(t) << ": " << r.reason;
+    }
+  for (const char* name : {"Neg", "Relu"})
+    for (DType t : {DType::i32, DType::i64, DType::i8}) {
+      if (t == DType::i64 && !vk::context(0).caps().int64_arithmetic) continue;
+      EXPECT_EQ(resolve(*find_op(name), kVk, t).path, Path::native) << name << " " << dtype_name(t);
+    }
+}
+
+// Constant has no inputs, so eager calls (and the conformance suite) run it on the cpu; its
+// Vulkan kernel (an upload of the attribute) is called directly here.
+TEST(Vulkan, ConstantKernelUploadsItsValue) {
+  REQUIRE_VULKAN();
+  const Resolution& r = resolve(*find_op("Constant"), kVk, DType::f32);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  auto run = [&](const Attributes& attrs, const Shape& shape, DType dtype) {
+    KernelContext ctx;
+    ctx.op = find_op("Constant");
+    ctx.attrs = &attrs;
+    ctx.device = kVk;
+    ctx.backend = &backend_for(kVk);
+    ctx.outputs = {Tensor::empty(shape, dtype, kVk)};
+    detail::run_kernel(*r.kernel, ctx);
+    return ctx.outputs[0].to(Device::cpu()).to_doubles();
+  };
+  EXPECT_EQ(run({{"value_floats", std::vector<double>{1.5, -2, 3}}}, {3}, DType::f32),
+            (std::vector<double>{1.5, -2, 3}));
+  EXPECT_EQ(run({{"value_int", int64_t{-7}}}, {}, DType::i64), (std::vector<double>{-7}));
+  EXPECT_EQ(run({{"value_ints", std::vector<int64_t>{4, 5}}}, {2}, DType::i64), (std::vector<double>{4, 5}));
+  Tensor v = Tensor::from_values({1, 0, 1, 1}, {2, 2}, DType::boolean);
+  EXPECT_EQ(run({{"value", v}}, {2, 2}, DType::boolean), (std::vector<double>{1, 0, 1, 1}));
+}
+
+// Dropout with training_mode = true is refused on the device as on the cpu.
+TEST(Vulkan, DropoutTrainingModeIsRefused) {
+  REQUIRE_VULKAN();
+  Tensor x = random_tensor({4, 3}).to(kVk);
+  Tensor ratio = Tensor::from_values({0.5}, {}, DType::f32).to(kVk);
+  Tensor on = Tensor::from_values({1}, {}, DType::boolean).to(kVk);
+  EXPECT_THROW(call_op("Dropout", {x, ratio, on}), Unsupported);
+  Tensor off = Tensor::from_values({0}, {}, DType::boolean).to(kVk);
+  std::vector<Tensor> got = call_op("Dropout", {x, ratio, off}, {}, 2);
+  EXPECT_EQ(got[0].to(Device::cpu()).to_doubles(), x.to(Device::cpu()).to_doubles());
+  EXPECT_EQ(got[1].to(Device::cpu()).to_doubles(), std::vector<double>(12, 1.0));
+}
+
 }  // namespace
 }  // namespace porta::test

@@ -1,4 +1,5 @@
 // porta bench — the report as an aligned table (stdout), JSON (schema in docs/BENCH.md) and CSV.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -45,6 +46,20 @@ std::string stats_json(const Stats& s) {
 
 std::string device_key(const Result& r) { return r.device; }
 
+// Widths of the op and case columns: wide enough for the longest name (custom ops have long
+// ones) so the columns stay aligned, at least the classic 22 and 20.
+struct NameWidths {
+  int op = 22, case_name = 20;
+};
+NameWidths name_widths(const std::vector<Result>& results) {
+  NameWidths w;
+  for (const Result& r : results) {
+    w.op = std::max(w.op, static_cast<int>(r.op.size()) + 2);
+    w.case_name = std::max(w.case_name, static_cast<int>(r.case_name.size()) + 2);
+  }
+  return w;
+}
+
 }  // namespace
 
 void print_table(std::ostream& os, const Report& rep) {
@@ -54,13 +69,14 @@ void print_table(std::ostream& os, const Report& rep) {
     os << " [" << c.source << (c.measured_at.empty() ? "" : ", " + c.measured_at) << "]\n";
   }
   if (rep.results.empty()) return;
-  os << std::left << std::setw(22) << "op" << std::setw(20) << "case" << std::setw(6) << "dtype" << std::setw(20)
+  const NameWidths w = name_widths(rep.results);
+  os << std::left << std::setw(w.op) << "op" << std::setw(w.case_name) << "case" << std::setw(6) << "dtype" << std::setw(20)
      << "device" << std::setw(13) << "path" << std::right << std::setw(11) << "median" << std::setw(11) << "min"
      << std::setw(11) << "max" << std::setw(6) << "runs" << std::setw(10) << "GFLOP/s" << std::setw(9) << "GB/s"
      << std::setw(8) << "%ceil" << "  bound\n";
   int unstable = 0;
   for (const Result& r : rep.results) {
-    os << std::left << std::setw(22) << r.op << std::setw(20) << r.case_name << std::setw(6) << r.dtype
+    os << std::left << std::setw(w.op) << r.op << std::setw(w.case_name) << r.case_name << std::setw(6) << r.dtype
        << std::setw(20) << label(r);
     if (r.status != "ok") {
       os << std::setw(13) << (r.path.empty() ? "-" : r.path) << r.status << ": " << r.note << "\n";
@@ -91,10 +107,11 @@ void print_table(std::ostream& os, const Report& rep) {
 }
 
 void print_compare(std::ostream& os, const Report& rep) {
+  const NameWidths w = name_widths(rep.results);
   for (auto& [a, b] : rep.compare) {
     os << "\ncompare " << a.label() << " vs " << b.label() << " (ratio = " << b.label() << " time / " << a.label()
        << " time; > 1: " << a.label() << " is faster)\n";
-    os << std::left << std::setw(22) << "op" << std::setw(20) << "case" << std::setw(6) << "dtype" << std::setw(26)
+    os << std::left << std::setw(w.op) << "op" << std::setw(w.case_name) << "case" << std::setw(6) << "dtype" << std::setw(26)
        << a.label() << std::setw(26) << b.label() << std::right << std::setw(8) << "ratio\n";
     for (size_t i = 0; i < rep.results.size(); ++i) {
       const Result& ra = rep.results[i];
@@ -104,7 +121,7 @@ void print_compare(std::ostream& os, const Report& rep) {
         auto cell = [](const Result& r) {
           return r.status == "ok" ? time_str(r.time_us()) + " " + r.path : r.status;
         };
-        os << std::left << std::setw(22) << ra.op << std::setw(20) << ra.case_name << std::setw(6) << ra.dtype
+        os << std::left << std::setw(w.op) << ra.op << std::setw(w.case_name) << ra.case_name << std::setw(6) << ra.dtype
            << std::setw(26) << cell(ra) << std::setw(26) << cell(rb) << std::right << std::setw(7)
            << (ra.status == "ok" && rb.status == "ok" && ra.time_us() > 0 ? fmt(rb.time_us() / ra.time_us(), 2) : "-")
            << "\n";

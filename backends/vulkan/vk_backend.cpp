@@ -83,7 +83,9 @@ class VulkanBackend final : public Backend {
     out.type = c.type;
     out.total_memory = c.device_local_bytes;
     out.max_buffer_bytes = c.max_storage_range;
-    out.dtypes = dtype_bit(DType::f32) | (c.fp16_storage ? dtype_bit(DType::f16) : 0);
+    out.dtypes = dtype_bit(DType::f32) | dtype_bit(DType::i32) | (c.fp16_storage ? dtype_bit(DType::f16) : 0) |
+                 (c.int8_storage ? dtype_bit(DType::i8) | dtype_bit(DType::u8) | dtype_bit(DType::boolean) : 0) |
+                 (c.int64_arithmetic ? dtype_bit(DType::i64) : 0);
     out.subgroup_size = static_cast<int>(c.subgroup_size);
     out.timestamps = c.timestamps;
     auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
@@ -95,6 +97,7 @@ class VulkanBackend final : public Backend {
                                        ", clustered ", yes(c.subgroup_clustered)));
     e.emplace_back("fp16", str("storage ", yes(c.fp16_storage), ", arithmetic ", yes(c.fp16_arithmetic)));
     e.emplace_back("int8", str("storage ", yes(c.int8_storage), ", arithmetic ", yes(c.int8_arithmetic)));
+    e.emplace_back("int64", str("arithmetic ", yes(c.int64_arithmetic)));
     e.emplace_back("max storage buffer range", std::to_string(c.max_storage_range));
     e.emplace_back("max allocation", std::to_string(c.max_allocation));
     e.emplace_back("max workgroup count", str(c.max_groups[0], "x", c.max_groups[1], "x", c.max_groups[2]));

@@ -39,8 +39,11 @@ Context::Context(VkPhysicalDevice physical, const DeviceCaps& caps, int index)
   f11.storageBuffer16BitAccess = caps_.fp16_storage;
   f11.pNext = &f12;
   const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.features.shaderInt64 = caps_.int64_arithmetic;
+  features.pNext = &f11;
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  info.pNext = &f11;
+  info.pNext = &features;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue;
   info.enabledExtensionCount = 1;

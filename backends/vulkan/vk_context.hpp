@@ -35,6 +35,7 @@ struct DeviceCaps {
        subgroup_clustered = false;
   bool fp16_storage = false, fp16_arithmetic = false;
   bool int8_storage = false, int8_arithmetic = false;
+  bool int64_arithmetic = false;        // shaderInt64: i64 kernels decline without it
   uint64_t max_storage_range = 0;       // maxStorageBufferRange
   uint64_t max_allocation = 0;          // maxMemoryAllocationSize
   uint64_t storage_alignment = 16;      // minStorageBufferOffsetAlignment

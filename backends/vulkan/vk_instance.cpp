@@ -109,6 +109,7 @@ DeviceCaps query_caps(VkPhysicalDevice pd) {
   c.fp16_arithmetic = f12.shaderFloat16;
   c.int8_storage = f12.storageBuffer8BitAccess;
   c.int8_arithmetic = f12.shaderInt8;
+  c.int64_arithmetic = feats.features.shaderInt64;
 
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};

@@ -25,7 +25,8 @@ void gru_typed(KernelContext& ctx) {
     const T *Wd = W + d * G * I, *Rd = R + d * G * H;
     const T* Rb = B ? B + d * 2 * G + G : nullptr;
     project(X, Wd, B ? B + d * 2 * G : nullptr, static_cast<const T*>(nullptr), S * N, I, G, xw.data());
-    for (int64_t i = 0; i < N * H; ++i) h[i] = H0 ? H0[d * N * H + i] : T(0);
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t j = 0; j < H; ++j) h[b * H + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
     const T* Rh = Rd + 2 * H * H;  // rows of the candidate gate
     for (int64_t step = 0; step < S; ++step) {
       // z and r for the whole batch; entries past their length are computed and ignored.
@@ -34,7 +35,7 @@ void gru_typed(KernelContext& ctx) {
       auto time_of = [&](int64_t b) { return reverse ? lens[b] - 1 - step : step; };
       for (int64_t b = 0; b < N; ++b) {
         if (!active(b)) continue;
-        const T* xb = xw.data() + (time_of(b) * N + b) * G;
+        const T* xb = xw.data() + n.x_row(time_of(b), b) * G;
         T* zrb = zr.data() + b * 2 * H;
         for (int64_t r = 0; r < 2 * H; ++r) zrb[r] = sigmoid(clip_to(xb[r] + zrb[r] + (Rb ? Rb[r] : T(0)), clip));
         if (!lbr)
@@ -45,7 +46,7 @@ void gru_typed(KernelContext& ctx) {
       for (int64_t b = 0; b < N; ++b) {
         if (!active(b)) continue;
         int64_t t = time_of(b);
-        const T* xb = xw.data() + (t * N + b) * G;
+        const T* xb = xw.data() + n.x_row(t, b) * G;
         const T *z = zr.data() + b * 2 * H, *rg = z + H, *hcb = hc.data() + b * H;
         T* hb = h.data() + b * H;
         for (int64_t j = 0; j < H; ++j) {
@@ -53,10 +54,11 @@ void gru_typed(KernelContext& ctx) {
           T pre = lbr ? xb[2 * H + j] + rg[j] * (hcb[j] + rbh) : xb[2 * H + j] + hcb[j] + rbh;
           hb[j] = (T(1) - z[j]) * std::tanh(clip_to(pre, clip)) + z[j] * hb[j];
         }
-        if (Y) std::copy_n(hb, H, Y + ((t * n.directions + d) * N + b) * H);
+        if (Y) std::copy_n(hb, H, Y + n.y_offset(t, d, b));
       }
     }
-    if (Yh) std::copy(h.begin(), h.end(), Yh + d * N * H);
+    if (Yh)
+      for (int64_t b = 0; b < N; ++b) std::copy_n(h.data() + b * H, H, Yh + n.state_offset(d, b));
   }
 }
 

@@ -32,10 +32,11 @@ void lstm_typed(KernelContext& ctx) {
     project(X, Wd, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
     for (int64_t j = 0; j < G; ++j)  // rt[k, j] = R[j, k]
       for (int64_t k = 0; k < H; ++k) rt[k * G + j] = Rd[j * H + k];
-    for (int64_t i = 0; i < N * H; ++i) {
-      h[i] = H0 ? H0[d * N * H + i] : T(0);
-      c[i] = C0 ? C0[d * N * H + i] : T(0);
-    }
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t j = 0; j < H; ++j) {
+        h[b * H + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
+        c[b * H + j] = C0 ? C0[n.state_offset(d, b) + j] : T(0);
+      }
     for (int64_t step = 0; step < S; ++step) {
       // Gates of one batch entry, ONNX order i, o, f, c: pre-activations summed into z, then
       // activated a whole gate at a time (vectorized sigmoid / tanh for f32).
@@ -45,7 +46,7 @@ void lstm_typed(KernelContext& ctx) {
           if (step >= lens[b]) continue;
           int64_t t = reverse ? lens[b] - 1 - step : step;
           T *hb = h.data() + b * H, *cb = c.data() + b * H;
-          const T* xb = xw.data() + (t * N + b) * G;
+          const T* xb = xw.data() + n.x_row(t, b) * G;
           T *zi = z.data(), *zo = zi + H, *zf = zi + 2 * H, *zc = zi + 3 * H;
           std::copy_n(xb, G, zi);
           accumulate_recurrent(hb, rt.data(), zi, H, G);  // z += h[b] . R^T (the previous step's h)
@@ -64,12 +65,14 @@ void lstm_typed(KernelContext& ctx) {
           std::copy_n(cb, H, tc.data());
           tanh_run(tc.data(), H, std::numeric_limits<double>::infinity());  // no clip on the cell
           for (int64_t j = 0; j < H; ++j) hb[j] = zo[j] * tc[j];
-          if (Y) std::copy_n(hb, H, Y + ((t * n.directions + d) * N + b) * H);
+          if (Y) std::copy_n(hb, H, Y + n.y_offset(t, d, b));
         }
       });
     }
-    if (Yh) std::copy(h.begin(), h.end(), Yh + d * N * H);
-    if (Yc) std::copy(c.begin(), c.end(), Yc + d * N * H);
+    for (int64_t b = 0; b < N; ++b) {
+      if (Yh) std::copy_n(h.data() + b * H, H, Yh + n.state_offset(d, b));
+      if (Yc) std::copy_n(c.data() + b * H, H, Yc + n.state_offset(d, b));
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // Elementwise binary ops on vulkan: binary.comp specialised per op (see elementwise.hpp).
-// Max and Min are variadic in ONNX: one input is a copy, more than two fold pairwise through
-// broadcast intermediates.
+// Pow converts an exponent of another dtype. Max and Min are variadic in ONNX: one input is a
+// copy, more than two fold pairwise through broadcast intermediates.
 #include "kernels/vulkan/elementwise.hpp"
 
 namespace porta::vk {
@@ -39,6 +39,55 @@ void variadic_vulkan(KernelContext& ctx) {
   }
 }
 
+// Pow's exponent may have another dtype than the base (ONNX's T1). A float base: both
+// operands are converted to f32 on the device, pow runs in f32 and the result is converted back
+// (the CPU computes such mixed calls in double; results agree to f32 rounding). An integer base
+// with a narrower integer exponent: the exponent is widened to the base's dtype. Integer powers
+// are exact with wrap-around (binary.comp).
+void pow_vulkan(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (a.dtype() == b.dtype()) return run_binary(ctx, kPow);
+  if (y.numel() == 0) return;
+  DType compute = is_integer(a.dtype()) ? a.dtype() : DType::f32;
+  auto as_compute = [&](const Tensor& t) {
+    if (t.dtype() == compute) return t;
+    Tensor f = Tensor::empty(t.shape(), compute, ctx.device);
+    run_cast(ctx, t, f);
+    return f;
+  };
+  Tensor out = y.dtype() == compute ? y : Tensor::empty(y.shape(), compute, ctx.device);
+  run_binary(ctx, kPow, as_compute(a), as_compute(b), out);
+  if (out.dtype() != y.dtype()) run_cast(ctx, out, y);
+}
+
+std::string pow_supports(const KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  const DeviceCaps& caps = device_caps(ctx);
+  if (a.dtype() == b.dtype()) return binary_supports(ctx);
+  if (auto why = numeric_ok(ctx, a.dtype()); !why.empty()) return why;
+  bool integer_base = is_integer(a.dtype());
+  if (integer_base && !(is_integer(b.dtype()) && dtype_size(b.dtype()) < dtype_size(a.dtype())))
+    return str("exponent of dtype ", dtype_name(b.dtype()), " with a ", dtype_name(a.dtype()),
+               " base (native: a narrower integer exponent)");
+  if (b.dtype() != DType::f32 && b.dtype() != DType::f16 && b.dtype() != DType::i32 &&
+      !(b.dtype() == DType::i64 && caps.int64_arithmetic) && b.dtype() != DType::i8 && b.dtype() != DType::u8)
+    return str("exponent of dtype ", dtype_name(b.dtype()), " with a ", dtype_name(a.dtype()), " base");
+  if (!caps.fp16_storage || !caps.int8_storage)
+    return "converting the exponent needs 16-bit and 8-bit storage (cast.comp)";
+  // The converted operands and result each go through one binding.
+  size_t elem = integer_base ? dtype_size(a.dtype()) : 4;
+  Shape out = broadcast(a.shape(), b.shape());
+  for (int64_t n : {a.numel(), b.numel(), shape_numel(out)})
+    if (static_cast<uint64_t>(n) * elem > caps.max_storage_range)
+      return str("an operand of ", n, " elements is larger than maxStorageBufferRange (", caps.max_storage_range, ")");
+  if (broadcast_map(out, {a.shape(), b.shape()}).shape.size() > static_cast<size_t>(kMaxRank))
+    return str("broadcast needs more than ", kMaxRank, " axes after merging");
+  return "";
+}
+
 std::string variadic_supports(const KernelContext& ctx) {
   KernelContext pair = ctx;
   pair.inputs.clear();
@@ -53,11 +102,11 @@ std::string variadic_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kF32 | kF16, binary_vulkan<kSub>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kF32 | kF16, binary_vulkan<kMul>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Div, vulkan, kF32 | kF16, binary_vulkan<kDiv>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16, binary_vulkan<kPow>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Max, vulkan, kF32 | kF16, variadic_vulkan<kMax>, variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Min, vulkan, kF32 | kF16, variadic_vulkan<kMin>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
+PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16 | kI32 | kI64, pow_vulkan, pow_supports)
+PORTA_REGISTER_KERNEL_IF(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
 
 }  // namespace porta::vk

@@ -1,22 +1,19 @@
-// variants: f32 f16 b8
+// variants: f32 f16 i32 i64 i8 u8 b8
 // Comparisons and logic with NumPy broadcasting, writing bool (one byte, 0 or 1). OP
 // (specialization constant 1): 0 Equal, 1 Less, 2 Greater, 3 LessOrEqual, 4 GreaterOrEqual,
-// 5 And, 6 Or, 7 Xor, 8 Not (a only). The b8 variant reads bool operands.
+// 5 And, 6 Or, 7 Xor, 8 Not (a only). The variant is the operands' element type
+// (element.glsl); b8 reads bool operands as u8.
 #version 450
+#if defined(PORTA_B8)
+#define PORTA_U8 1
+#endif
 #include "common.glsl"
+#include "element.glsl"
 #extension GL_EXT_shader_8bit_storage : require
 
-#if defined(PORTA_B8)
-#define IN uint8_t
-#define VALUE(v) float(uint(v))
-#else
-#define IN STORAGE
-#define VALUE(v) float(v)
-#endif
-
 layout(constant_id = 1) const int OP = 0;
-layout(std430, binding = 0) readonly buffer A { IN a[]; };
-layout(std430, binding = 1) readonly buffer B { IN b[]; };
+layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
+layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
 layout(std430, binding = 2) writeonly buffer C { uint8_t c[]; };
 layout(push_constant) uniform Params {
   uint n;
@@ -26,17 +23,18 @@ layout(push_constant) uniform Params {
   uint stride_b[6];
 } p;
 
-bool apply(float x, float y) {
+bool apply(VALUE x, VALUE y) {
+  const VALUE zero = VALUE(0);
   switch (OP) {
     case 0: return x == y;
     case 1: return x < y;
     case 2: return x > y;
     case 3: return x <= y;
     case 4: return x >= y;
-    case 5: return x != 0.0 && y != 0.0;
-    case 6: return x != 0.0 || y != 0.0;
-    case 7: return (x != 0.0) != (y != 0.0);
-    case 8: return x == 0.0;
+    case 5: return x != zero && y != zero;
+    case 6: return x != zero || y != zero;
+    case 7: return (x != zero) != (y != zero);
+    case 8: return x == zero;
   }
   return false;
 }

@@ -1,9 +1,11 @@
 // porta vulkan kernels — elementwise unary and binary ops. Each family is one shader
-// (unary.comp, binary.comp); the op is a specialization constant, so every op below is a
-// pipeline variant, not a copied shader. Same-shape operands larger than one binding may be
-// are processed in aligned windows; broadcasting beyond that declines (CPU fallback, visible
-// in `porta ops`).
+// (unary.comp, binary.comp); the op is a specialization constant and the element type a
+// build-time variant, so every op and dtype below is a pipeline variant, not a copied shader.
+// Same-shape operands larger than one binding are processed in aligned windows;
+// broadcasting beyond that declines (CPU fallback, visible in `porta ops`).
 #include <algorithm>
+#include <array>
+#include <bit>
 
 #include "kernels/vulkan/elementwise.hpp"
 
@@ -16,7 +18,30 @@ static int64_t window_elements(const DeviceCaps& caps, size_t elem) {
   return static_cast<int64_t>(std::min<uint64_t>(bytes / elem, uint64_t{1} << 30));
 }
 
-void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gamma) {
+std::string numeric_variant(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::i8: return "i8";
+    case DType::u8: return "u8";
+    default: return "";
+  }
+}
+
+std::string numeric_ok(const KernelContext& ctx, DType t) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (numeric_variant(t).empty()) return str("no shader variant for ", dtype_name(t));
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if (t == DType::i64 && !caps.int64_arithmetic)
+    return "the device has no 64-bit integer arithmetic (shaderInt64)";
+  if ((t == DType::i8 || t == DType::u8) && !(caps.int8_storage && caps.int8_arithmetic))
+    return "the device lacks 8-bit storage or 8-bit integer arithmetic";
+  return "";
+}
+
+void run_unary_words(KernelContext& ctx, int op, const std::array<uint32_t, 4>& words) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   const DeviceCaps& caps = device_caps(ctx);
@@ -27,23 +52,24 @@ void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gam
     int64_t count = std::min(window, n - start);
     Launch l;
     l.shader = "unary";
-    l.variant = variant_for(y.dtype());
+    l.variant = numeric_variant(y.dtype());
     l.spec = {op};
     size_t off = static_cast<size_t>(start) * elem, bytes = static_cast<size_t>(count) * elem;
     l.args = {{x, false, off, bytes}, {y, true, off, bytes}};
     l.push_u(count);
-    l.push_f(alpha);
-    l.push_f(beta);
-    l.push_f(gamma);
+    l.push.insert(l.push.end(), words.begin(), words.end());
     set_grid(l, caps, (count + 255) / 256);
     launch(ctx, std::move(l));
   }
 }
 
+void run_unary(KernelContext& ctx, int op, double alpha, double beta, double gamma) {
+  auto bits = [](double v) { return std::bit_cast<uint32_t>(static_cast<float>(v)); };
+  run_unary_words(ctx, op, {bits(alpha), bits(beta), bits(gamma), 0});
+}
+
 std::string unary_supports(const KernelContext& ctx) {
-  DType t = ctx.in(0).dtype();
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  return "";
+  return numeric_ok(ctx, ctx.in(0).dtype());
 }
 
 void run_binary(KernelContext& ctx, int op) { run_binary(ctx, op, ctx.in(0), ctx.in(1), ctx.out(0)); }
@@ -60,7 +86,7 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
     int64_t count = std::min(window, n - start);
     Launch l;
     l.shader = "binary";
-    l.variant = variant_for(c.dtype());
+    l.variant = numeric_variant(c.dtype());
     l.spec = {op};
     if (same_shape) {
       size_t off = static_cast<size_t>(start) * elem, bytes = static_cast<size_t>(count) * elem;
@@ -89,7 +115,7 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
 std::string binary_supports(const KernelContext& ctx) {
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(1);
-  if (auto why = fp16_ok(ctx, a.dtype()); !why.empty()) return why;
+  if (auto why = numeric_ok(ctx, a.dtype()); !why.empty()) return why;
   if (a.dtype() != b.dtype()) return "operands have different dtypes";
   bool same_shape = a.shape() == b.shape();
   if (!same_shape) {

@@ -1,6 +1,8 @@
 // porta vulkan kernels — launchers for the elementwise families (unary.comp, binary.comp),
 // shared by the per-op registration files.
 #pragma once
+#include <array>
+
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
@@ -14,8 +16,24 @@ enum UnaryOp : int {
 /// Binary op codes: the OP specialization constant of binary.comp.
 enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu };
 
+/// The kF32 | kF16 | i32 | i64 | i8 | u8 dtypes the numeric shaders have variants for.
+inline constexpr DTypeSet kNumericVariants = kF32 | kF16 | kInts;
+/// Variant of unary.comp, binary.comp, compare.comp and range.comp holding elements of dtype
+/// `t` (see element.glsl).
+std::string numeric_variant(DType t);
+/// "" when the device can run the numeric variant of `t` (16-bit storage for f16, shaderInt64
+/// for i64, 8-bit storage and arithmetic for i8/u8); else the reason to decline.
+std::string numeric_ok(const KernelContext& ctx, DType t);
+
+/// Converts x into y (same shape) with Cast's rules; both dtypes among f32 f16 bool u8 i8 i32
+/// i64 (an i64 source needs shaderInt64).
+void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y);
+
 /// y = f(x) elementwise over input 0 into output 0 (any size: windows of one binding each).
 void run_unary(KernelContext& ctx, int op, double alpha = 0, double beta = 0, double gamma = 0);
+/// The same with the four push-constant words after n given raw (integer variants read Clip's
+/// bounds from them as two 64-bit values).
+void run_unary_words(KernelContext& ctx, int op, const std::array<uint32_t, 4>& words);
 std::string unary_supports(const KernelContext& ctx);
 /// c = f(a, b) with broadcasting (inputs 0, 1 -> output 0).
 void run_binary(KernelContext& ctx, int op);

@@ -1,6 +1,7 @@
 // Comparisons (Equal, Less, Greater), logic (And, Or, Not) and Where on vulkan, with NumPy
-// broadcasting: compare.comp and where.comp. Bool tensors are one byte per element, so these
-// need 8-bit storage; without it they decline.
+// broadcasting: compare.comp (f32, f16, i32, i64, i8, u8 or bool operands) and where.comp (any
+// dtype). Bool tensors are one byte per element, so these need 8-bit storage; without it they
+// decline.
 #include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/movement.hpp"
 
@@ -22,7 +23,7 @@ void push_broadcast(Launch& l, const Tensor& out, const std::vector<Shape>& oper
 
 std::string compare_variant(DType t) {
   if (t == DType::boolean) return "b8";
-  return variant_for(t);
+  return numeric_variant(t);
 }
 
 template <int Op>
@@ -44,8 +45,8 @@ void compare_vulkan(KernelContext& ctx) {
 std::string compare_supports(const KernelContext& ctx) {
   if (!device_caps(ctx).int8_storage) return "the device has no 8-bit storage for bool";
   DType t = ctx.in(0).dtype();
-  if (t != DType::f32 && t != DType::f16 && t != DType::boolean) return str("operands of dtype ", dtype_name(t));
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if (t != DType::boolean)
+    if (auto why = numeric_ok(ctx, t); !why.empty()) return why;
   for (const Tensor& x : ctx.inputs)
     if (x.defined() && x.rank() > kMaxRank) return rank_ok(x.rank());
   return fits_bindings(ctx);
@@ -74,9 +75,9 @@ std::string where_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Equal, vulkan, kF32 | kF16 | kBool, compare_vulkan<0>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Less, vulkan, kF32 | kF16, compare_vulkan<1>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Greater, vulkan, kF32 | kF16, compare_vulkan<2>, compare_supports)
+PORTA_REGISTER_KERNEL_IF(Equal, vulkan, kNumericVariants | kBool, compare_vulkan<0>, compare_supports)
+PORTA_REGISTER_KERNEL_IF(Less, vulkan, kNumericVariants, compare_vulkan<1>, compare_supports)
+PORTA_REGISTER_KERNEL_IF(Greater, vulkan, kNumericVariants, compare_vulkan<2>, compare_supports)
 PORTA_REGISTER_KERNEL_IF(And, vulkan, kBool, compare_vulkan<5>, compare_supports)
 PORTA_REGISTER_KERNEL_IF(Or, vulkan, kBool, compare_vulkan<6>, compare_supports)
 PORTA_REGISTER_KERNEL_IF(Not, vulkan, kBool, compare_vulkan<8>, compare_supports)

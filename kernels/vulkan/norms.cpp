@@ -39,7 +39,12 @@ void layer_norm_vulkan(KernelContext& ctx) {
   for (int i = static_cast<int>(axis); i < r; ++i) R *= x.shape()[i];
   int64_t rows = R ? x.numel() / R : 0;
   bool stats = wants(ctx, 1) && wants(ctx, 2);
-  run_norm(ctx, rows, R, 1, false, ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, stats);
+  // Scale/bias that broadcast over the normalised axes are expanded to full size on the
+  // device first (small: one row of R elements).
+  Shape normalised(x.shape().begin() + axis, x.shape().end());
+  auto full = [&](const Tensor& t) { return t.numel() == R ? t : t.expand(normalised).contiguous(); };
+  Tensor scale = full(ctx.in(1)), bias = ctx.has_input(2) ? full(ctx.in(2)) : Tensor();
+  run_norm(ctx, rows, R, 1, false, scale, bias.defined() ? &bias : nullptr, stats);
 }
 
 std::string layer_norm_supports(const KernelContext& ctx) {
@@ -52,8 +57,7 @@ std::string layer_norm_supports(const KernelContext& ctx) {
   int64_t R = 1;
   for (int i = static_cast<int>(std::max<int64_t>(axis, 0)); i < r; ++i) R *= x.shape()[i];
   for (size_t i = 1; i < 3; ++i)
-    if (ctx.has_input(i) && (ctx.in(i).numel() != R || ctx.in(i).dtype() != x.dtype()))
-      return "scale/bias broadcast over the normalised axes (only full-size scale/bias are native)";
+    if (ctx.has_input(i) && ctx.in(i).dtype() != x.dtype()) return "scale/bias of a dtype other than the input's";
   if (ctx.outputs.size() > 1 && ctx.outputs.size() < 3) return "only one of Mean/InvStdDev requested";
   for (size_t i = 1; i < ctx.outputs.size(); ++i)
     if (ctx.outputs[i].defined() && ctx.outputs[i].dtype() != x.dtype())

@@ -23,7 +23,37 @@ double clip_bound(const KernelContext& ctx, size_t i, double absent) {
   return t.to_doubles().at(0);
 }
 
+// An integer bound of Clip as an i64 (the dtype's limit when absent), read on the host.
+int64_t clip_int_bound(const KernelContext& ctx, size_t i, bool low) {
+  DType t = ctx.in(0).dtype();
+  if (!ctx.has_input(i)) {
+    switch (t) {
+      case DType::i64: return low ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+      case DType::i32: return low ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+      case DType::i8: return low ? -128 : 127;
+      default: return low ? 0 : 255;
+    }
+  }
+  const Tensor& b = ctx.in(i);
+  if (b.numel() != 1)
+    throw ShapeError(str("[Clip] ", i == 1 ? "min" : "max", " should be a scalar, got shape ", shape_str(b.shape())));
+  int64_t v = 0;
+  switch (t) {
+    case DType::i64: b.copy_to_host(&v, 8); return v;
+    case DType::i32: { int32_t w = 0; b.copy_to_host(&w, 4); return w; }
+    case DType::i8: { int8_t w = 0; b.copy_to_host(&w, 1); return w; }
+    default: { uint8_t w = 0; b.copy_to_host(&w, 1); return w; }
+  }
+}
+
 void clip_vulkan(KernelContext& ctx) {
+  if (is_integer(ctx.in(0).dtype())) {
+    auto lo = static_cast<uint64_t>(clip_int_bound(ctx, 1, true));
+    auto hi = static_cast<uint64_t>(clip_int_bound(ctx, 2, false));
+    auto word = [](uint64_t v, int k) { return static_cast<uint32_t>(v >> (32 * k)); };
+    run_unary_words(ctx, kClip, {word(lo, 0), word(lo, 1), word(hi, 0), word(hi, 1)});
+    return;
+  }
   double lo = clip_bound(ctx, 1, -std::numeric_limits<double>::infinity());
   double hi = clip_bound(ctx, 2, std::numeric_limits<double>::infinity());
   run_unary(ctx, kClip, lo, hi);
@@ -31,8 +61,8 @@ void clip_vulkan(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Abs, vulkan, kF32 | kF16, unary_vulkan<kAbs>, unary_supports)
-PORTA_REGISTER_KERNEL_IF(Neg, vulkan, kF32 | kF16, unary_vulkan<kNeg>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Abs, vulkan, kNumericVariants, unary_vulkan<kAbs>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Neg, vulkan, kF32 | kF16 | kI64 | kI32 | kI8, unary_vulkan<kNeg>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Exp, vulkan, kF32 | kF16, unary_vulkan<kExp>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Log, vulkan, kF32 | kF16, unary_vulkan<kLog>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Sqrt, vulkan, kF32 | kF16, unary_vulkan<kSqrt>, unary_supports)
@@ -46,6 +76,6 @@ PORTA_REGISTER_KERNEL_IF(Floor, vulkan, kF32 | kF16, unary_vulkan<kFloor>, unary
 PORTA_REGISTER_KERNEL_IF(Ceil, vulkan, kF32 | kF16, unary_vulkan<kCeil>, unary_supports)
 PORTA_REGISTER_KERNEL_IF(LeakyRelu, vulkan, kF32 | kF16, leaky_relu_vulkan, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Elu, vulkan, kF32 | kF16, elu_vulkan, unary_supports)
-PORTA_REGISTER_KERNEL_IF(Clip, vulkan, kF32 | kF16, clip_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Clip, vulkan, kNumericVariants, clip_vulkan, unary_supports)
 
 }  // namespace porta::vk
