@@ -60,7 +60,32 @@ TEST_P(GpuKernelChecks, LstmSequenceLengthOutOfRange) {
     EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
 }
 
+// Needs no device (a suite of its own, so it runs here while the device tests skip): every op
+// the cpu runs has its own kernel on this backend for at least the cpu kernel's dtypes, so the
+// conformance suite on a GPU exercises native kernels, not the cpu fallback. Constant is the
+// exception: it has no inputs (sessions fold it; an eager call runs where its inputs are).
+class GpuKernelCoverage : public ::testing::TestWithParam<DeviceType> {};
+
+TEST_P(GpuKernelCoverage, EveryOpOfTheCpuHasANativeKernel) {
+  if (!find_backend(GetParam()))
+    GTEST_SKIP() << device_type_name(GetParam()) << " backend not built in this configuration";
+  for (const OpSchema* op : all_ops()) {
+    if (op->name == "Constant") continue;
+    DTypeSet cpu = 0, gpu = 0;
+    for (const KernelDef* k : kernels_for(op->name)) {
+      if (k->source != "builtin") continue;  // plugins and test-only kernels
+      if (k->backend == DeviceType::cpu) cpu |= k->dtypes;
+      if (k->backend == GetParam()) gpu |= k->dtypes;
+    }
+    if (cpu == 0) continue;
+    EXPECT_EQ(cpu & ~gpu, 0u) << op->name << ": the cpu takes " << dtype_set_names(cpu) << ", "
+                              << device_type_name(GetParam()) << " only " << (gpu ? dtype_set_names(gpu) : "nothing");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelChecks, ::testing::Values(DeviceType::cuda, DeviceType::hip),
+                         [](const auto& info) { return std::string(device_type_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelCoverage, ::testing::Values(DeviceType::cuda, DeviceType::hip),
                          [](const auto& info) { return std::string(device_type_name(info.param)); });
 
 }  // namespace

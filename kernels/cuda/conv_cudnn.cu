@@ -19,6 +19,7 @@ bool conv_cudnn(const Tensor&, const Tensor&, Tensor&, const opdef::WindowGeomet
 #else
 #include <cudnn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -113,8 +114,8 @@ std::shared_ptr<Plan> make_plan(cudnnHandle_t h, DType dtype, const Shape& xs, c
   const size_t n = g.spatial();
   for (size_t i = 0; i < n; ++i)
     if (g.pad_begin[i] != g.pad_end[i]) return p;  // cuDNN pads both ends alike
-  for (int64_t v : xs) if (v > INT32_MAX) return p;
-  for (int64_t v : ys) if (v > INT32_MAX) return p;
+  // Descriptors hold int dims and strides: larger tensors stay with porta's kernels.
+  if (shape_numel(xs) > INT32_MAX || shape_numel(ys) > INT32_MAX || shape_numel(ws) > INT32_MAX) return p;
   // 1-D: a leading spatial axis of size 1.
   const bool lift = n == 1;
   std::vector<int> xd{static_cast<int>(xs[0]), static_cast<int>(xs[1])}, yd{static_cast<int>(ys[0]), static_cast<int>(ys[1])};
