@@ -99,7 +99,7 @@ PORTA=$BUILD/bin/porta
 CONF='Ops/Conformance.*cuda_0'
 if needs "$TESTS" "conformance + backend tests on cuda:0"; then
   run "conformance + backend tests on cuda:0" 120 "$TESTS" --gtest_brief=1 \
-    --gtest_filter="$CONF:*GpuBackend*cuda*:*GpuKernelChecks*cuda*" --gtest_output=xml:"$OUT_DIR/conformance.xml"
+    --gtest_filter="$CONF:*GpuBackend*cuda*:*GpuKernel*cuda*" --gtest_output=xml:"$OUT_DIR/conformance.xml"
   run "Conv on cuda:0 without cuDNN (implicit GEMM)" 60 env PORTA_CUDNN=0 "$TESTS" --gtest_brief=1 \
     --gtest_filter='Ops/Conformance.*/Conv_*cuda_0'
   run "models vs PyTorch on cuda:0" 90 "$TESTS" --gtest_filter='ModelTest.*cuda0*'
@@ -123,7 +123,7 @@ fi
 if needs "$TESTS" "compute-sanitizer memcheck"; then
   # The suite skips its perf-size cases by itself; memcheck sees every kernel launch.
   run "compute-sanitizer memcheck" 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
-    "$TESTS" --gtest_brief=1 --gtest_filter="$CONF:*GpuKernelChecks*cuda*"
+    "$TESTS" --gtest_brief=1 --gtest_filter="$CONF:*GpuKernel*cuda*"
   # racecheck: the kernels whose threads share memory (block reductions, tiles).
   SHARED='Softmax|LogSoftmax|LayerNormalization|RmsNorm|InstanceNormalization|ReduceSum|ReduceMax|ArgMax|ArgMin|MatMul|Gemm|GlobalAveragePool|ScaledDotProductAttention|LSTM|GRU'
   RACE_FILTER=$(echo "$SHARED" | tr '|' '\n' | sed 's|.*|Ops/Conformance.*/&_*cuda_0|' | paste -sd:)
