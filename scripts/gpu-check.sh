@@ -16,6 +16,10 @@
 # are marked so); a stage that would overrun the budget is cut to what is left or skipped.
 # The exit status says whether all passed. Logs: $OUT/gpu-check.log.
 # Dependencies missing from the machine's image come as .deb files (scripts/gpu-deps.sh).
+# On this project's workplace: run scripts/gpu-deps.sh here (about 11 MiB into .deps/), then on
+# the device machine `bash scripts/gpu-check.sh` with .deps carried along and a command limit
+# of about 540 s; $OUT/gpu-check.md, gpu-check.log, conformance.xml, perf.txt and
+# bench-cuda.json come back.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${PORTA_GPU_BUILD:-$ROOT/build-gpu}
