@@ -29,11 +29,11 @@ __device__ __forceinline__ int64_t source_of(int64_t o, int64_t k, const Transpo
 template <typename T>
 __global__ void conv_transpose_kernel(const T* x, const T* w, const T* bias, T* y, int64_t total,
                                       int64_t channels, int64_t group_channels, int64_t group_out,
-                                      TransposedDims d) {
+                                      int64_t group, TransposedDims d) {
   using A = acc_t<T>;
   const int64_t osize = d.out[0] * d.out[1] * d.out[2], isize = d.in[0] * d.in[1] * d.in[2];
   const int64_t ksize = d.kernel[0] * d.kernel[1] * d.kernel[2];
-  const int64_t m = group_out * (channels / group_channels);
+  const int64_t m = group_out * group;
   int64_t step = int64_t{blockDim.x} * gridDim.x;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += step) {
     const int64_t o_flat = i % osize, bm = i / osize;
@@ -92,7 +92,7 @@ void conv_transpose_gpu(KernelContext& ctx) {
     conv_transpose_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
         device_ptr<const T>(x), device_ptr<const T>(w),
         ctx.has_input(2) ? device_ptr<const T>(ctx.in(2)) : nullptr, device_ptr<T>(y), total, channels,
-        group_channels, group_out, d);
+        group_channels, group_out, group, d);
     PORTA_GPU_CHECK_LAUNCH(device, "conv_transpose_kernel");
   });
 }
