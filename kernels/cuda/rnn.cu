@@ -1,4 +1,4 @@
-// porta gpu kernels — LSTM and GRU (ONNX layout 0), f32 and f64, with the equations of the
+// porta gpu kernels — LSTM and GRU (ONNX layouts 0 and 1), f32 and f64, with the equations of the
 // references in ops/lstm.cpp and ops/gru.cpp: every direction, B, sequence_lens, initial_h,
 // initial_c, peepholes P, clip, GRU's linear_before_reset 0 and 1; Y, Y_h, Y_c optional.
 //
@@ -14,6 +14,7 @@
 // outside [0, S] through a deferred check (gpu_runtime.hpp), using 0 for it meanwhile.
 #include <limits>
 
+#include "kernels/cuda/copy_view.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "ops/rnn_util.hpp"
 
@@ -22,12 +23,22 @@ namespace {
 
 struct StepArgs {
   int64_t step = 0, seq = 0, batch = 0, hidden = 0, directions = 1, direction = 0;
+  int64_t layout = 0;  // 0: X [S, N, I], Y [S, D, N, H]; 1: X [N, S, I], Y [N, S, D, H]
   bool reverse = false;
   double clip = 0;
   const void* lens = nullptr;  // sequence_lens (i32 or i64) or null: all seq
   bool lens_i64 = false;
   DeferredCheck lens_check;
 };
+
+// Row of X (and of XW) at time t of batch entry b; offset of Y's hidden vector (opdef::RnnDims).
+__device__ __forceinline__ int64_t row_of_x(const StepArgs& a, int64_t t, int64_t b) {
+  return a.layout ? b * a.seq + t : t * a.batch + b;
+}
+__device__ __forceinline__ int64_t y_offset(const StepArgs& a, int64_t t, int64_t b) {
+  return (a.layout ? (b * a.seq + t) * a.directions + a.direction : (t * a.directions + a.direction) * a.batch + b) *
+         a.hidden;
+}
 
 // Sequence length of batch entry b (reported and read as 0 when out of range).
 __device__ __forceinline__ int64_t length_of(const StepArgs& a, int64_t b) {
@@ -68,7 +79,7 @@ __global__ void lstm_step(const T* xw, const T* hr, const T* bias, const T* peep
     const int64_t len = length_of(a, b);
     if (a.step >= len) continue;
     const int64_t t = a.reverse ? len - 1 - a.step : a.step;
-    const T* x_row = xw + (t * a.batch + b) * 4 * H;
+    const T* x_row = xw + row_of_x(a, t, b) * 4 * H;
     const T* h_row = hr + b * 4 * H;
     T g[4];
     for (int r = 0; r < 4; ++r) {
@@ -85,7 +96,7 @@ __global__ void lstm_step(const T* xw, const T* hr, const T* bias, const T* peep
     const T h_new = out_gate * tanh_of(c_new);
     c[i] = c_new;
     h[i] = h_new;
-    if (y) y[((t * a.directions + a.direction) * a.batch + b) * H + j] = h_new;
+    if (y) y[y_offset(a, t, b) + j] = h_new;
   }
 }
 
@@ -100,7 +111,7 @@ __global__ void gru_step_lbr(const T* xw, const T* hr, const T* bias, T* h, T* y
     const int64_t len = length_of(a, b);
     if (a.step >= len) continue;
     const int64_t t = a.reverse ? len - 1 - a.step : a.step;
-    const T* x_row = xw + (t * a.batch + b) * 3 * H;
+    const T* x_row = xw + row_of_x(a, t, b) * 3 * H;
     const T* h_row = hr + b * 3 * H;
     auto wb = [&](int r) { return bias ? bias[r * H + j] : T(0); };
     auto rb = [&](int r) { return bias ? bias[3 * H + r * H + j] : T(0); };
@@ -109,7 +120,7 @@ __global__ void gru_step_lbr(const T* xw, const T* hr, const T* bias, T* h, T* y
     const T cand = tanh_of(clipped(x_row[2 * H + j] + wb(2) + r * (h_row[2 * H + j] + rb(2)), a.clip));
     const T h_new = (T(1) - z) * cand + z * h[i];
     h[i] = h_new;
-    if (y) y[((t * a.directions + a.direction) * a.batch + b) * H + j] = h_new;
+    if (y) y[y_offset(a, t, b) + j] = h_new;
   }
 }
 
@@ -127,7 +138,7 @@ __global__ void gru_zr(const T* xw, const T* hr, const T* bias, const T* h, T* z
       continue;
     }
     const int64_t t = a.reverse ? len - 1 - a.step : a.step;
-    const T* x_row = xw + (t * a.batch + b) * 3 * H;
+    const T* x_row = xw + row_of_x(a, t, b) * 3 * H;
     const T* h_row = hr + b * 2 * H;
     auto wb = [&](int r) { return bias ? bias[r * H + j] : T(0); };
     auto rb = [&](int r) { return bias ? bias[3 * H + r * H + j] : T(0); };
@@ -148,12 +159,12 @@ __global__ void gru_candidate(const T* xw, const T* hrh, const T* bias, const T*
     const int64_t len = length_of(a, b);
     if (a.step >= len) continue;
     const int64_t t = a.reverse ? len - 1 - a.step : a.step;
-    const T* x_row = xw + (t * a.batch + b) * 3 * H;
+    const T* x_row = xw + row_of_x(a, t, b) * 3 * H;
     const T wb = bias ? bias[2 * H + j] : T(0), rb = bias ? bias[3 * H + 2 * H + j] : T(0);
     const T cand = tanh_of(clipped(x_row[2 * H + j] + wb + hrh[i] + rb, a.clip));
     const T h_new = (T(1) - z[i]) * cand + z[i] * h[i];
     h[i] = h_new;
-    if (y) y[((t * a.directions + a.direction) * a.batch + b) * H + j] = h_new;
+    if (y) y[y_offset(a, t, b) + j] = h_new;
   }
 }
 
@@ -175,12 +186,6 @@ void gemm_abt(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, int
   gemm(call, device);
 }
 
-std::string rnn_supports(const KernelContext& ctx) {
-  if (ctx.attrs->get_int("layout", 0) != 0)
-    return "layout 1 (batch first) is not implemented by the gpu kernel";
-  return "";
-}
-
 template <int Gates>
 void rnn_gpu(KernelContext& ctx) {
   const char* op = Gates == 4 ? "LSTM" : "GRU";
@@ -199,6 +204,7 @@ void rnn_gpu(KernelContext& ctx) {
   args.batch = N;
   args.hidden = H;
   args.directions = D;
+  args.layout = n.layout;
   args.clip = opdef::rnn_clip(*ctx.attrs);
   if (ctx.has_input(4)) {
     const Tensor& lens = ctx.in(4);
@@ -228,10 +234,13 @@ void rnn_gpu(KernelContext& ctx) {
       const T* r = device_ptr<const T>(ctx.in(2)) + d * G * H;
       const T* bias = ctx.has_input(3) ? device_ptr<const T>(ctx.in(3)) + d * 2 * G : nullptr;
       const T* peep = Gates == 4 && ctx.has_input(7) ? device_ptr<const T>(ctx.in(7)) + d * 3 * H : nullptr;
+      // States are [D, N, H] (layout 0) or [N, D, H] (layout 1): direction d's [N, H] is a
+      // view, copied to and from the dense working state.
+      const int state_axis = n.layout ? 1 : 0;
+      const Shape one_direction = n.layout ? Shape{N, 1, H} : Shape{1, N, H};
       auto init_state = [&](Tensor& state, size_t input) {
         if (ctx.has_input(input))
-          PORTA_GPU_CHECK(device, cudaMemcpyAsync(device_ptr<T>(state), device_ptr<const T>(ctx.in(input)) + d * N * H,
-                                                  state_bytes, cudaMemcpyDeviceToDevice, s));
+          copy_view(ctx.in(input).slice(state_axis, d, d + 1), state.reshape(one_direction), ctx.device);
         else
           PORTA_GPU_CHECK(device, cudaMemsetAsync(device_ptr<T>(state), 0, state_bytes, s));
       };
@@ -262,19 +271,15 @@ void rnn_gpu(KernelContext& ctx) {
           PORTA_GPU_CHECK_LAUNCH(device, "gru_candidate");
         }
       }
-      if (y_h.defined())
-        PORTA_GPU_CHECK(device, cudaMemcpyAsync(device_ptr<T>(y_h) + d * N * H, device_ptr<const T>(h), state_bytes,
-                                                cudaMemcpyDeviceToDevice, s));
-      if (y_c.defined())
-        PORTA_GPU_CHECK(device, cudaMemcpyAsync(device_ptr<T>(y_c) + d * N * H, device_ptr<const T>(c), state_bytes,
-                                                cudaMemcpyDeviceToDevice, s));
+      if (y_h.defined()) copy_view(h.reshape(one_direction), y_h.slice(state_axis, d, d + 1), ctx.device);
+      if (y_c.defined()) copy_view(c.reshape(one_direction), y_c.slice(state_axis, d, d + 1), ctx.device);
     }
   });
 }
 
 }  // namespace
 
-PORTA_REGISTER_GPU_KERNEL_IF(LSTM, kF32 | kF64, rnn_gpu<4>, rnn_supports)
-PORTA_REGISTER_GPU_KERNEL_IF(GRU, kF32 | kF64, rnn_gpu<3>, rnn_supports)
+PORTA_REGISTER_GPU_KERNEL(LSTM, kF32 | kF64, rnn_gpu<4>)
+PORTA_REGISTER_GPU_KERNEL(GRU, kF32 | kF64, rnn_gpu<3>)
 
 }  // namespace porta::PORTA_GPU_NS
