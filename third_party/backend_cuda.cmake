@@ -47,4 +47,27 @@ target_sources(porta PRIVATE $<TARGET_OBJECTS:porta_cuda_objects>)
 set_target_properties(porta PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 target_link_directories(porta PRIVATE ${CUDAToolkit_LIBRARY_DIR})
 target_link_libraries(porta PRIVATE CUDA::cudart CUDA::cublas)
-message(STATUS "porta cuda: architectures ${CMAKE_CUDA_ARCHITECTURES}, toolkit ${CUDAToolkit_VERSION}")
+
+# cuDNN for Conv when present (PORTA_CUDNN: AUTO, ON = required, OFF). Looked for in the
+# toolkit, in PORTA_CUDNN_ROOT (e.g. a pip nvidia-cudnn-cu13 package: its include/ and lib/)
+# and on the default paths; without it Conv runs porta's implicit-GEMM kernel.
+set(PORTA_CUDNN "AUTO" CACHE STRING "Use cuDNN for Conv on cuda: AUTO, ON or OFF")
+set(PORTA_CUDNN_ROOT "" CACHE PATH "Folder holding cuDNN's include/ and lib/ (optional)")
+set(_porta_cudnn_status "not used (PORTA_CUDNN=OFF)")
+if(NOT PORTA_CUDNN STREQUAL "OFF")
+  find_path(PORTA_CUDNN_INCLUDE cudnn.h HINTS ${PORTA_CUDNN_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(PORTA_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+    HINTS ${PORTA_CUDNN_ROOT}/lib ${PORTA_CUDNN_ROOT}/lib64 ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
+  if(PORTA_CUDNN_INCLUDE AND PORTA_CUDNN_LIBRARY)
+    # Only the one file that calls cuDNN sees it: toggling cuDNN rebuilds nothing else.
+    set_source_files_properties(${CMAKE_SOURCE_DIR}/kernels/cuda/conv_cudnn.cu TARGET_DIRECTORY porta_cuda_objects
+      PROPERTIES COMPILE_DEFINITIONS PORTA_HAVE_CUDNN=1 INCLUDE_DIRECTORIES ${PORTA_CUDNN_INCLUDE})
+    target_link_libraries(porta PRIVATE ${PORTA_CUDNN_LIBRARY})
+    set(_porta_cudnn_status "${PORTA_CUDNN_LIBRARY}")
+  elseif(PORTA_CUDNN STREQUAL "ON")
+    message(FATAL_ERROR "PORTA_CUDNN=ON but cudnn.h / libcudnn were not found (set PORTA_CUDNN_ROOT)")
+  else()
+    set(_porta_cudnn_status "not found (Conv uses porta's implicit-GEMM kernel)")
+  endif()
+endif()
+message(STATUS "porta cuda: architectures ${CMAKE_CUDA_ARCHITECTURES}, toolkit ${CUDAToolkit_VERSION}, cuDNN ${_porta_cudnn_status}")

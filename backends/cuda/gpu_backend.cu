@@ -3,6 +3,7 @@
 // Nothing touches the vendor runtime while libporta loads: devices are probed on first use,
 // so a machine without a GPU or driver loads porta silently and lists the device as
 // unavailable with the runtime's own reason.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -23,6 +24,10 @@ struct DeviceState {
   std::unique_ptr<CachingAllocator> allocator;
   std::once_flag stream_once;
   cudaStream_t stream = nullptr;
+  // Deferred checks (arm_deferred_check): the device record and the armed checks' errors.
+  std::mutex check_mutex;
+  unsigned long long* check_record = nullptr;  // 2 values, device memory, never freed
+  std::vector<std::function<void(int64_t)>> checks;
 };
 
 // What the runtime said when asked for devices, once per process.
@@ -179,6 +184,7 @@ class GpuBackend final : public Backend {
     PORTA_GPU_CHECK(index, cudaMemcpyAsync(dst, static_cast<const char*>(src) + src_offset, bytes,
                                            cudaMemcpyDeviceToHost, s));
     PORTA_GPU_CHECK(index, cudaStreamSynchronize(s));
+    raise_deferred_checks(index);
   }
   // Stays on the stream: ordered with kernels, no host wait.
   void copy_on_device(int index, void* dst, size_t dst_offset, const void* src,
@@ -190,7 +196,11 @@ class GpuBackend final : public Backend {
   }
   void synchronize(int index) override {
     PORTA_GPU_CHECK(index, cudaStreamSynchronize(stream(index)));
+    raise_deferred_checks(index);
   }
+  // The end of a session run's work on this device: the one wait, when a kernel armed a
+  // deferred check (Gather, LSTM/GRU sequence lengths); nothing otherwise.
+  void end_batch(int index) override { raise_deferred_checks(index); }
   std::unique_ptr<Timer> create_timer(int index) override {
     return std::make_unique<GpuTimer>(index);
   }
@@ -217,6 +227,55 @@ cudaStream_t stream(int device) {
 }
 
 const DeviceInfo& device_info(int device) { return state(device).info; }
+
+DeferredCheck arm_deferred_check(int device, std::function<void(int64_t)> fail) {
+  // Thousands armed without a wait (an eager loop that never reads back): check them now
+  // rather than grow the list without bound.
+  bool full;
+  {
+    std::lock_guard<std::mutex> lock(state(device).check_mutex);
+    full = state(device).checks.size() >= 4096;
+  }
+  if (full) {
+    PORTA_GPU_CHECK(device, cudaStreamSynchronize(stream(device)));
+    raise_deferred_checks(device);
+  }
+  DeviceState& d = state(device);
+  cudaStream_t s = stream(device);
+  std::lock_guard<std::mutex> lock(d.check_mutex);
+  if (!d.check_record) {
+    void* p = nullptr;
+    PORTA_GPU_CHECK(device, cudaMalloc(&p, 2 * sizeof(unsigned long long)));
+    d.check_record = static_cast<unsigned long long*>(p);
+    PORTA_GPU_CHECK(device, cudaMemsetAsync(d.check_record, 0, 2 * sizeof(unsigned long long), s));
+  }
+  d.checks.push_back(std::move(fail));
+  return {d.check_record, static_cast<unsigned long long>(d.checks.size())};
+}
+
+void raise_deferred_checks(int device) {
+  if (!unusable_reason(device).empty()) return;
+  DeviceState& d = state(device);
+  std::function<void(int64_t)> failed;
+  unsigned long long record[2] = {0, 0};
+  {
+    std::lock_guard<std::mutex> lock(d.check_mutex);
+    if (d.checks.empty()) return;
+    cudaStream_t s = stream(device);
+    PORTA_GPU_CHECK(device, cudaMemcpyAsync(record, d.check_record, sizeof(record),
+                                            cudaMemcpyDeviceToHost, s));
+    PORTA_GPU_CHECK(device, cudaStreamSynchronize(s));
+    if (record[0] != 0) {
+      if (record[0] <= d.checks.size()) failed = std::move(d.checks[record[0] - 1]);
+      PORTA_GPU_CHECK(device, cudaMemsetAsync(d.check_record, 0, sizeof(record), s));
+    }
+    d.checks.clear();
+  }
+  if (failed) failed(static_cast<int64_t>(record[1]));
+  if (record[0] != 0)  // a check without its error (cannot happen): still never silent
+    throw BackendError(str("[" PORTA_GPU_NAME "] a kernel check failed on " PORTA_GPU_NAME ":",
+                           device, " with value ", static_cast<int64_t>(record[1])));
+}
 
 }  // namespace porta::PORTA_GPU_NS
 

@@ -2,6 +2,8 @@
 // stream, device facts. Compiled twice (CUDA and HIP) through compat.hpp.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "backends/cuda/compat.hpp"
@@ -47,5 +49,29 @@ struct DeviceInfo {
 cudaStream_t stream(int device);
 /// Facts about an available device (throws BackendUnavailable for an unusable one).
 const DeviceInfo& device_info(int device);
+
+/// A check a kernel makes on data it reads (Gather's indices, RNN sequence lengths) without
+/// stopping the stream to ask the host: the first failing thread stores `id` and the bad
+/// value in the device's record; the host raises the op's own error the next time it waits
+/// for the stream (Backend::synchronize, copy_to_host, and end_batch at the end of a session
+/// run). So no host synchronization happens inside a graph run for these checks.
+struct DeferredCheck {
+  unsigned long long* record = nullptr;  ///< [0] = id of the first failed check, [1] = value
+  unsigned long long id = 0;             ///< 1-based
+};
+
+/// Registers a check for work about to be queued on `device`. `fail(value)` throws the error
+/// the op raises for the bad `value` (e.g. opdef::check_gather_index with the call's shape).
+DeferredCheck arm_deferred_check(int device, std::function<void(int64_t)> fail);
+
+/// Waits for the stream when checks are armed and throws the first one that failed (the
+/// record is cleared first). No-op, and no wait, when nothing was armed since the last call.
+void raise_deferred_checks(int device);
+
+/// Device side: records `value` as the failure of `check` unless an earlier one was recorded.
+__device__ __forceinline__ void report_failed_check(DeferredCheck check, int64_t value) {
+  if (atomicCAS(check.record, 0ull, check.id) == 0ull)
+    check.record[1] = static_cast<unsigned long long>(value);
+}
 
 }  // namespace porta::PORTA_GPU_NS

@@ -1,8 +1,10 @@
-// porta gpu kernels — Conv (1-D to 3-D, groups, dilations, pads, strides, bias) as im2col
-// followed by one batched GEMM (gemm.cuh: cuBLAS on cuda, the tiled kernel on hip).
+// porta gpu kernels — Conv (1-D to 3-D, groups, dilations, pads, strides, bias): cuDNN on
+// cuda builds that found it (conv_cudnn.cu; PORTA_CUDNN=0 turns it off), else, and on hip, as
+// im2col followed by one batched GEMM (gemm.cuh: cuBLAS on cuda, the tiled kernel on hip).
 //
 // Spatial axes are padded to three (size 1, stride 1, no pad), as the reference does. The
 // column buffer holds, per image and group, [C/group * kernel volume, output volume].
+#include "kernels/cuda/conv_cudnn.cuh"
 #include "kernels/cuda/copy_view.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "ops/window.hpp"
@@ -60,6 +62,7 @@ void conv_gpu(KernelContext& ctx) {
   const bool bias = ctx.has_input(2);
   if (bias)  // y = bias broadcast over [N, M, out volume]; the GEMM then adds onto it (beta 1)
     copy_view(ctx.in(2).reshape({m, 1}), y.reshape({n, m, ovol}), ctx.device);
+  if (conv_cudnn(x, w, y, g, group, bias, device)) return;
   visit_gpu_dtype_in<kFloats>(x.dtype(), "Conv", [&](auto tag) {
     using T = decltype(tag);
     const int64_t total = n * c * kvol * ovol;
