@@ -67,4 +67,10 @@ inline void reorder_into(const dnnl::memory& from, const dnnl::memory& to) {
   execute(*r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
+/// Weights `w` (described by `plain` over its data) in the layout `want` a primitive asked
+/// for. When `constant` (a session constant: its storage never changes while the session
+/// lives, see detail::constant_inputs) the reordered copy is made once and cached, keyed on the
+/// storage; otherwise it is reordered per call. `plain` itself when it already matches.
+dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant);
+
 }  // namespace porta::cpu
