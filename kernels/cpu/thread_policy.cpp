@@ -22,9 +22,15 @@ double env_number(const char* name, double fallback) {
 
 }  // namespace
 
-// 512 KiB at ~10 GB/s of one core, 5 MFLOP at ~100 GFLOP/s: about 50 µs of work each.
+// 5 MFLOP at ~100 GFLOP/s: about 50 µs of work. 128 KiB of traffic is only a few µs, but a
+// call that reads what a parallel call just wrote pays for the half that sits in the other
+// core's cache: on cnn (2 threads, idle cores emulated with chrt -f) the MaxPools after the
+// parallel Convs took 10-23 µs on one thread against 5-6 µs when nothing ran in parallel;
+// with 128 KiB instead of 512 KiB they run on both threads and the model went 173-186 ->
+// 154-156 µs, while transformer, mlp, attention, image and lstm did not move (64 KiB made
+// transformer 58 -> 69 µs).
 size_t parallel_min_bytes() {
-  static const size_t v = static_cast<size_t>(env_number("PORTA_PARALLEL_MIN_BYTES", 512.0 * 1024));
+  static const size_t v = static_cast<size_t>(env_number("PORTA_PARALLEL_MIN_BYTES", 128.0 * 1024));
   return v;
 }
 
