@@ -426,16 +426,12 @@ void Compiler::chain_blocked_layouts() {
   for (const Slot& sl : slots)
     if (sl.alias_of >= 0) refused[sl.alias_of] = true;
   std::vector<uint8_t> sides(plan_->steps.size(), 0);  // bit 0: src blocked, bit 1: dst blocked
-  for (size_t s = 0; s < slots.size(); ++s) {
-    if (producer[s] < 0 || refused[s] || slots[s].dtype != DType::f32 || slots[s].graph_input >= 0) continue;
-    bool read = false;
-    for (size_t i = 0; i < plan_->steps.size(); ++i) {
-      const Step& st = plan_->steps[i];
-      if (st.inputs.empty() || st.inputs[0] != static_cast<int>(s)) continue;
-      sides[i] |= 1;
-      read = true;
-    }
-    if (read) sides[producer[s]] |= 2;
+  for (size_t i = 0; i < plan_->steps.size(); ++i) {
+    const Step& st = plan_->steps[i];
+    int s = st.inputs.empty() ? -1 : st.inputs[0];
+    if (s < 0 || producer[s] < 0 || refused[s] || slots[s].dtype != DType::f32 || slots[s].graph_input >= 0) continue;
+    sides[i] |= 1;  // only layout-aware steps read an unrefused slot
+    sides[producer[s]] |= 2;
   }
   static const char* const kLayouts[] = {"", "blocked_src", "blocked_dst", "blocked"};
   std::map<const Attributes*, Attributes*> writable;  // steps see their attributes as const
