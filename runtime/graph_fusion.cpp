@@ -11,12 +11,13 @@
 #include <vector>
 
 namespace porta::detail {
-namespace {
 
 bool fusion_enabled() {
   const char* v = std::getenv("PORTA_FUSE");
   return !(v && std::string(v) == "0");
 }
+
+namespace {
 
 bool f32_constant(const Graph& g, int v) {
   return v >= 0 && g.values[v].constant.defined() && g.values[v].constant.dtype() == DType::f32;

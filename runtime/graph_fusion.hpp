@@ -6,6 +6,10 @@
 
 namespace porta::detail {
 
+/// False when PORTA_FUSE=0: the rewrites below, and the blocked activation layouts that cpu
+/// plans chain between Conv and MaxPool steps (runtime/session_compile.cpp), are off.
+bool fusion_enabled();
+
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:
 /// W'[m] = W[m] * a[m], B'[m] = (B[m] - mean[m]) * a[m] + shift[m], a = scale / sqrt(var + eps),
 /// computed in float64 and stored as f32. Applies only when the Conv's weights (and bias) and

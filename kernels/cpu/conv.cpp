@@ -1,8 +1,9 @@
 // Conv and ConvTranspose on cpu: oneDNN convolution_forward / deconvolution_forward (f32).
 // Weights are described to oneDNN in ONNX's own layout (with group as a leading logical
 // axis). Layout mode (PORTA_CONV_LAYOUT):
-//   any   (default) — oneDNN picks its blocked layouts (brgconv/jit kernels); the input is
-//         reordered in and the output reordered back per call. Weights that are session
+//   any   (default) — oneDNN picks its blocked layouts (brgconv/jit kernels); a plain input
+//         is reordered in and a plain output reordered back per call (inside a session's
+//         Conv/MaxPool chain they arrive and leave blocked: see ActivationLayout). Weights that are session
 //         constants are reordered once and cached (keyed on their storage, which a session
 //         never changes; see constant_inputs()); other weights are reordered per call.
 //   plain — activations and weights stay in NC[D]HW / OI[D]HW; the primitive (gemm-based)
@@ -15,9 +16,6 @@
 // computes the reachable block and the rest is the bias.
 #include <cstdlib>
 #include <cstring>
-
-#include <list>
-#include <mutex>
 
 #include "kernels/cpu/dnn_layout.hpp"
 #include "ops/window.hpp"
@@ -32,51 +30,6 @@ bool layout_any() {
     return !(e && std::string(e) == "plain");
   }();
   return any;
-}
-
-// Reordered copies of constant weights: key = storage address + view + target layout; the
-// weak pointer proves the storage is still the one the entry was made from (a freed and
-// reallocated block at the same address does not match). At most kCapacity entries.
-struct WeightCache {
-  struct Entry {
-    std::string key;
-    std::weak_ptr<Storage> storage;
-    dnnl::memory reordered;
-  };
-  static constexpr size_t kCapacity = 256;
-  std::mutex mutex;
-  std::list<Entry> entries;  // most recent first
-};
-
-WeightCache& weight_cache() {
-  static WeightCache* c = new WeightCache();
-  return *c;
-}
-
-// Weights in the primitive's layout: from the cache when they are a session constant.
-dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant) {
-  if (!constant || plain.get_desc() == want) return reordered(plain, want);
-  std::string key = str(static_cast<const void*>(w.storage().get()), "|", w.offset(), "|", shape_str(w.shape()), "|");
-  key.append(reinterpret_cast<const char*>(&want.data), sizeof(dnnl_memory_desc_t));
-  WeightCache& c = weight_cache();
-  {
-    std::lock_guard lock(c.mutex);
-    for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-      if (it->key != key) continue;
-      if (it->storage.lock() == w.storage()) {
-        c.entries.splice(c.entries.begin(), c.entries, it);
-        return it->reordered;
-      }
-      c.entries.erase(it);  // the address was reused by another storage
-      break;
-    }
-  }
-  dnnl::memory made = reordered(plain, want);
-  if (made.get_data_handle() == plain.get_data_handle()) return made;  // no copy was needed
-  std::lock_guard lock(c.mutex);
-  c.entries.push_front({key, w.storage(), made});
-  if (c.entries.size() > WeightCache::kCapacity) c.entries.pop_back();
-  return made;
 }
 
 // Logical weights for oneDNN: {[G,] OC/G, IC/G, k...} over ONNX's contiguous W.
@@ -106,13 +59,11 @@ dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) 
 // three convs (16->32 @32x32 etc.): model 290 -> 270 us, the output reorder of a 32x32x32
 // activation 19 -> 7 us. Applies per side when its channels fill whole blocks and group == 1;
 // a side that does not (e.g. a 3-channel image input: oneDNN's first-layer kernel reads it
-// plain and writes blocked) and grouped convs keep `any`.
+// plain and writes blocked) and grouped convs keep `any`. A session that chains Conv and
+// MaxPool steps hands the blocked activations over as they are (see ActivationLayout).
 dnnl::memory::format_tag activation_tag(const Shape& s, int64_t group) {
-  using tag = dnnl::memory::format_tag;
-  static const int64_t block = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
-  if (group != 1 || s.size() < 3 || s.size() > 5 || s[1] % block != 0) return tag::any;
-  if (block == 16) return s.size() == 3 ? tag::nCw16c : s.size() == 4 ? tag::nChw16c : tag::nCdhw16c;
-  return s.size() == 3 ? tag::nCw8c : s.size() == 4 ? tag::nChw8c : tag::nCdhw8c;
+  auto blocked = channel_blocked_tag(s);
+  return group != 1 || blocked == dnnl::memory::format_tag::undef ? dnnl::memory::format_tag::any : blocked;
 }
 
 // Winograd (oneDNN's F(4x4, 3x3), AVX-512 only) for 2-D 3x3 stride-1 undilated ungrouped convs
@@ -143,7 +94,8 @@ struct WindowPrimitive {
 template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
-                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false) {
+                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false,
+                ActivationLayout layout = {}) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
@@ -188,15 +140,17 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     }
     return r;
   });
-  dnnl::memory src = reordered(wrap_ptr(plain_desc(x.shape(), DType::f32), x.raw_data()), p->pd.src_desc());
+  // x and y as the session stores them (plain, or blocked inside a Conv/MaxPool chain): a
+  // side already in the primitive's layout needs no reorder.
+  dnnl::memory src = reordered(wrap_ptr(stored_desc(x.shape(), layout.src_blocked), x.raw_data()), p->pd.src_desc());
   dnnl::memory wts = weights_for(w, wrap_ptr(weights_desc(w.shape(), group, transposed), w.raw_data()),
                                  p->pd.weights_desc(), weights_constant);
-  dnnl::memory plain_dst = wrap_ptr(plain_desc(y_shape, DType::f32), y);
-  dnnl::memory dst = p->pd.dst_desc() == plain_dst.get_desc() ? plain_dst : dnnl::memory(p->pd.dst_desc(), engine());
+  dnnl::memory stored_dst = wrap_ptr(stored_desc(y_shape, layout.dst_blocked), y);
+  dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
   execute(p->prim, args);
-  reorder_into(dst, plain_dst);
+  reorder_into(dst, stored_dst);
 }
 
 bool weights_constant(const KernelContext&) { return (detail::constant_inputs() >> 1) & 1; }
@@ -210,7 +164,8 @@ void conv_cpu(KernelContext& ctx) {
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
-                                         ctx.attrs->get_string("porta_activation", "") == "Relu");
+                                         ctx.attrs->get_string("porta_activation", "") == "Relu",
+                                         activation_layout(*ctx.attrs));
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {

@@ -5,6 +5,41 @@
 
 namespace porta::cpu {
 
+/// Channel-blocked tag for an activation (N x C x spatial...): nC[D]HW16c with AVX-512, else
+/// nC[D]HW8c, when it has 1 to 3 spatial axes and its channels fill whole blocks (so the
+/// blocked copy has exactly the plain tensor's size); format_tag::undef otherwise.
+inline dnnl::memory::format_tag channel_blocked_tag(const Shape& s) {
+  using tag = dnnl::memory::format_tag;
+  static const int64_t block = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
+  if (s.size() < 3 || s.size() > 5 || s[1] % block != 0) return tag::undef;
+  if (block == 16) return s.size() == 3 ? tag::nCw16c : s.size() == 4 ? tag::nChw16c : tag::nCdhw16c;
+  return s.size() == 3 ? tag::nCw8c : s.size() == 4 ? tag::nChw8c : tag::nCdhw8c;
+}
+
+/// How a Conv or MaxPool step stores its activations: the porta-internal attribute
+/// `porta_layout` that the session compiler sets on cpu plans only (runtime/session_compile.cpp,
+/// chain_blocked_layouts) — "" (both plain), "blocked_src", "blocked_dst" or "blocked" (both).
+/// A blocked side holds the tensor's logical NC[D]HW contents in channel_blocked_tag's layout
+/// when that tag applies to its shape, and plain otherwise; producer and consumer of a value
+/// apply the same rule to the same shape, so they agree without telling each other the block.
+struct ActivationLayout {
+  bool src_blocked = false, dst_blocked = false;
+};
+inline ActivationLayout activation_layout(const Attributes& a) {
+  static const std::string kName = "porta_layout";
+  if (!a.has(kName)) return {};
+  const std::string& v = a.get_string(kName);
+  return {v == "blocked_src" || v == "blocked", v == "blocked_dst" || v == "blocked"};
+}
+
+/// Descriptor of an activation as stored: channel-blocked when `blocked` and the tag applies
+/// to `s` (see channel_blocked_tag), else plain row-major.
+inline dnnl::memory::desc stored_desc(const Shape& s, bool blocked) {
+  auto tag = blocked ? channel_blocked_tag(s) : dnnl::memory::format_tag::undef;
+  if (tag == dnnl::memory::format_tag::undef) return plain_desc(s, DType::f32);
+  return dnnl::memory::desc(dims_of(s), dnnl::memory::data_type::f32, tag);
+}
+
 /// Cache key of a reorder between two descriptors: their raw bytes (exact, no hashing).
 inline std::string reorder_key(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
   std::string k = "reorder|";
@@ -31,5 +66,11 @@ inline void reorder_into(const dnnl::memory& from, const dnnl::memory& to) {
                                  [&] { return std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(from, to)); });
   execute(*r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
+
+/// Weights `w` (described by `plain` over its data) in the layout `want` a primitive asked
+/// for. When `constant` (a session constant: its storage never changes while the session
+/// lives, see detail::constant_inputs) the reordered copy is made once and cached, keyed on the
+/// storage; otherwise it is reordered per call. `plain` itself when it already matches.
+dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant);
 
 }  // namespace porta::cpu

@@ -1,10 +1,19 @@
 // Gemm on cpu. f32: one oneDNN matmul whose source/weights descriptors carry transA/transB as
 // strides (no transposed copies), alpha as the output scale, and C either as the primitive's
 // bias (alpha = beta = 1, the Linear layers PyTorch exports: no extra pass over y) or as a
-// beta * C sum post-op over a destination prefilled with C broadcast. f64: a plain loop.
+// beta * C sum post-op over a destination prefilled with C broadcast. B that is a session
+// constant (a Linear layer's weight) is handed to oneDNN in the layout the primitive picks,
+// reordered once (weights_for): with B as transB strides brgemm repacked it on every call,
+// half the time of mlp's 4x64x128 products. f64: a plain loop.
 #include <cstring>
 
-#include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/dnn_layout.hpp"
+#include "runtime/eager.hpp"
+
+// Vec16 below is a 64-byte vector; its helpers are inlined into every clone of
+// small_gemm_rows, so GCC's note that passing one out of line on a target without AVX-512
+// changes the ABI (-Wpsabi) does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace porta::cpu {
 namespace {
@@ -70,12 +79,16 @@ using GemmPrimitive = MaybePrimitive<dnnl::matmul>;
 
 void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   DType t = ctx.out(0).dtype();
+  const bool b_constant = (detail::constant_inputs() >> 1) & 1;
+  auto b_plain = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
   auto p = cached<GemmPrimitive>(
-      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias, g.c_dims), [&] {
+      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias, g.c_dims,
+              b_constant), [&] {
         auto r = std::make_shared<GemmPrimitive>();
         try {
           auto a = strided_desc({g.m, g.k}, g.ta ? std::vector<int64_t>{1, g.m} : std::vector<int64_t>{g.k, 1}, t);
-          auto b = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
+          auto b = b_constant ? dnnl::memory::desc(dims_of({g.k, g.n}), dnnl_type(t), dnnl::memory::format_tag::any)
+                              : b_plain;
           dnnl::primitive_attr attr;
           if (g.alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(g.alpha)});
           if (g.has_c && !g.c_as_bias) {
@@ -99,10 +112,99 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   if (g.has_c && !g.c_as_bias) fill_with_c(ctx, g);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), ctx.in(0).raw_data())},
-      {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), ctx.in(1).raw_data())},
+      {DNNL_ARG_WEIGHTS, weights_for(ctx.in(1), wrap_ptr(b_plain, ctx.in(1).raw_data()), p->pd.weights_desc(), b_constant)},
       {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), ctx.out(0).raw_data())}};
   if (g.c_as_bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), ctx.in(2).raw_data()));
   execute(p->prim, args);
+}
+
+// Small products (the Linear layers of mlp: 4x64x128, 4x128x128, 4x128x16; cnn's 1x64x10)
+// in an own loop: a oneDNN matmul call costs 2-3 us there whatever the size. y row i is C's
+// row (bias) plus sum_p a[i, p] * B[p, :], accumulated up to 64 columns at a time in registers.
+// B is read as k x n row-major: as given when transB = 0, else a transposed copy (made once
+// per session for a constant B, through the weight cache).
+constexpr int64_t kSmallGemmMacs = int64_t{1} << 17;
+
+bool small_gemm(const GemmCall& g) {
+  if (g.ta || g.alpha != 1.0 || g.m * g.n * g.k > kSmallGemmMacs) return false;
+  return !g.has_c || (g.c_as_bias && (g.c_dims[1] == g.n || g.c_dims[1] == 1));
+}
+
+// 16 floats as one value (one zmm register with AVX-512, split by the compiler otherwise), so
+// the accumulators stay in registers across the k loop instead of round-tripping through
+// memory (an array accumulator did: store-forwarding made it slower than oneDNN).
+typedef float Vec16 __attribute__((vector_size(64)));
+inline Vec16 load16(const float* p) {
+  Vec16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store16(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
+inline Vec16 bias16(const float* c, int64_t step) {
+  Vec16 v = {};
+  if (!c) return v;
+  if (step == 1) return load16(c);
+  for (int j = 0; j < 16; ++j) v[j] = c[j * step];
+  return v;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_row_step, int64_t c_col_step,
+                     float* y, int64_t m, int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* ai = a + i * k;
+    const float* ci = c ? c + i * c_row_step : nullptr;
+    float* yi = y + i * n;
+    int64_t j0 = 0;
+    for (; j0 + 64 <= n; j0 += 64) {  // 64 columns: four accumulators
+      Vec16 acc0 = bias16(ci ? ci + j0 * c_col_step : nullptr, c_col_step);
+      Vec16 acc1 = bias16(ci ? ci + (j0 + 16) * c_col_step : nullptr, c_col_step);
+      Vec16 acc2 = bias16(ci ? ci + (j0 + 32) * c_col_step : nullptr, c_col_step);
+      Vec16 acc3 = bias16(ci ? ci + (j0 + 48) * c_col_step : nullptr, c_col_step);
+      for (int64_t p = 0; p < k; ++p) {
+        const float* bp = b + p * n + j0;
+        const float av = ai[p];
+        acc0 += av * load16(bp);
+        acc1 += av * load16(bp + 16);
+        acc2 += av * load16(bp + 32);
+        acc3 += av * load16(bp + 48);
+      }
+      store16(yi + j0, acc0);
+      store16(yi + j0 + 16, acc1);
+      store16(yi + j0 + 32, acc2);
+      store16(yi + j0 + 48, acc3);
+    }
+    for (; j0 + 16 <= n; j0 += 16) {  // 16 columns: two accumulators over even / odd p
+      Vec16 even = bias16(ci ? ci + j0 * c_col_step : nullptr, c_col_step), odd = {};
+      int64_t p = 0;
+      for (; p + 1 < k; p += 2) {
+        even += ai[p] * load16(b + p * n + j0);
+        odd += ai[p + 1] * load16(b + (p + 1) * n + j0);
+      }
+      if (p < k) even += ai[p] * load16(b + p * n + j0);
+      store16(yi + j0, even + odd);
+    }
+    for (; j0 < n; ++j0) {  // the last columns one by one
+      float acc = ci ? ci[j0 * c_col_step] : 0.0f;
+      for (int64_t p = 0; p < k; ++p) acc += ai[p] * b[p * n + j0];
+      yi[j0] = acc;
+    }
+  }
+}
+
+void gemm_small(KernelContext& ctx, const GemmCall& g) {
+  const Tensor& b = ctx.in(1);
+  const float* bk = b.data<float>();
+  dnnl::memory transposed;
+  if (g.tb) {  // B is n x k: a k x n copy
+    auto have = wrap_ptr(strided_desc({g.k, g.n}, {1, g.k}, DType::f32), b.raw_data());
+    transposed = weights_for(b, have, plain_desc({g.k, g.n}, DType::f32), (detail::constant_inputs() >> 1) & 1);
+    bk = static_cast<const float*>(transposed.get_data_handle());
+  }
+  const float* c = g.has_c ? ctx.in(2).data<float>() : nullptr;
+  int64_t c_row_step = g.has_c && g.c_dims[0] != 1 ? g.c_dims[1] : 0;
+  int64_t c_col_step = g.has_c && g.c_dims[1] != 1 ? 1 : 0;
+  small_gemm_rows(ctx.in(0).data<float>(), bk, c, c_row_step, c_col_step, ctx.out(0).data<float>(), g.m, g.n, g.k);
 }
 
 void gemm_cpu(KernelContext& ctx) {
@@ -117,6 +219,7 @@ void gemm_cpu(KernelContext& ctx) {
     }
     return;
   }
+  if (small_gemm(g)) return gemm_small(ctx, g);
   gemm_dnnl(ctx, g);
 }
 

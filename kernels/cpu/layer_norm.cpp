@@ -1,7 +1,9 @@
-// LayerNormalization on cpu: oneDNN's layer_normalization over X seen as outer x inner
-// (inner = product of X.shape[axis:]), with Scale / B expanded to inner when they broadcast.
-// When Mean / InvStdDev are asked for, the primitive runs in training mode so it hands out
-// its mean and variance; InvStdDev = 1 / sqrt(variance + epsilon). f64 runs a plain loop.
+// LayerNormalization on cpu: rows of X seen as outer x inner (inner = product of
+// X.shape[axis:]), with Scale / B expanded to inner when they broadcast. Own loops: f32 in
+// float with double sums (two passes: mean, then squared deviations), f64 in double.
+// oneDNN's layer_normalization did the f32 rows before; on the small rows of the example
+// models (4x128, 32x64) its per-call cost (argument maps, two internal allocations per
+// execution) was most of the time: mlp's three LayerNorms took 2-3 us each.
 #include <cmath>
 
 #include "kernels/cpu/dnn_util.hpp"
@@ -9,8 +11,6 @@
 
 namespace porta::cpu {
 namespace {
-
-using LayerNormPrimitive = MaybePrimitive<dnnl::layer_normalization_forward>;
 
 bool wants(const KernelContext& ctx, size_t i) { return ctx.outputs.size() > i && ctx.outputs[i].defined(); }
 
@@ -36,6 +36,29 @@ void layer_norm_loop(KernelContext& ctx, const double* scale, const double* bias
   });
 }
 
+// One f32 row; mean and 1 / sqrt(variance + eps) are written where asked for.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void layer_norm_row_f32(const float* x, float* y, const float* scale, const float* bias, int64_t n, float eps,
+                        float* mean_out, float* inv_out) {
+  double sum = 0;  // double sums: long rows keep their precision
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) sum += x[j];
+  const float mean = static_cast<float>(sum / static_cast<double>(n));
+  double squares = 0;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t j = 0; j < n; ++j) squares += static_cast<double>((x[j] - mean) * (x[j] - mean));
+  const float inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
+  if (bias) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - mean) * inv * scale[j] + bias[j];
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - mean) * inv * scale[j];
+  }
+  if (mean_out) *mean_out = mean;
+  if (inv_out) *inv_out = inv;
+}
+
 void layer_norm_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "LayerNormalization");
@@ -48,44 +71,17 @@ void layer_norm_cpu(KernelContext& ctx) {
   if (x.dtype() == DType::f64)
     return layer_norm_loop(ctx, scale.data<double>(), bias.defined() ? bias.data<double>() : nullptr,
                            outer, inner, eps);
-  bool stats = wants(ctx, 1) || wants(ctx, 2);
-  Shape view{outer, inner};
-  auto p = cached<LayerNormPrimitive>(dnn_key("layer_norm", x.dtype(), view, stats, bias.defined(), eps), [&] {
-    auto r = std::make_shared<LayerNormPrimitive>();
-    try {
-      auto flags = dnnl::normalization_flags::use_scale;
-      if (bias.defined()) flags = flags | dnnl::normalization_flags::use_shift;
-      dnnl::layer_normalization_forward::desc d(
-          stats ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-          plain_desc(view, x.dtype()), static_cast<float>(eps), flags);
-      r->pd = dnnl::layer_normalization_forward::primitive_desc(d, engine());
-      r->prim = dnnl::layer_normalization_forward(r->pd);
-      r->ok = true;
-    } catch (const dnnl::error& e) {
-      r->why = e.what();
-    }
-    return r;
+  const float* x_data = x.data<float>();
+  float* y = ctx.out(0).data<float>();
+  const float* sc = scale.data<float>();
+  const float* b = bias.defined() ? bias.data<float>() : nullptr;
+  float* mean_out = wants(ctx, 1) ? ctx.out(1).data<float>() : nullptr;
+  float* inv_out = wants(ctx, 2) ? ctx.out(2).data<float>() : nullptr;
+  parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      layer_norm_row_f32(x_data + r * inner, y + r * inner, sc, b, inner, static_cast<float>(eps),
+                         mean_out ? mean_out + r : nullptr, inv_out ? inv_out + r : nullptr);
   });
-  if (!p->ok)
-    throw BackendError(str("[LayerNormalization] oneDNN refused ", dtype_name(x.dtype()), " ",
-                           shape_str(view), ": ", p->why));
-  auto vec = plain_desc({inner}, DType::f32);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())},
-                                             {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), ctx.out(0).raw_data())},
-                                             {DNNL_ARG_SCALE, wrap_ptr(vec, scale.raw_data())}};
-  if (bias.defined()) args.emplace(DNNL_ARG_SHIFT, wrap_ptr(vec, bias.raw_data()));
-  Tensor mean, var;
-  if (stats) {
-    mean = wants(ctx, 1) ? ctx.out(1) : Tensor::empty({outer}, DType::f32);
-    var = wants(ctx, 2) ? ctx.out(2) : Tensor::empty({outer}, DType::f32);
-    args.emplace(DNNL_ARG_MEAN, wrap_ptr(p->pd.mean_desc(), mean.raw_data()));
-    args.emplace(DNNL_ARG_VARIANCE, wrap_ptr(p->pd.variance_desc(), var.raw_data()));
-  }
-  execute(p->prim, args);
-  if (wants(ctx, 2)) {  // variance -> 1 / sqrt(variance + epsilon), in place
-    float* v = var.data<float>();
-    for (int64_t i = 0; i < outer; ++i) v[i] = 1.0f / std::sqrt(v[i] + static_cast<float>(eps));
-  }
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // count those taps; oneDNN would).
 #include <cmath>
 
-#include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/dnn_layout.hpp"
 #include "ops/pool.hpp"
 
 namespace porta::cpu {
@@ -64,7 +64,10 @@ void pool_loop(KernelContext& ctx, const opdef::WindowGeometry& g, bool max) {
 using PoolPrimitive = MaybePrimitive<dnnl::pooling_v2_forward>;
 
 // Runs oneDNN's pooling; false when oneDNN refuses the geometry (the caller loops instead).
-bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, bool include_pad) {
+// The primitive works in x's stored layout on both sides (oneDNN's jit pooling wants src and
+// dst alike; on nChw16c it vectorizes across the 16 channels of a block); a y stored
+// differently is reordered from a scratch copy.
+bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, bool include_pad, ActivationLayout layout) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   std::vector<int64_t> dil, pad_end;
@@ -74,12 +77,14 @@ bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, boo
   }
   auto alg = max ? dnnl::algorithm::pooling_max
                  : include_pad ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
+  dnnl::memory::desc src_desc = stored_desc(x.shape(), layout.src_blocked);
+  bool src_blocked = src_desc != plain_desc(x.shape(), DType::f32);
   auto p = cached<PoolPrimitive>(dnn_key("pool", static_cast<int>(alg), x.shape(), y.shape(), g.kernel, g.strides, dil,
-                                         g.pad_begin, pad_end), [&] {
+                                         g.pad_begin, pad_end, src_blocked), [&] {
     auto r = std::make_shared<PoolPrimitive>();
     try {
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, plain_desc(x.shape(), DType::f32),
-                                       plain_desc(y.shape(), DType::f32), dims_of(g.strides), dims_of(g.kernel),
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_desc,
+                                       stored_desc(y.shape(), src_blocked), dims_of(g.strides), dims_of(g.kernel),
                                        dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
       r->pd = dnnl::pooling_v2_forward::primitive_desc(d, engine());
       r->prim = dnnl::pooling_v2_forward(r->pd);
@@ -90,9 +95,21 @@ bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, boo
     return r;
   });
   if (!p->ok) return false;
-  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())},
-                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+  dnnl::memory stored_dst = wrap_ptr(stored_desc(y.shape(), layout.dst_blocked), y.raw_data());
+  dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())}, {DNNL_ARG_DST, dst}});
+  reorder_into(dst, stored_dst);
   return true;
+}
+
+// Reorders between a tensor as stored (`blocked` per ActivationLayout) and its plain copy.
+void restore_plain(const Tensor& stored, bool blocked, Tensor& plain) {
+  reorder_into(wrap_ptr(stored_desc(stored.shape(), blocked), stored.raw_data()),
+               wrap_ptr(plain_desc(plain.shape(), DType::f32), plain.raw_data()));
+}
+void store_from_plain(const Tensor& plain, Tensor& stored, bool blocked) {
+  reorder_into(wrap_ptr(plain_desc(plain.shape(), DType::f32), plain.raw_data()),
+               wrap_ptr(stored_desc(stored.shape(), blocked), stored.raw_data()));
 }
 
 void pool_cpu(KernelContext& ctx, bool max) {
@@ -104,7 +121,21 @@ void pool_cpu(KernelContext& ctx, bool max) {
   for (size_t i = 0; i < g.spatial(); ++i)
     past_pads |= (g.out[i] - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1 > g.in[i] + g.pad_begin[i] + g.pad_end[i];
   bool loop = ctx.in(0).dtype() != DType::f32 || wants_indices || (include_pad && past_pads);
-  if (!loop && pool_dnnl(ctx, g, max, include_pad)) return;
+  ActivationLayout layout = activation_layout(*ctx.attrs);
+  if (!loop && pool_dnnl(ctx, g, max, include_pad, layout)) return;
+  if (layout.src_blocked || layout.dst_blocked) {
+    // Blocked activations (f32 only, set by the session) where oneDNN refused the geometry:
+    // loop over plain copies.
+    if (ctx.in(0).dtype() != DType::f32 || wants_indices)
+      throw BackendError(str("[", ctx.op->name, "] internal: blocked layout on a call oneDNN cannot run"));
+    KernelContext plain = ctx;
+    plain.inputs[0] = Tensor::empty(ctx.in(0).shape(), DType::f32);
+    plain.outputs[0] = Tensor::empty(ctx.out(0).shape(), DType::f32);
+    restore_plain(ctx.in(0), layout.src_blocked, plain.inputs[0]);
+    pool_loop<float>(plain, g, max);
+    store_from_plain(plain.outputs[0], ctx.out(0), layout.dst_blocked);
+    return;
+  }
   visit_dtype(ctx.in(0).dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) pool_loop<T>(ctx, g, max);

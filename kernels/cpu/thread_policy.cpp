@@ -22,9 +22,15 @@ double env_number(const char* name, double fallback) {
 
 }  // namespace
 
-// 512 KiB at ~10 GB/s of one core, 5 MFLOP at ~100 GFLOP/s: about 50 µs of work each.
+// 5 MFLOP at ~100 GFLOP/s: about 50 µs of work. 128 KiB of traffic is only a few µs, but a
+// call that reads what a parallel call just wrote pays for the half that sits in the other
+// core's cache: on cnn (2 threads, idle cores emulated with chrt -f) the MaxPools after the
+// parallel Convs took 10-23 µs on one thread against 5-6 µs when nothing ran in parallel;
+// with 128 KiB instead of 512 KiB they run on both threads and the model went 173-186 ->
+// 154-156 µs, while transformer, mlp, attention, image and lstm did not move (64 KiB made
+// transformer 58 -> 69 µs).
 size_t parallel_min_bytes() {
-  static const size_t v = static_cast<size_t>(env_number("PORTA_PARALLEL_MIN_BYTES", 512.0 * 1024));
+  static const size_t v = static_cast<size_t>(env_number("PORTA_PARALLEL_MIN_BYTES", 128.0 * 1024));
   return v;
 }
 
@@ -91,6 +97,27 @@ double call_flops(const KernelContext& ctx) {
   }
 }
 
+// call_flops, remembered per (op, attributes object, bytes): a session calls the same step
+// with the same attributes object and sizes every run, and building the shape lists and
+// calling the flops function was most of the policy's cost per call (mlp at 2 threads: about
+// 2 us of CPU per inference more than at 1). A stale entry (an eager call reusing an
+// attributes object's address with other shapes of the same byte count) can only cost a
+// suboptimal thread count, never a wrong result.
+double call_flops_memo(const KernelContext& ctx, size_t bytes) {
+  struct Entry {
+    const OpSchema* op = nullptr;
+    const Attributes* attrs = nullptr;
+    size_t bytes = 0;
+    double flops = 0;
+  };
+  constexpr size_t kEntries = 256;
+  thread_local Entry entries[kEntries];
+  size_t h = (reinterpret_cast<uintptr_t>(ctx.attrs) >> 4) ^ (bytes * 0x9E3779B97F4A7C15ull);
+  Entry& e = entries[(h ^ (h >> 29)) % kEntries];
+  if (e.op != ctx.op || e.attrs != ctx.attrs || e.bytes != bytes) e = {ctx.op, ctx.attrs, bytes, call_flops(ctx)};
+  return e.flops;
+}
+
 // Every cpu kernel call runs under the thread count its size earns. The flops function is
 // only consulted for calls small in bytes (large ones go parallel anyway) on a machine that
 // is not oversubscribed (where every call runs on one thread).
@@ -100,7 +127,7 @@ void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
     return kernel.fn(ctx);
   }
   size_t bytes = call_bytes(ctx);
-  int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops(ctx));
+  int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops_memo(ctx, bytes));
   ThreadScope scope(threads);
   kernel.fn(ctx);
 }

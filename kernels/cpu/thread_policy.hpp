@@ -18,8 +18,9 @@
 namespace porta::cpu {
 
 /// Single-threaded work below which a call stays on one thread: bytes read + written by a
-/// memory-bound call, floating-point operations of a compute-bound one (about 50 µs of one
-/// core either way). PORTA_PARALLEL_MIN_BYTES / PORTA_PARALLEL_MIN_FLOPS override them.
+/// memory-bound call (128 KiB), floating-point operations of a compute-bound one (5 MFLOP,
+/// about 50 µs of one core); why these values: thread_policy.cpp.
+/// PORTA_PARALLEL_MIN_BYTES / PORTA_PARALLEL_MIN_FLOPS override them.
 size_t parallel_min_bytes();
 double parallel_min_flops();
 
