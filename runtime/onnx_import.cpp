@@ -1,4 +1,5 @@
 // porta runtime — ONNX import: ModelProto -> Graph, treating the file as untrusted input.
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -22,6 +23,32 @@ namespace {
 
 constexpr int kMinOpset = 13, kMaxOpset = 17;
 constexpr uint64_t kMaxModelBytes = 1ull << 31;  // protobuf's own limit is 2 GiB
+
+// A model of an opset below 13 imports when each of its ai.onnx ops has the same definition at
+// the model's opset as at opset 13: ONNX's schema registry gives the definition active at an
+// opset (the one with the largest since_version not above it), and porta implements the ones
+// of opsets 13 to 17. Every op whose definition changed in between is named, with both versions.
+void check_older_opset(const onnx::GraphProto& gp, int opset) {
+  std::set<std::string> seen;
+  std::string changed;
+  int count = 0;
+  for (const auto& n : gp.node()) {
+    if (!(n.domain().empty() || n.domain() == "ai.onnx") || !seen.insert(n.op_type()).second) continue;
+    const onnx::OpSchema* then = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+    const onnx::OpSchema* now = onnx::OpSchemaRegistry::Schema(n.op_type(), kMinOpset, "");
+    if (then && now && then->since_version() == now->since_version()) continue;
+    ++count;
+    changed += str("\n  ", n.op_type(), ": ",
+                   then ? str("opset ", opset, " uses its version ", then->since_version())
+                        : str("not defined at opset ", opset),
+                   now ? str(", porta implements version ", now->since_version()) : str(", removed by opset ", kMinOpset));
+  }
+  if (count)
+    throw Unsupported(str("[onnx] the model uses ONNX opset ", opset, "; porta supports opsets ", kMinOpset, " to ",
+                          kMaxOpset, " and older ones only for ops defined the same way as in opset ", kMinOpset,
+                          ", but ", count, " op(s) of this model changed since opset ", opset, ":", changed,
+                          "\n(re-export with torch.onnx.export(..., opset_version=17))"));
+}
 
 AttrValue convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir,
                             const std::string& context) {
@@ -74,11 +101,12 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
     else other_domains.insert(o.domain());
   }
   if (opset < 0) opset = kMaxOpset;  // ONNX says the default domain is implied
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < 1 || opset > kMaxOpset)
     throw Unsupported(str("[onnx] the model uses ONNX opset ", opset, "; porta supports opsets ",
                           kMinOpset, " to ", kMaxOpset, " (re-export with torch.onnx.export(..., opset_version=17))"));
-  g->opset = opset;
   const onnx::GraphProto& gp = m.graph();
+  if (opset < kMinOpset) check_older_opset(gp, opset);
+  g->opset = std::max(opset, kMinOpset);  // an accepted older model means what opset 13 says
 
   // Initializers (weights).
   for (auto& init : gp.initializer()) {

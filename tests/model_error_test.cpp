@@ -59,17 +59,19 @@ class ScratchFile {
 std::string cnn_path() { return models_dir() + "/cnn/model.onnx"; }
 
 // y = Relu(a + b), a and b f32 of shape batch x 3 x 4: the smallest model whose inputs the
-// session must validate (built here so these tests need only Add and Relu).
-Model add_relu_model() {
+// session must validate (built here so these tests need only Add and Relu). `opset`, `binary`
+// and `unary` vary the model for the opset tests.
+Model add_relu_model(int opset = 17, const char* binary = "Add", const char* unary = "Relu",
+                     int elem_type = onnx::TensorProto::FLOAT) {
   onnx::ModelProto m;
   m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  m.add_opset_import()->set_version(opset);
   onnx::GraphProto* g = m.mutable_graph();
   g->set_name("add_relu");
-  auto declare = [](onnx::ValueInfoProto* v, const std::string& name) {
+  auto declare = [elem_type](onnx::ValueInfoProto* v, const std::string& name) {
     v->set_name(name);
     onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->set_elem_type(elem_type);
     t->mutable_shape()->add_dim()->set_dim_param("batch");
     t->mutable_shape()->add_dim()->set_dim_value(3);
     t->mutable_shape()->add_dim()->set_dim_value(4);
@@ -78,13 +80,13 @@ Model add_relu_model() {
   declare(g->add_input(), "b");
   declare(g->add_output(), "y");
   onnx::NodeProto* add = g->add_node();
-  add->set_op_type("Add");
+  add->set_op_type(binary);
   add->set_name("add");
   add->add_input("a");
   add->add_input("b");
   add->add_output("sum");
   onnx::NodeProto* relu = g->add_node();
-  relu->set_op_type("Relu");
+  relu->set_op_type(unary);
   relu->set_name("relu");
   relu->add_input("sum");
   relu->add_output("y");
@@ -102,6 +104,28 @@ TEST(ModelErrors, AddReluModelRuns) {  // the baseline the input errors below de
   std::vector<Tensor> y = session.run({{"a", ones({2, 3, 4})}, {"b", ones({2, 3, 4})}});
   ASSERT_EQ(y.size(), 1u);
   EXPECT_EQ(y[0].to(Device::cpu()).to_doubles(), std::vector<double>(24, 2.0));
+}
+
+// Older opsets: a model loads when each op has the same definition at its opset as at 13
+// (And and Cos are unchanged since opset 7), and is refused naming every op that changed
+// (Add and Relu gained bf16 in opset 13), with both versions.
+TEST(ModelErrors, OlderOpsets) {
+  Session session(add_relu_model(7, "And", "Not", onnx::TensorProto::BOOL));
+  std::vector<double> av(12), bv(12), want(12);
+  for (int i = 0; i < 12; ++i) {
+    av[i] = i % 2;
+    bv[i] = i % 3 == 0;
+    want[i] = !(av[i] != 0 && bv[i] != 0);
+  }
+  std::vector<Tensor> y = session.run({{"a", Tensor::from_values(av, {1, 3, 4}, DType::boolean)},
+                                       {"b", Tensor::from_values(bv, {1, 3, 4}, DType::boolean)}});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].to(Device::cpu()).to_doubles(), want);
+  expect_error<Unsupported>([] { add_relu_model(11); },
+                            {"opset 11", "supports opsets 13 to 17", "2 op(s)", "Add: opset 11 uses its version 7",
+                             "porta implements version 13", "Relu: opset 11 uses its version 6", "opset_version=17"});
+  expect_error<Unsupported>([] { add_relu_model(0); }, {"opset 0", "13 to 17"});
+  expect_error<Unsupported>([] { add_relu_model(18); }, {"opset 18", "13 to 17"});
 }
 
 TEST(ModelErrors, MissingFile) {
