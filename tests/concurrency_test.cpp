@@ -15,6 +15,9 @@
 
 #include "tests/model_fixtures.hpp"
 #include "tests/test_util.hpp"
+#if PORTA_TEST_VULKAN
+#include "backends/vulkan/vk_validation.hpp"
+#endif
 
 namespace porta::test {
 namespace {
@@ -28,6 +31,16 @@ std::vector<Device> stress_devices() {
   std::vector<Device> out{Device::cpu()};
   if (find_backend(DeviceType::vulkan)) out.push_back(Device::parse("vulkan:0"));
   return out;
+}
+
+// With PORTA_VULKAN_VALIDATION=1 (every ctest run sets it), the layer with synchronization
+// validation watches every Vulkan call of these tests; whatever it reported fails the test.
+// (tests/vulkan_test.cpp also fails the test on each report, when it is in the binary.)
+void expect_no_validation_errors() {
+#if PORTA_TEST_VULKAN
+  if (!find_backend(DeviceType::vulkan)) return;
+  for (const std::string& e : vk::take_validation_errors()) ADD_FAILURE() << "Vulkan validation: " << e;
+#endif
 }
 
 // Runs `body(thread_index)` on `n` threads started together; rethrows nothing (bodies report
@@ -47,6 +60,7 @@ void on_threads(int n, F body) {
       }
     });
   for (auto& th : threads) th.join();
+  expect_no_validation_errors();
 }
 
 TEST(Concurrency, RegistryAndDispatcherFromManyThreads) {
