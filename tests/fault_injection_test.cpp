@@ -7,6 +7,7 @@
 //
 // On Vulkan the cached memory blocks are freed before each step, so the suballocator's own
 // block allocations are among the points swept.
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -142,6 +143,39 @@ TEST(FaultInjection, CnnCpu) { sweep("cnn", Device::cpu()); }
 TEST(FaultInjection, TransformerCpu) { sweep("transformer", Device::cpu()); }
 TEST(FaultInjection, CnnVulkan0) { sweep("cnn", Device::parse("vulkan:0")); }
 TEST(FaultInjection, TransformerVulkan0) { sweep("transformer", Device::parse("vulkan:0")); }
+
+#if PORTA_TEST_VULKAN
+// The staging buffer is made by the first copy to a Vulkan device in a process, before any
+// sweep can start; a fresh process (a death-test child) reaches it: the third allocation of the
+// first upload (tensor, memory block, staging buffer) fails, then the upload works.
+int staging_fault_child() {
+  const Device d = Device::parse("vulkan:0");
+  Tensor host = Tensor::from_values({1, 2, 3, 4}, {4}, DType::f32);
+  for (long n = 1; n <= 8; ++n) {
+    detail::set_fault_allocation(n);
+    try {
+      host.to(d);
+      detail::set_fault_allocation(0);
+      std::cerr << "upload #" << n << " succeeded before the staging buffer failed\n";
+      return 1;
+    } catch (const OutOfMemory& e) {
+      detail::set_fault_allocation(0);
+      if (std::string(e.what()).find("staging buffer") == std::string::npos) continue;
+      std::vector<double> back = host.to(d).to(Device::cpu()).to_doubles();
+      if (back != std::vector<double>{1, 2, 3, 4} || detail::live_bytes(d) != 0) return 2;
+      std::cerr << "staging fault: ok at allocation #" << n << ": " << e.what() << "\n";
+      return 0;
+    }
+  }
+  return 3;
+}
+
+TEST(FaultInjection, VulkanStagingBufferFailureIsOutOfMemory) {
+  if (!find_backend(DeviceType::vulkan)) GTEST_SKIP() << "vulkan backend not built";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(staging_fault_child()), ::testing::ExitedWithCode(0), "staging fault: ok");
+}
+#endif
 
 // The environment setting is read on reload and counts from there.
 TEST(FaultInjection, EnvironmentSettingFailsTheNthAllocation) {
