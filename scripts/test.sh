@@ -18,7 +18,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/ubsan.supp"
 elif [[ "${1:-}" == "--tsan" ]]; then
   BUILD="$ROOT/build-tsan"
-  PORTA_BUILD_TYPE=RelWithDebInfo bash "$ROOT/scripts/build.sh" "$BUILD" -DPORTA_TSAN=ON \
+  PORTA_BUILD_TYPE=RelWithDebInfo PORTA_BUILD_TARGETS=porta_tests bash "$ROOT/scripts/build.sh" "$BUILD" -DPORTA_TSAN=ON \
     -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF -DPORTA_BACKENDS="${PORTA_SANITIZE_BACKENDS:-cpu;vulkan}"
   # halt_on_error: the first report fails the test. libgomp is not built with TSan, so its
   # barriers are invisible to it: one OpenMP thread per team keeps its threads out of the run.
