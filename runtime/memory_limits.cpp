@@ -2,6 +2,7 @@
 #include "runtime/memory_limits.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -54,35 +55,64 @@ size_t parse_size(const std::string& text, const std::string& whole) {
   else if (unit == "GB") mult = 1e9;
   else
     throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT: unknown unit '", unit, "' in '", whole, "'"));
-  if (value < 0) throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT: negative size in '", whole, "'"));
-  return static_cast<size_t>(value * mult);
+  double bytes = value * mult;
+  if (!std::isfinite(bytes) || bytes < 0 || bytes >= 9.2e18)
+    throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT: size '", text, "' in '", whole,
+                              "' is not a byte count porta can use"));
+  if (static_cast<size_t>(bytes) == 0)
+    throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT: size '", text, "' in '", whole,
+                              "' is zero bytes; leave a device out to give it no limit"));
+  return static_cast<size_t>(bytes);
 }
 
+// Parses both settings before changing anything, so a malformed one leaves `loaded` false and
+// every later allocation reports it again instead of running with half a setting.
 void load_locked(State& s) {
-  s.loaded = true;
-  for (auto& [d, a] : s.accounts) a.limit = 0;
+  s.loaded = false;
+  long fault_at = s.fault_at;
   if (const char* f = std::getenv("PORTA_FAULT_ALLOC")) {
-    s.fault_at = std::atol(f);
+    std::string text = f;
+    char* end = nullptr;
+    long n = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || n < 0)
+      throw InvalidArgument(str("[memory] PORTA_FAULT_ALLOC='", text,
+                                "' should be a count of allocations (1 = the first fails, 0 = off)"));
+    fault_at = n;
+  }
+  std::unordered_map<Device, size_t> limits;
+  if (const char* env = std::getenv("PORTA_MEMORY_LIMIT")) {
+    std::string whole = env, item;
+    size_t start = 0;
+    while (start <= whole.size()) {
+      size_t comma = whole.find(',', start);
+      item = whole.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? whole.size() + 1 : comma + 1;
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (item.empty()) continue;
+      size_t last = item.rfind(':');
+      if (last == std::string::npos)
+        throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT entry '", item,
+                                  "' should be DEVICE:SIZE, e.g. cpu:2GiB or vulkan:0:512MiB"));
+      Device d;
+      try {
+        d = Device::parse(item.substr(0, last));
+      } catch (const Error& e) {
+        throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT entry '", item, "': ", e.what()));
+      }
+      if (limits.count(d))
+        throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT names ", d.str(), " twice in '", whole, "'"));
+      limits[d] = parse_size(item.substr(last + 1), whole);
+    }
+  }
+  for (auto& [d, a] : s.accounts) a.limit = 0;
+  for (auto& [d, limit] : limits) s.accounts[d].limit = limit;
+  if (std::getenv("PORTA_FAULT_ALLOC")) {
+    s.fault_at = fault_at;
     s.counter = 0;
   }
-  const char* env = std::getenv("PORTA_MEMORY_LIMIT");
-  if (!env) return;
-  std::string whole = env, item;
-  size_t start = 0;
-  while (start <= whole.size()) {
-    size_t comma = whole.find(',', start);
-    item = whole.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? whole.size() + 1 : comma + 1;
-    if (item.empty()) continue;
-    size_t last = item.rfind(':');
-    if (last == std::string::npos)
-      throw InvalidArgument(str("[memory] PORTA_MEMORY_LIMIT entry '", item,
-                                "' should be DEVICE:SIZE, e.g. cpu:2GiB or vulkan:0:512MiB"));
-    Device d = Device::parse(item.substr(0, last));
-    s.accounts[d].limit = parse_size(item.substr(last + 1), whole);
-  }
+  s.loaded = true;
 }
-
 
 }  // namespace
 
@@ -91,15 +121,30 @@ void check_allocation(Device device, size_t bytes) {
   std::lock_guard lock(s.mutex);
   if (!s.loaded) load_locked(s);
   DeviceAccount& a = s.accounts[device];
-  if (s.fault_at > 0 && ++s.counter == s.fault_at)
+  if (++s.counter == s.fault_at)
     throw OutOfMemory(str("[memory] injected allocation failure #", s.fault_at, " on ",
                           device.str(), ": requested ", bytes, " bytes (PORTA_FAULT_ALLOC)"));
   if (a.limit && a.live + bytes > a.limit)
     throw OutOfMemory(str("[memory] ", device.str(), ": requested ", bytes, " bytes, ",
-                          a.limit - a.live, " of the ", a.limit,
-                          "-byte limit free (PORTA_MEMORY_LIMIT)"));
+                          a.limit > a.live ? a.limit - a.live : 0, " bytes available of the ",
+                          a.limit, "-byte limit (PORTA_MEMORY_LIMIT)"));
   a.live += bytes;
   if (a.live > a.peak) a.peak = a.live;
+}
+
+void check_fault(Device device, size_t bytes, const char* what) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.loaded) load_locked(s);
+  if (++s.counter == s.fault_at)
+    throw OutOfMemory(str("[memory] injected allocation failure #", s.fault_at, " on ", device.str(),
+                          ": requested ", bytes, " bytes for ", what, " (PORTA_FAULT_ALLOC)"));
+}
+
+long allocation_count() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.counter;
 }
 
 void note_failed(Device device, size_t bytes) { note_free(device, bytes); }

@@ -81,6 +81,11 @@ void check_shape(const ValueDesc& d, const Shape& got) {
                          " (? = any), got ", shape_str(got)));
 }
 
+// "node 'conv1' (Conv)": how errors name the step that raised them.
+std::string node_label(const detail::Step& step) {
+  return step.op.empty() ? str("node '", step.name, "'") : str("node '", step.name, "' (", step.op, ")");
+}
+
 void allocate_buffers(detail::Plan& plan) {
   if (plan.allocated) return;
   for (auto& b : plan.buffers)
@@ -193,7 +198,11 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
                            dtype_name(t.dtype())));
     check_shape(d, t.shape());
     shapes.push_back(t.shape());
-    bound.push_back(t.to(device).contiguous());
+    try {
+      bound.push_back(t.to(device).contiguous());
+    } catch (...) {
+      detail::rethrow_with_context(str("input '", d.name, "' to ", device.str()));
+    }
   }
   std::vector<Tensor> host(descs.size());
   for (size_t k = 0; k < descs.size(); ++k)
@@ -213,9 +222,17 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
 
   Backend* batch_backend = nullptr;
   Device batch_device;
+  std::string batch_last;  // the last node recorded into the open batch
+  // Ending a batch submits it: a device error there names the batch's last node.
   auto end_batch = [&] {
-    if (batch_backend) batch_backend->end_batch(batch_device.index);
+    if (!batch_backend) return;
+    Backend* backend = batch_backend;
     batch_backend = nullptr;
+    try {
+      backend->end_batch(batch_device.index);
+    } catch (...) {
+      detail::rethrow_with_context(str("batch ending at ", batch_last));
+    }
   };
   try {
     for (auto& step : plan.steps) {
@@ -263,8 +280,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
           }
         }
       } catch (...) {
-        detail::rethrow_with_context(str("node '", step.name, "'"));
+        detail::rethrow_with_context(node_label(step));
       }
+      if (batch_backend) batch_last = node_label(step);
       if (profiling) {
         double us;
         if (timer) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds porta into a build folder.
-# Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
+# Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]   (PORTA_JOBS, PORTA_BUILD_TARGETS)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -14,4 +14,6 @@ if command -v ccache >/dev/null 2>&1; then
   ccache --max-size=8G >/dev/null 2>&1 || true
 fi
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${PORTA_BUILD_TYPE:-Release}" "${LAUNCHER[@]}" "$@"
-cmake --build "$BUILD" -j "${PORTA_JOBS:-$(nproc)}"
+# PORTA_BUILD_TARGETS: build only these targets (the TSan run needs the library and porta_tests).
+# shellcheck disable=SC2086
+cmake --build "$BUILD" -j "${PORTA_JOBS:-$(nproc)}" ${PORTA_BUILD_TARGETS:+--target $PORTA_BUILD_TARGETS}

@@ -2,9 +2,13 @@
 # Installs dependencies, builds, and runs the whole test suite with ctest.
 # Usage: scripts/test.sh            normal (Release) build in build/
 #        scripts/test.sh --sanitize AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+#        scripts/test.sh --tsan     ThreadSanitizer build in build-tsan/: the threaded suites only
+#                                   (Concurrency.*, Dispatch.*; see tests/CMakeLists.txt)
+# The sanitizer option settings are the ones CMakePresets.json's test presets use.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
+CTEST_ARGS=()
 if [[ "${1:-}" == "--sanitize" ]]; then
   BUILD="$ROOT/build-asan"
   PORTA_BUILD_TYPE=RelWithDebInfo bash "$ROOT/scripts/build.sh" "$BUILD" -DPORTA_SANITIZE=ON \
@@ -12,6 +16,15 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/asan.supp"
   export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/scripts/sanitizers/ubsan.supp"
+elif [[ "${1:-}" == "--tsan" ]]; then
+  BUILD="$ROOT/build-tsan"
+  PORTA_BUILD_TYPE=RelWithDebInfo PORTA_BUILD_TARGETS=porta_tests bash "$ROOT/scripts/build.sh" "$BUILD" -DPORTA_TSAN=ON \
+    -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF -DPORTA_BACKENDS="${PORTA_SANITIZE_BACKENDS:-cpu;vulkan}"
+  # halt_on_error: the first report fails the test. libgomp is not built with TSan, so its
+  # barriers are invisible to it: one OpenMP thread per team keeps its threads out of the run.
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/sanitizers/tsan.supp"
+  export OMP_NUM_THREADS=1
+  CTEST_ARGS=(-R "^(Concurrency|Dispatch|Tensor)$")
 else
   BUILD="$ROOT/build"
   # PORTA_CMAKE_ARGS: extra configure arguments (CI narrows the GPU architectures with it).
@@ -19,4 +32,4 @@ else
   bash "$ROOT/scripts/build.sh" "$BUILD" ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
-ctest --output-on-failure -j "${PORTA_TEST_JOBS:-$(nproc)}" --timeout 900
+ctest --output-on-failure -j "${PORTA_TEST_JOBS:-$(nproc)}" --timeout 900 "${CTEST_ARGS[@]}"

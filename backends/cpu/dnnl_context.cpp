@@ -5,6 +5,7 @@
 
 #include <list>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "porta/error.hpp"
@@ -94,9 +95,15 @@ std::shared_ptr<void> cached_primitive(const std::string& key0,
                                        const std::function<std::shared_ptr<void>()>& make) {
   // oneDNN sizes some primitives for the thread count current at creation, and porta runs
   // small calls on one thread (kernels/cpu/thread_policy.hpp): keep one entry per count.
+  // oneDNN as Debian builds it (DNNL_ENABLE_CONCURRENT_EXEC=OFF) shares one scratchpad per
+  // thread among primitives, so a primitive must run on the thread that created it: entries
+  // are per thread too (concurrent sessions otherwise corrupted each other's convolutions,
+  // tests/concurrency_test.cpp).
   std::string key = key0;
   key += "|threads=";
   key += std::to_string(omp_get_max_threads());
+  key += "|creator=";
+  key += std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   Cache& c = cache();
   {
     std::lock_guard lock(c.mutex);

@@ -20,7 +20,13 @@ class TimestampTimer final : public Timer {
   explicit TimestampTimer(Context& ctx) : ctx_(ctx), pool_(ctx.create_query_pool(2)) {}
   ~TimestampTimer() override {
     std::lock_guard lock(ctx_.mutex);
-    if (recorded_) ctx_.flush(true);  // the pool may be in use by submitted work
+    try {
+      if (recorded_) ctx_.flush(true);  // the pool may be in use by submitted work
+    } catch (...) {
+      // A lost device: the error was reported where the work was submitted; a destructor
+      // must not throw (that would terminate the process).
+      if (!ctx_.lost()) return;  // still in use by work we could not wait for: leak the pool
+    }
     vkDestroyQueryPool(ctx_.device(), pool_, nullptr);
   }
   void start() override {

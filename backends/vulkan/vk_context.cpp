@@ -3,11 +3,100 @@
 #include "backends/vulkan/vk_context.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <mutex>
 
+#include "backends/vulkan/vk_validation.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 
 namespace porta::vk {
+
+// ---- simulated device loss (test hook, vk_validation.hpp) -------------------------------------
+
+namespace {
+struct LossInjection {
+  std::mutex mutex;
+  long at = 0, count = 0;  // the at-th event from the last setting is lost; 0 = off
+  LossPoint where = LossPoint::submit;
+  bool env_read = false;
+};
+LossInjection& loss_injection() {
+  static LossInjection* s = new LossInjection();  // leaked: used by contexts during exit
+  return *s;
+}
+// True when this event (a submit or a fence wait) is the one to report as a device loss.
+bool simulate_loss(LossPoint point) {
+  LossInjection& s = loss_injection();
+  std::lock_guard lock(s.mutex);
+  if (!s.env_read) {
+    s.env_read = true;
+    if (const char* env = std::getenv("PORTA_VULKAN_DEVICE_LOST")) {
+      std::string text = env;
+      size_t colon = text.find(':');
+      std::string kind = text.substr(0, colon);
+      long n = colon == std::string::npos ? 0 : std::atol(text.c_str() + colon + 1);
+      if ((kind != "submit" && kind != "wait") || n <= 0)
+        throw InvalidArgument(str("[vulkan] PORTA_VULKAN_DEVICE_LOST='", text,
+                                  "' should be submit:N or wait:N with N >= 1"));
+      s.where = kind == "submit" ? LossPoint::submit : LossPoint::fence_wait;
+      s.at = n;
+      s.count = 0;
+    }
+  }
+  if (s.at <= 0 || s.where != point) return false;
+  return ++s.count == s.at;
+}
+}  // namespace
+
+void inject_device_loss(long n, LossPoint where) {
+  LossInjection& s = loss_injection();
+  std::lock_guard lock(s.mutex);
+  s.env_read = true;
+  s.at = n;
+  s.count = 0;
+  s.where = where;
+}
+
+bool device_lost(int index) {
+  Context& c = context(index);
+  std::lock_guard lock(c.mutex);
+  return c.lost();
+}
+
+bool forget_simulated_loss(int index) {
+  Context& c = context(index);
+  std::lock_guard lock(c.mutex);
+  return c.forget_simulated_loss();
+}
+
+void Context::ensure_usable(const char* doing) const {
+  if (lost_.empty()) return;
+  throw BackendError(str("[", label(), "] device lost (", lost_, "); cannot ", doing,
+                         ": a lost Vulkan device stays unusable for the rest of this process"));
+}
+
+bool Context::forget_simulated_loss() {
+  if (lost_.empty()) return true;
+  if (!lost_simulated_) return false;
+  lost_.clear();
+  lost_simulated_ = false;
+  return true;
+}
+
+void Context::fail_lost(const char* call, bool simulated) {
+  lost_ = str(call, " answered VK_ERROR_DEVICE_LOST", simulated ? ", simulated" : "");
+  lost_simulated_ = simulated;
+  throw BackendError(str("[", label(), "] device lost: ", lost_,
+                         "; porta refuses further work on this device in this process"));
+}
+
+void Context::wait_fence(VkFence fence) {
+  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
+  if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkWaitForFences", false);
+  check(r, "vkWaitForFences", label());
+  if (simulate_loss(LossPoint::fence_wait)) fail_lost("vkWaitForFences", true);
+}
 
 static uint32_t find_memory_type(VkPhysicalDevice pd, VkMemoryPropertyFlags want,
                                  VkMemoryPropertyFlags prefer) {
@@ -104,6 +193,7 @@ void Context::full_barrier(VkCommandBuffer cmd) {
 }
 
 VkCommandBuffer Context::command_buffer() {
+  ensure_usable("record work");
   if (current_) return current_;
   retire(false);
   if (free_cmds_.empty()) {
@@ -178,9 +268,11 @@ void Context::retire(bool wait_all) {
   while (!in_flight_.empty()) {
     Submitted& s = in_flight_.front();
     if (wait_all) {
-      check(vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences", label());
-    } else if (vkGetFenceStatus(device_, s.fence) != VK_SUCCESS) {
-      break;
+      wait_fence(s.fence);
+    } else {
+      VkResult status = vkGetFenceStatus(device_, s.fence);
+      if (status == VK_ERROR_DEVICE_LOST) fail_lost("vkGetFenceStatus", false);
+      if (status != VK_SUCCESS) break;
     }
     vkResetFences(device_, 1, &s.fence);
     vkResetCommandBuffer(s.cmd, 0);
@@ -191,6 +283,7 @@ void Context::retire(bool wait_all) {
 }
 
 void Context::flush(bool wait) {
+  ensure_usable("submit work");
   if (current_) {
     check(vkEndCommandBuffer(current_), "vkEndCommandBuffer", label());
     VkFence fence;
@@ -204,16 +297,25 @@ void Context::flush(bool wait) {
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &current_;
-    VkResult r = vkQueueSubmit(queue_, 1, &submit, fence);
-    in_flight_.push_back({current_, fence});
+    bool simulated = simulate_loss(LossPoint::submit);
+    VkResult r = simulated ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &submit, fence);
+    VkCommandBuffer cmd = current_;
     current_ = VK_NULL_HANDLE;
     since_barrier_.clear();
-    check(r, "vkQueueSubmit", label());
-    // Bound the work in flight so recording never runs far ahead of the device.
-    if (in_flight_.size() > 4) {
-      Submitted& s = in_flight_.front();
-      check(vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences", label());
+    if (r != VK_SUCCESS) {
+      // Nothing was queued: the command buffer and fence can be reused (on a real loss they
+      // are left alone; the device is never used again).
+      if (r != VK_ERROR_DEVICE_LOST || simulated) {
+        vkResetCommandBuffer(cmd, 0);
+        free_cmds_.push_back(cmd);
+        free_fences_.push_back(fence);
+      }
+      if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkQueueSubmit", simulated);
+      check(r, "vkQueueSubmit", label());
     }
+    in_flight_.push_back({cmd, fence});
+    // Bound the work in flight so recording never runs far ahead of the device.
+    if (in_flight_.size() > 4) wait_fence(in_flight_.front().fence);
   }
   retire(wait);
 }

@@ -99,6 +99,8 @@ class Context {
   void release(Buffer* buffer) noexcept;
   size_t allocated_bytes() const { return device_bytes_; }
   size_t free_cached_bytes() const;
+  /// Frees unused blocks (after waiting for submitted work).
+  void release_cached() { trim_cache(); }
 
   // ---- copies (vk_copies.cpp) ----
   void upload(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
@@ -126,6 +128,14 @@ class Context {
   const Pipeline& pipeline(const std::string& shader, uint32_t bindings, uint32_t local_size,
                            const std::vector<int32_t>& spec);
 
+  // ---- device loss ----
+  /// Throws BackendError when the device reported VK_ERROR_DEVICE_LOST; `doing` names the
+  /// operation refused.
+  void ensure_usable(const char* doing) const;
+  bool lost() const { return !lost_.empty(); }
+  /// Clears a simulated loss (test hook); false when the loss was real.
+  bool forget_simulated_loss();
+
   // ---- timestamps ----
   VkQueryPool create_query_pool(uint32_t count);
   VkDevice device() const { return device_; }
@@ -140,8 +150,14 @@ class Context {
   void trim_cache();
   VkDeviceSize carve(Block* block, VkDeviceSize size);
   void ensure_staging(VkDeviceSize bytes);
+  void upload_chunks(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
+  void download_chunks(void* dst, Buffer* src, size_t src_offset, size_t bytes);
   void retire(bool wait_all);
   void full_barrier(VkCommandBuffer cmd);
+  /// Waits for one fence; a (real or simulated) device loss marks the context lost and throws.
+  void wait_fence(VkFence fence);
+  /// Marks the context lost and throws the BackendError for `call`.
+  [[noreturn]] void fail_lost(const char* call, bool simulated);
   VkDescriptorSetLayout set_layout(uint32_t bindings);
 
   VkPhysicalDevice physical_;
@@ -171,6 +187,9 @@ class Context {
   std::deque<Submitted> in_flight_;
   std::vector<VkCommandBuffer> free_cmds_;
   std::vector<VkFence> free_fences_;
+  // device loss: what reported it ("" = not lost), and whether it was simulated
+  std::string lost_;
+  bool lost_simulated_ = false;
 
   // pipelines
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;

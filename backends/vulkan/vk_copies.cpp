@@ -6,6 +6,8 @@
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
+#include "runtime/eager.hpp"
+#include "runtime/memory_limits.hpp"
 
 namespace porta::vk {
 
@@ -20,6 +22,7 @@ void Context::ensure_staging(VkDeviceSize bytes) {
     vkFreeMemory(device_, staging_memory_, nullptr);
     staging_buffer_ = VK_NULL_HANDLE;
   }
+  detail::check_fault(Device{DeviceType::vulkan, index_}, bytes, "the staging buffer");
   VkBufferCreateInfo binfo{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   binfo.size = bytes;
   binfo.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -45,6 +48,14 @@ void Context::upload(Buffer* dst, size_t dst_offset, const void* src, size_t byt
   if (dst_offset + bytes > dst->size)
     throw InvalidArgument(str("[", label(), "] upload of ", bytes, " bytes at ", dst_offset,
                               " overruns a buffer of ", dst->size));
+  try {
+    upload_chunks(dst, dst_offset, src, bytes);
+  } catch (...) {
+    detail::rethrow_with_context(str("copy of ", bytes, " bytes from host"));
+  }
+}
+
+void Context::upload_chunks(Buffer* dst, size_t dst_offset, const void* src, size_t bytes) {
   ensure_staging(kStagingBytes);
   const char* p = static_cast<const char*>(src);
   for (size_t done = 0; done < bytes;) {
@@ -65,6 +76,14 @@ void Context::download(void* dst, Buffer* src, size_t src_offset, size_t bytes) 
   if (src_offset + bytes > src->size)
     throw InvalidArgument(str("[", label(), "] download of ", bytes, " bytes at ", src_offset,
                               " overruns a buffer of ", src->size));
+  try {
+    download_chunks(dst, src, src_offset, bytes);
+  } catch (...) {
+    detail::rethrow_with_context(str("copy of ", bytes, " bytes to host"));
+  }
+}
+
+void Context::download_chunks(void* dst, Buffer* src, size_t src_offset, size_t bytes) {
   ensure_staging(kStagingBytes);
   char* p = static_cast<char*>(dst);
   for (size_t done = 0; done < bytes;) {

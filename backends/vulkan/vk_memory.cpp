@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "backends/vulkan/vk_context.hpp"
+#include "backends/vulkan/vk_validation.hpp"
 #include "porta/error.hpp"
+#include "runtime/memory_limits.hpp"
 #include "porta/util.hpp"
 
 namespace porta::vk {
@@ -24,6 +26,9 @@ Block* Context::new_block(VkDeviceSize size, bool dedicated) {
   }
   if (caps_.max_allocation && size > caps_.max_allocation)
     throw out_of_memory(str("; the device's largest single allocation is ", caps_.max_allocation).c_str());
+  // PORTA_FAULT_ALLOC counts blocks too, so the sweep also fails the suballocator itself.
+  detail::check_fault(Device{DeviceType::vulkan, index_}, size,
+                      dedicated ? "a dedicated memory block" : "a suballocator memory block");
   auto block = std::make_unique<Block>();
   block->size = size;
   block->dedicated = dedicated;
@@ -72,6 +77,12 @@ void Context::trim_cache() {
   for (Block* b : unused) destroy_block(b);
 }
 
+void release_cached_memory(int index) {
+  Context& c = context(index);
+  std::lock_guard lock(c.mutex);
+  c.release_cached();
+}
+
 size_t Context::free_cached_bytes() const {
   size_t n = 0;
   for (auto& b : blocks_) n += b->size - b->used;
@@ -92,6 +103,7 @@ VkDeviceSize Context::carve(Block* block, VkDeviceSize size) {
 
 Buffer* Context::allocate(size_t bytes) {
   std::lock_guard lock(mutex);
+  ensure_usable("allocate memory");
   // Every allocation is a multiple of the binding alignment, so every tensor starts aligned.
   VkDeviceSize alignment = std::max<VkDeviceSize>(caps_.storage_alignment, 256);
   VkDeviceSize size = align_up(std::max<size_t>(bytes, 16), alignment);

@@ -26,4 +26,20 @@ void set_subgroup_reductions(bool enabled);
 /// Test hook: when false, Conv uses the direct kernel instead of the implicit GEMM. Default true.
 void set_conv_implicit_gemm(bool enabled);
 
+/// Test hook: frees the device's unused cached memory blocks (waiting for its work first), so
+/// the next allocations create blocks again (the fault-injection sweep counts them).
+void release_cached_memory(int index);
+/// Where a simulated device loss strikes.
+enum class LossPoint { submit, fence_wait };
+/// Test hook: the n-th vkQueueSubmit (or vkWaitForFences, after really waiting) from now, on
+/// any Vulkan device, reports VK_ERROR_DEVICE_LOST; 0 turns it off. The environment setting
+/// PORTA_VULKAN_DEVICE_LOST=submit:N or wait:N does the same from the first Vulkan use. A device
+/// that reported a loss, simulated or real, refuses all later work with a BackendError.
+void inject_device_loss(long n, LossPoint where);
+/// True when device `index` reported VK_ERROR_DEVICE_LOST.
+bool device_lost(int index);
+/// Test hook: makes device `index` usable again after a *simulated* loss (the real device was
+/// never lost). Returns false, changing nothing, when the loss was real.
+bool forget_simulated_loss(int index);
+
 }  // namespace porta::vk
