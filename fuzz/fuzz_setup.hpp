@@ -1,0 +1,52 @@
+// porta fuzz — what every target sets up before its first input: bounded memory, one thread,
+// and a folder with an external-data file that ONNX tensors may point into.
+#pragma once
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace porta::fuzz {
+
+/// Size of the external-data file "weights.bin" in external_data_dir().
+constexpr size_t kExternalBytes = 4096;
+
+/// Caps porta's cpu allocations (a tiny model may legitimately ask for gigabytes; porta must
+/// then refuse with OutOfMemory, which PORTA_MEMORY_LIMIT makes testable) and keeps oneDNN /
+/// OpenMP on one thread, so that runs are reproducible and share the machine politely.
+/// Values already in the environment win.
+inline void limit_resources() {
+  setenv("PORTA_MEMORY_LIMIT", "cpu:64MiB", 0);
+  setenv("OMP_NUM_THREADS", "1", 0);
+}
+
+/// A folder holding weights.bin (kExternalBytes of a fixed pattern), created once; ONNX
+/// external-data entries in fuzzed inputs resolve against it.
+inline std::string external_data_dir() {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "porta_fuzz_external_data";
+  fs::path file = dir / "weights.bin";
+  std::error_code ec;
+  if (fs::file_size(file, ec) == kExternalBytes && !ec) return dir.string();
+  fs::create_directories(dir, ec);
+  // Written aside and renamed: several fuzzers may start at once.
+  fs::path tmp = dir / ("weights.bin.tmp" + std::to_string(getpid()));
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    for (size_t i = 0; i < kExternalBytes; ++i) f.put(static_cast<char>((i * 37 + 11) & 0xff));
+  }
+  fs::rename(tmp, file, ec);
+  return dir.string();
+}
+
+/// With PORTA_FUZZ_VERBOSE set, prints why an input was refused (for reading a replay).
+inline void note_refusal(const std::exception& e) {
+  static const bool verbose = std::getenv("PORTA_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "  refused: %s\n", e.what());
+}
+
+}  // namespace porta::fuzz
