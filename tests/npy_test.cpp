@@ -52,5 +52,21 @@ TEST(Npy, MalformedInputs) {
   EXPECT_THROW(parse(neg), InvalidArgument);
 }
 
+// Headers that the npy fuzz target found crashing (std::out_of_range escaping the parser;
+// signed overflow of the strides of an empty array); they are refused with InvalidArgument.
+TEST(Npy, MalformedHeadersFromFuzzing) {
+  auto parse_header = [](const std::string& dict) {
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size()) + '\0' + dict;
+    return parse_npy(bytes.data(), bytes.size(), "test");
+  };
+  auto with_shape = [](const std::string& shape) {
+    return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  };
+  EXPECT_EQ(parse_header(with_shape("(0, 3)")).shape(), Shape({0, 3}));
+  EXPECT_THROW(parse_header(with_shape("")), InvalidArgument);
+  EXPECT_THROW(parse_header(with_shape("7")), InvalidArgument);
+  EXPECT_THROW(parse_header(with_shape("(0, 999999999999999999, 999999999999999999)")), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace porta::test
