@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "porta/tensor.hpp"
+
 namespace porta::fuzz {
 
 /// Size of the external-data file "weights.bin" in external_data_dir().
@@ -41,6 +43,18 @@ inline std::string external_data_dir() {
   }
   fs::rename(tmp, file, ec);
   return dir.string();
+}
+
+/// What every tensor porta accepted from a file must satisfy: on the cpu, as many bytes as its
+/// shape and dtype say, and bools stored as 0 or 1. Traps (a crash libFuzzer reports) if not.
+inline void check_accepted(const porta::Tensor& t) {
+  if (t.device() != porta::Device::cpu() || t.nbytes() != static_cast<size_t>(t.numel()) * porta::dtype_size(t.dtype()))
+    __builtin_trap();
+  if (t.dtype() == porta::DType::boolean) {
+    const auto* b = static_cast<const unsigned char*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (b[i] > 1) __builtin_trap();
+  }
 }
 
 /// With PORTA_FUZZ_VERBOSE set, prints why an input was refused (for reading a replay).

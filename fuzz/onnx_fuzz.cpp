@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::map<std::string, porta::Tensor> inputs;
     if (!make_inputs(model, inputs)) return 0;
     porta::Session session(model);
-    session.run(inputs);
+    for (const porta::Tensor& out : session.run(inputs)) porta::fuzz::check_accepted(out);
   } catch (const porta::Error& e) {
     // Refusing a malformed or unsupported model with a porta error is the expected outcome.
     porta::fuzz::note_refusal(e);

@@ -121,7 +121,12 @@ Tensor parse_npy(const void* data, size_t size, const std::string& what) {
     throw InvalidArgument(str("[npy] ", what, ": shape ", shape_str(shape), " of ",
                               dtype_name(descr.dtype), " needs ", static_cast<uint64_t>(n) * elem,
                               " bytes, file holds ", available));
-  return Tensor::from_host(p + header_start + header_len, shape, descr.dtype);
+  Tensor t = Tensor::from_host(p + header_start + header_len, shape, descr.dtype);
+  if (descr.dtype == DType::boolean) {  // any byte may be in the file; a C++ bool is 0 or 1
+    auto* b = static_cast<unsigned char*>(t.raw_data());
+    for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+  }
+  return t;
 }
 
 Tensor read_npy(const std::string& path) {

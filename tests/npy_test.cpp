@@ -68,5 +68,16 @@ TEST(Npy, MalformedHeadersFromFuzzing) {
   EXPECT_THROW(parse_header(with_shape("(0, 999999999999999999, 999999999999999999)")), InvalidArgument);
 }
 
+// A .npy bool array may hold any byte; porta stores bools as 0 or 1.
+TEST(Npy, BoolBytesAreNormalized) {
+  std::string dict = "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size()) + '\0' + dict + std::string("\x00\x02\xff", 3);
+  Tensor t = parse_npy(bytes.data(), bytes.size(), "test");
+  const auto* b = static_cast<const unsigned char*>(t.raw_data());
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[1], 1);
+  EXPECT_EQ(b[2], 1);
+}
+
 }  // namespace
 }  // namespace porta::test
