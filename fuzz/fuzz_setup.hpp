@@ -1,5 +1,5 @@
-// porta fuzz — what every target sets up before its first input: bounded memory, one thread,
-// and a folder with an external-data file that ONNX tensors may point into.
+// porta fuzz — what the targets share: bounded memory and one thread, a folder with an
+// external-data file that ONNX tensors may point into, and the checks on accepted tensors.
 #pragma once
 #include <unistd.h>
 

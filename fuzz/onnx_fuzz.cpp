@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "fuzz/fuzz_setup.hpp"
 #include "porta/error.hpp"
