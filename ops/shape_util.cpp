@@ -68,7 +68,8 @@ Shape reshape_target(const Shape& in, const std::vector<int64_t>& spec, bool all
     }
     has_zero |= v == 0;
     out[i] = v;
-    known *= v;
+    if (__builtin_mul_overflow(known, v, &known))
+      throw ShapeError(str("[", op, "] target ", ints_str(spec), " has more elements than int64 can count"));
   }
   int64_t n = shape_numel(in);
   if (infer_at >= 0) {

@@ -10,6 +10,13 @@
 
 namespace porta::bench {
 
+Json::Json() = default;
+Json::Json(const Json&) = default;
+Json::Json(Json&&) noexcept = default;
+Json& Json::operator=(const Json&) = default;
+Json& Json::operator=(Json&&) noexcept = default;
+Json::~Json() = default;
+
 const Json* Json::find(std::string_view key) const {
   for (auto& [k, v] : fields)
     if (k == key) return &v;

@@ -19,6 +19,15 @@ struct Json {
   std::vector<Json> items;                           ///< array elements
   std::vector<std::pair<std::string, Json>> fields;  ///< object members, in file order
 
+  // Defined in bench_json.cpp, where Json is complete: clang with libstdc++ 12 in C++20
+  // rejects the implicit ones, which instantiate ~vector<pair<string, Json>> inside the class.
+  Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+  ~Json();
+
   bool is(Kind k) const { return kind == k; }
   /// Member `key` of an object, or nullptr (also when this is not an object).
   const Json* find(std::string_view key) const;

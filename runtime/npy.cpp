@@ -58,10 +58,15 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
     return h.substr(p, e - p + 1);
   }
   size_t e = h.find_first_of(",}", p);
-  return h.substr(p, e == std::string::npos ? std::string::npos : e - p);
+  std::string value = h.substr(p, e == std::string::npos ? std::string::npos : e - p);
+  if (value.find_first_not_of(' ') == std::string::npos)
+    throw InvalidArgument(str("[npy] ", what, ": header has no value for '", key, "'"));
+  return value;
 }
 
 Shape parse_shape(const std::string& s, const std::string& what) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')')
+    throw InvalidArgument(str("[npy] ", what, ": shape '", s, "' is not a tuple such as (2, 3)"));
   Shape shape;
   std::string inner = s.substr(1, s.size() - 2);
   std::stringstream ss(inner);
@@ -104,14 +109,24 @@ Tensor parse_npy(const void* data, size_t size, const std::string& what) {
   if (fortran.find("True") != std::string::npos)
     throw InvalidArgument(str("[npy] ", what, ": Fortran-order arrays are not supported (save with C order)"));
   Shape shape = parse_shape(dict_value(h, "shape", what), what);
-  int64_t n = shape_numel(shape);
+  int64_t n;
+  try {
+    n = shape_numel(shape);
+  } catch (const ShapeError&) {
+    throw InvalidArgument(str("[npy] ", what, ": shape ", shape_str(shape), " is too large (its size overflows)"));
+  }
   size_t elem = dtype_size(descr.dtype);
   size_t available = size - header_start - header_len;
   if (static_cast<uint64_t>(n) > available / elem)
     throw InvalidArgument(str("[npy] ", what, ": shape ", shape_str(shape), " of ",
                               dtype_name(descr.dtype), " needs ", static_cast<uint64_t>(n) * elem,
                               " bytes, file holds ", available));
-  return Tensor::from_host(p + header_start + header_len, shape, descr.dtype);
+  Tensor t = Tensor::from_host(p + header_start + header_len, shape, descr.dtype);
+  if (descr.dtype == DType::boolean) {  // any byte may be in the file; a C++ bool is 0 or 1
+    auto* b = static_cast<unsigned char*>(t.raw_data());
+    for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+  }
+  return t;
 }
 
 Tensor read_npy(const std::string& path) {

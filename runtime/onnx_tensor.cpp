@@ -81,6 +81,16 @@ fs::path resolve_external(const std::string& location, const std::string& base_d
   return full;
 }
 
+// Bytes of a bool tensor read from a file may hold any value; C++ bool may only be 0 or 1
+// (reading another byte as bool is undefined), so they are made 0 or 1 at the boundary.
+Tensor normalize_bools(Tensor t) {
+  if (t.dtype() == DType::boolean) {
+    auto* b = static_cast<unsigned char*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+  }
+  return t;
+}
+
 template <typename T, typename Field>
 void copy_field(const Field& field, Tensor& t, int64_t n, const std::string& context, const char* name) {
   if (field.size() != n)
@@ -139,14 +149,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
     f.seekg(offset);
     f.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(bytes));
     if (!f) throw InvalidModel(str("[onnx] ", context, ": reading external data '", location, "' failed"));
-    return t;
+    return normalize_bools(std::move(t));
   }
 
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes)
       throw InvalidModel(str("[onnx] ", context, ": raw_data holds ", proto.raw_data().size(),
                              " bytes, shape ", shape_str(shape), " of ", dtype_name(dtype), " needs ", bytes));
-    return Tensor::from_host(proto.raw_data().data(), shape, dtype);
+    return normalize_bools(Tensor::from_host(proto.raw_data().data(), shape, dtype));
   }
   // Typed fields: checked against the shape before anything large is allocated.
   int64_t field_count = 0;

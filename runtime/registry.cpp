@@ -36,11 +36,14 @@ std::array<std::unique_ptr<Backend>, kNumDeviceTypes>& backends() {
   return *b;
 }
 
+// Names before the first optional one, plus one for a variadic one: as in ONNX, a variadic
+// input or output (Min, Max, Concat) takes one or more values.
 int count_required(const std::vector<std::string>& names) {
   int n = 0;
   for (auto& s : names) {
-    if (s.ends_with("?") || s.ends_with("...")) break;
+    if (s.ends_with("?")) break;
     ++n;
+    if (s.ends_with("...")) break;
   }
   return n;
 }

@@ -14,11 +14,15 @@
 namespace porta {
 
 int64_t shape_numel(const Shape& shape) {
-  int64_t n = 1;
+  // `span` multiplies the dimensions taken as at least 1, as contiguous strides do: a shape
+  // with a zero dimension holds no elements, yet (0, 2^40, 2^40) has no representable strides.
+  int64_t n = 1, span = 1;
   for (int64_t d : shape) {
     if (d < 0) throw ShapeError(str("[tensor] negative dimension in shape ", shape_str(shape)));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+    int64_t m = std::max<int64_t>(d, 1);
+    if (span > std::numeric_limits<int64_t>::max() / m)
       throw ShapeError(str("[tensor] element count of shape ", shape_str(shape), " overflows"));
+    span *= m;
     n *= d;
   }
   return n;

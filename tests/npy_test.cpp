@@ -52,5 +52,32 @@ TEST(Npy, MalformedInputs) {
   EXPECT_THROW(parse(neg), InvalidArgument);
 }
 
+// Headers that the npy fuzz target found crashing (std::out_of_range escaping the parser;
+// signed overflow of the strides of an empty array); they are refused with InvalidArgument.
+TEST(Npy, MalformedHeadersFromFuzzing) {
+  auto parse_header = [](const std::string& dict) {
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size()) + '\0' + dict;
+    return parse_npy(bytes.data(), bytes.size(), "test");
+  };
+  auto with_shape = [](const std::string& shape) {
+    return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  };
+  EXPECT_EQ(parse_header(with_shape("(0, 3)")).shape(), Shape({0, 3}));
+  EXPECT_THROW(parse_header(with_shape("")), InvalidArgument);
+  EXPECT_THROW(parse_header(with_shape("7")), InvalidArgument);
+  EXPECT_THROW(parse_header(with_shape("(0, 999999999999999999, 999999999999999999)")), InvalidArgument);
+}
+
+// A .npy bool array may hold any byte; porta stores bools as 0 or 1.
+TEST(Npy, BoolBytesAreNormalized) {
+  std::string dict = "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size()) + '\0' + dict + std::string("\x00\x02\xff", 3);
+  Tensor t = parse_npy(bytes.data(), bytes.size(), "test");
+  const auto* b = static_cast<const unsigned char*>(t.raw_data());
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[1], 1);
+  EXPECT_EQ(b[2], 1);
+}
+
 }  // namespace
 }  // namespace porta::test
