@@ -5,36 +5,13 @@
 #include <limits>
 
 #include "kernels/cpu/elementwise_cpu.hpp"
+#include "ops/int_pow.hpp"
 
 namespace porta::cpu {
 namespace {
 
-// Exact integer power by squaring in unsigned arithmetic (wraps on overflow).
-template <typename C>
-C int_pow(C base, int64_t e) {
-  if (e < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (e % 2 == 0) ? 1 : -1;
-    return 0;
-  }
-  using U = std::make_unsigned_t<C>;
-  U r = 1, b = static_cast<U>(base);
-  while (e > 0) {
-    if (e & 1) r = static_cast<U>(r * b);
-    b = static_cast<U>(b * b);
-    e >>= 1;
-  }
-  return static_cast<C>(r);
-}
-
-// Float -> integer as Cast does it: truncate, NaN -> 0, saturate to i64, wrap to C.
-template <typename C>
-C float_to_int(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775807.0) return static_cast<C>(std::numeric_limits<int64_t>::max());
-  if (v <= -9223372036854775808.0) return static_cast<C>(std::numeric_limits<int64_t>::min());
-  return static_cast<C>(static_cast<int64_t>(v));
-}
+using opdef::float_to_int;
+using opdef::int_pow;
 
 void pow_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);

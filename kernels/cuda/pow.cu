@@ -8,34 +8,13 @@
 #include <climits>
 
 #include "kernels/cuda/elementwise.cuh"
+#include "ops/int_pow.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
 
-template <typename C>
-__device__ C int_pow(C base, int64_t e) {
-  if (e < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (e % 2 == 0) ? 1 : -1;
-    return 0;
-  }
-  using U = std::make_unsigned_t<C>;
-  U r = 1, b = static_cast<U>(base);
-  while (e > 0) {
-    if (e & 1) r = static_cast<U>(r * b);
-    b = static_cast<U>(b * b);
-    e >>= 1;
-  }
-  return static_cast<C>(r);
-}
-
-template <typename C>
-__device__ C float_to_int(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775807.0) return static_cast<C>(LLONG_MAX);
-  if (v <= -9223372036854775808.0) return static_cast<C>(LLONG_MIN);
-  return static_cast<C>(static_cast<int64_t>(v));
-}
+using opdef::float_to_int;
+using opdef::int_pow;
 
 template <typename T, typename E>
 __device__ __forceinline__ T pow_one(T x, E y) {
