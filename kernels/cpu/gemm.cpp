@@ -134,18 +134,15 @@ bool small_gemm(const GemmCall& g) {
 // the accumulators stay in registers across the k loop instead of round-tripping through
 // memory (an array accumulator did: store-forwarding made it slower than oneDNN).
 typedef float Vec16 __attribute__((vector_size(64)));
-inline Vec16 load16(const float* p) {
-  Vec16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store16(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
-inline Vec16 bias16(const float* c, int64_t step) {
-  Vec16 v = {};
-  if (!c) return v;
-  if (step == 1) return load16(c);
+// Helpers take vectors by reference, never by value: a 64-byte vector passed or returned by
+// value has an AVX-512-dependent ABI, which clang refuses outright in the non-AVX-512 clones.
+inline void load16(Vec16& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+inline void store16(float* p, const Vec16& v) { std::memcpy(p, &v, sizeof v); }
+inline void bias16(Vec16& v, const float* c, int64_t step) {
+  v = Vec16{};
+  if (!c) return;
+  if (step == 1) return load16(v, c);
   for (int j = 0; j < 16; ++j) v[j] = c[j * step];
-  return v;
 }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -157,17 +154,22 @@ void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_r
     float* yi = y + i * n;
     int64_t j0 = 0;
     for (; j0 + 64 <= n; j0 += 64) {  // 64 columns: four accumulators
-      Vec16 acc0 = bias16(ci ? ci + j0 * c_col_step : nullptr, c_col_step);
-      Vec16 acc1 = bias16(ci ? ci + (j0 + 16) * c_col_step : nullptr, c_col_step);
-      Vec16 acc2 = bias16(ci ? ci + (j0 + 32) * c_col_step : nullptr, c_col_step);
-      Vec16 acc3 = bias16(ci ? ci + (j0 + 48) * c_col_step : nullptr, c_col_step);
+      Vec16 acc0, acc1, acc2, acc3, b0, b1, b2, b3;
+      bias16(acc0, ci ? ci + j0 * c_col_step : nullptr, c_col_step);
+      bias16(acc1, ci ? ci + (j0 + 16) * c_col_step : nullptr, c_col_step);
+      bias16(acc2, ci ? ci + (j0 + 32) * c_col_step : nullptr, c_col_step);
+      bias16(acc3, ci ? ci + (j0 + 48) * c_col_step : nullptr, c_col_step);
       for (int64_t p = 0; p < k; ++p) {
         const float* bp = b + p * n + j0;
         const float av = ai[p];
-        acc0 += av * load16(bp);
-        acc1 += av * load16(bp + 16);
-        acc2 += av * load16(bp + 32);
-        acc3 += av * load16(bp + 48);
+        load16(b0, bp);
+        load16(b1, bp + 16);
+        load16(b2, bp + 32);
+        load16(b3, bp + 48);
+        acc0 += av * b0;
+        acc1 += av * b1;
+        acc2 += av * b2;
+        acc3 += av * b3;
       }
       store16(yi + j0, acc0);
       store16(yi + j0 + 16, acc1);
@@ -175,14 +177,21 @@ void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_r
       store16(yi + j0 + 48, acc3);
     }
     for (; j0 + 16 <= n; j0 += 16) {  // 16 columns: two accumulators over even / odd p
-      Vec16 even = bias16(ci ? ci + j0 * c_col_step : nullptr, c_col_step), odd = {};
+      Vec16 even, odd = {}, be, bo;
+      bias16(even, ci ? ci + j0 * c_col_step : nullptr, c_col_step);
       int64_t p = 0;
       for (; p + 1 < k; p += 2) {
-        even += ai[p] * load16(b + p * n + j0);
-        odd += ai[p + 1] * load16(b + (p + 1) * n + j0);
+        load16(be, b + p * n + j0);
+        load16(bo, b + (p + 1) * n + j0);
+        even += ai[p] * be;
+        odd += ai[p + 1] * bo;
       }
-      if (p < k) even += ai[p] * load16(b + p * n + j0);
-      store16(yi + j0, even + odd);
+      if (p < k) {
+        load16(be, b + p * n + j0);
+        even += ai[p] * be;
+      }
+      even += odd;
+      store16(yi + j0, even);
     }
     for (; j0 < n; ++j0) {  // the last columns one by one
       float acc = ci ? ci[j0 * c_col_step] : 0.0f;
