@@ -32,4 +32,6 @@ else
   bash "$ROOT/scripts/build.sh" "$BUILD" ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
-ctest --output-on-failure -j "${PORTA_TEST_JOBS:-$(nproc)}" --timeout 900 "${CTEST_ARGS[@]}"
+# --no-tests=error: a build whose test list cannot be read (e.g. the binary crashes at start)
+# must fail, not pass with nothing run.
+ctest --output-on-failure --no-tests=error -j "${PORTA_TEST_JOBS:-$(nproc)}" --timeout 900 "${CTEST_ARGS[@]}"

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/target_clones.hpp"
 #include "runtime/eager.hpp"
 
 // Vec16 below is a 64-byte vector; its helpers are inlined into every clone of
@@ -145,7 +146,7 @@ inline void bias16(Vec16& v, const float* c, int64_t step) {
   for (int j = 0; j < 16; ++j) v[j] = c[j * step];
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+PORTA_CPU_CLONES
 void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_row_step, int64_t c_col_step,
                      float* y, int64_t m, int64_t n, int64_t k) {
   for (int64_t i = 0; i < m; ++i) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/target_clones.hpp"
 #include "ops/common.hpp"
 
 namespace porta::cpu {
@@ -37,7 +38,7 @@ void layer_norm_loop(KernelContext& ctx, const double* scale, const double* bias
 }
 
 // One f32 row; mean and 1 / sqrt(variance + eps) are written where asked for.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+PORTA_CPU_CLONES
 void layer_norm_row_f32(const float* x, float* y, const float* scale, const float* bias, int64_t n, float eps,
                         float* mean_out, float* inv_out) {
   double sum = 0;  // double sums: long rows keep their precision
