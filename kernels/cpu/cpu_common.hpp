@@ -2,7 +2,12 @@
 #pragma once
 #include <omp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "porta/half.hpp"
@@ -12,6 +17,8 @@
 namespace porta::cpu {
 
 /// Runs f(begin, end) over [0, n) split across threads when n is large enough to pay off.
+/// An exception thrown by f on any thread is rethrown here after the region (the first one
+/// wins); letting it leave an OpenMP region would terminate the process.
 template <typename F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= 0) return;
@@ -21,11 +28,59 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
     return;
   }
   int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  std::exception_ptr error;
 #pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-    f(begin, end);
+    try {
+      f(begin, end);
+    } catch (...) {
+#pragma omp critical(porta_parallel_error)
+      if (!error) error = std::current_exception();
+    }
   }
+  if (error) std::rethrow_exception(error);
+}
+
+/// Runs task(state, i) for every i in [0, n), handing tasks to threads one at a time in order
+/// (for tasks of unequal cost: list the longest first). make_state() builds each thread's
+/// scratch once. Exceptions as in parallel_for.
+template <typename MakeState, typename Task>
+void parallel_tasks(int64_t n, MakeState&& make_state, Task&& task) {
+  if (n <= 0) return;
+  int threads = static_cast<int>(std::min<int64_t>(omp_in_parallel() ? 1 : omp_get_max_threads(), n));
+  if (threads <= 1) {
+    auto state = make_state();
+    for (int64_t i = 0; i < n; ++i) task(state, i);
+    return;
+  }
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto fail = [&] {
+#pragma omp critical(porta_parallel_error)
+    if (!error) error = std::current_exception();
+    failed.store(true, std::memory_order_relaxed);
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    std::optional<std::invoke_result_t<MakeState&>> state;
+    try {
+      state.emplace(make_state());
+    } catch (...) {
+      fail();
+    }
+    // Every thread of the team reaches the worksharing loop, even one whose state failed.
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < n; ++i) {
+      if (!state || failed.load(std::memory_order_relaxed)) continue;
+      try {
+        task(*state, i);
+      } catch (...) {
+        fail();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 /// Strides (in elements) of `t` broadcast to `out_shape` (0 along broadcast axes).

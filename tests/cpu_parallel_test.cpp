@@ -1,0 +1,83 @@
+// The cpu kernels' parallel loops (kernels/cpu/cpu_common.hpp): every index runs exactly once,
+// and an exception thrown on a worker thread reaches the caller instead of terminating the
+// process (an exception may not leave an OpenMP region).
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cpu/cpu_common.hpp"
+
+namespace {
+
+// Runs the body with two OpenMP threads (the machine may have one core), then restores.
+template <typename F>
+void with_two_threads(F&& f) {
+  int old = omp_get_max_threads();
+  omp_set_num_threads(2);
+  f();
+  omp_set_num_threads(old);
+}
+
+TEST(CpuParallel, ForCoversEveryIndexOnce) {
+  with_two_threads([] {
+    for (int64_t n : {0, 1, 2, 3, 17, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      porta::cpu::parallel_for(n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " i " << i;
+    }
+  });
+}
+
+TEST(CpuParallel, TasksCoverEveryIndexOnceWithOneStatePerThread) {
+  with_two_threads([] {
+    for (int64_t n : {0, 1, 2, 5, 64}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> states{0};
+      porta::cpu::parallel_tasks(
+          n, [&] { return ++states; }, [&](int& state, int64_t i) {
+            EXPECT_GE(state, 1);
+            hits[static_cast<size_t>(i)]++;
+          });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n " << n << " i " << i;
+      EXPECT_LE(states.load(), std::max<int64_t>(1, std::min<int64_t>(2, n)));
+    }
+  });
+}
+
+TEST(CpuParallel, ForRethrowsAWorkersException) {
+  with_two_threads([] {
+    EXPECT_THROW(porta::cpu::parallel_for(100, 1,
+                                          [](int64_t b, int64_t) {
+                                            if (b > 0) throw std::runtime_error("second chunk failed");
+                                          }),
+                 std::runtime_error);
+  });
+}
+
+TEST(CpuParallel, TasksRethrowAnExceptionFromATaskOrFromMakingState) {
+  with_two_threads([] {
+    EXPECT_THROW(porta::cpu::parallel_tasks(
+                     50, [] { return 0; },
+                     [](int&, int64_t i) {
+                       if (i == 7) throw std::runtime_error("task 7 failed");
+                     }),
+                 std::runtime_error);
+    std::atomic<int> made{0};
+    EXPECT_THROW(porta::cpu::parallel_tasks(
+                     50,
+                     [&] {
+                       if (made++ == 0) throw std::bad_alloc();
+                       return 0;
+                     },
+                     [](int&, int64_t) {}),
+                 std::bad_alloc);
+  });
+}
+
+}  // namespace
