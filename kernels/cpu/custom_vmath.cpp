@@ -51,6 +51,15 @@ int level() {
 
 float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
 float exp_shifted_sum_f32(float* x, float shift, int64_t n) { PORTA_VMATH_DISPATCH(exp_shifted_sum_f32(x, shift, n)) }
+float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
+  PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))
+}
+void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(sub2_f32(x, a, b, y, n, stream))
+}
+void affine_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
+  PORTA_VMATH_DISPATCH(affine_f32(x, a, b, y, n, stream))
+}
 void scale_f32(float* x, float factor, int64_t n) { PORTA_VMATH_DISPATCH(scale_f32(x, factor, n)) }
 double sum_squares_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(sum_squares_f32(x, n)) }
 void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n, bool stream) {

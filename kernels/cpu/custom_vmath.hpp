@@ -1,5 +1,5 @@
 // porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
-// BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding).
+// BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding) and Softmax.
 //
 // Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
 // (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
@@ -15,6 +15,9 @@ namespace porta::cpu::vmath {
 float max_f32(const float* x, int64_t n);
 /// x[i] = exp(x[i] - shift) in place; returns the sum of the new values.
 float exp_shifted_sum_f32(float* x, float shift, int64_t n);
+/// y[i] = exp(x[i] - shift) (y may alias x, or be null to only sum); returns the sum.
+/// `prefetch`, when not null: n floats (e.g. the next row) to pull into the caches meanwhile.
+float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch = nullptr);
 /// x[i] *= factor in place.
 void scale_f32(float* x, float factor, int64_t n);
 /// Sum of x[i]^2 (float lanes, then added in double).
@@ -22,6 +25,10 @@ double sum_squares_f32(const float* x, int64_t n);
 // `stream`: write y with non-temporal stores (when 16-byte aligned), for outputs much larger
 // than the caches, so writing costs no read of the destination lines (see streaming_output).
 
+/// y[i] = (x[i] - a) - b, in that order (y may alias x).
+void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream);
+/// y[i] = x[i] * a + b (y may alias x).
+void affine_f32(const float* x, float a, float b, float* y, int64_t n, bool stream);
 /// y[i] = x[i] * factor * scale[i] (y may alias x).
 void mul_scale_f32(const float* x, const float* scale, float factor, float* y, int64_t n, bool stream);
 /// y[i] = gelu(x[i] + bias[i]), erf form (approximate = "none").

@@ -115,22 +115,59 @@ static __attribute__((noinline)) float max_f32(const float* x, int64_t n) {
   return out;
 }
 
-static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift, int64_t n) {
-  vf acc = splat(0.f);
+// y may alias x; a null y only sums. Two accumulators: the adds are not one serial chain.
+// `prefetch` (may be null): n floats to pull into the caches meanwhile, two lines per 32
+// elements computed, so the next row's memory reads overlap this row's exp.
+static __attribute__((noinline)) float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n,
+                                                              const float* prefetch) {
+  vf acc0 = splat(0.f), acc1 = splat(0.f);
   int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    if (prefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(prefetch + i), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(prefetch + i + kLanes), _MM_HINT_T0);
+    }
+    vf e0 = vexp(load(x + i) - shift), e1 = vexp(load(x + i + kLanes) - shift);
+    if (y) store(y + i, e0), store(y + i + kLanes, e1);
+    acc0 += e0;
+    acc1 += e1;
+  }
   for (; i + kLanes <= n; i += kLanes) {
     vf e = vexp(load(x + i) - shift);
-    store(x + i, e);
-    acc += e;
+    if (y) store(y + i, e);
+    acc0 += e;
   }
   if (i < n) {
     vf e = vexp(load_tail(x + i, n - i, -std::numeric_limits<float>::infinity()) - shift);
-    store_tail(x + i, e, n - i);
-    acc += e;  // padded lanes are exp(-inf) = 0
+    if (y) store_tail(y + i, e, n - i);
+    acc1 += e;  // padded lanes are exp(-inf) = 0
   }
+  acc0 += acc1;
   float sum = 0;
-  for (int k = 0; k < kLanes; ++k) sum += acc[k];
+  for (int k = 0; k < kLanes; ++k) sum += acc0[k];
   return sum;
+}
+
+static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift, int64_t n) {
+  return exp_shifted_sum_to_f32(x, shift, x, n, nullptr);
+}
+
+static __attribute__((noinline)) void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const float* xs = x + begin;
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) store(dst + i, (load(xs + i) - a) - b);
+    for (; i < count; ++i) dst[i] = (xs[i] - a) - b;
+  });
+}
+
+static __attribute__((noinline)) void affine_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
+  write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
+    const float* xs = x + begin;
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) store(dst + i, load(xs + i) * a + b);
+    for (; i < count; ++i) dst[i] = xs[i] * a + b;
+  });
 }
 
 static __attribute__((noinline)) void scale_f32(float* x, float factor, int64_t n) {

@@ -1,7 +1,10 @@
-// Softmax / LogSoftmax on cpu: oneDNN's softmax_v2 (softmax_accurate / softmax_log) for
-// f32 and bf16, a three-pass loop for f64 (max, sum of exp, normalize).
+// Softmax / LogSoftmax on cpu. f32 along the last axis (the common case: attention, classifier
+// heads): porta's own row loop. Other f32 axes and bf16: oneDNN's softmax_v2 (softmax_accurate
+// / softmax_log). f64: a three-pass scalar loop (max, sum of exp, normalize).
 #include <cmath>
+#include <vector>
 
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_util.hpp"
 #include "ops/common.hpp"
 
@@ -35,6 +38,35 @@ void softmax_loop(const double* x, double* y, const Shape& v, bool log) {
   });
 }
 
+// Rows of len floats, softmax along each row: the max; then exp(x - max) and its sum into a
+// per-thread buffer (LogSoftmax only sums); then y written once, streamed past the caches when
+// the output is large: y = e / sum, or y = (x - max) - log(sum). oneDNN's softmax took 7.3 ms
+// on 4096x4096 here against 3.3 ms for an Exp pass: this loop reads x twice from cache and
+// writes y once. Rows longer than the buffer work in y itself.
+void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t len, bool log) {
+  constexpr int64_t kRowBuffer = 16384;  // 64 KiB: stays in L2 between the two passes
+  bool stream = vmath::streaming_output(rows * len * static_cast<int64_t>(sizeof(float)));
+  parallel_for(rows, std::max<int64_t>(1, 4096 / len), [&](int64_t r0, int64_t r1) {
+    std::vector<float> buf(!log && len <= kRowBuffer ? len : 0);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * len;
+      float* yr = y + r * len;
+      const float* next = r + 1 < r1 && len <= kRowBuffer ? xr + len : nullptr;
+      float mx = vmath::max_f32(xr, len);  // NaNs are skipped here and reach the sum below
+      if (log) {
+        float sum = vmath::exp_shifted_sum_to_f32(xr, mx, nullptr, len, next);
+        vmath::sub2_f32(xr, mx, std::log(sum), yr, len, stream);
+      } else if (!buf.empty()) {
+        float sum = vmath::exp_shifted_sum_to_f32(xr, mx, buf.data(), len, next);
+        vmath::affine_f32(buf.data(), 1.f / sum, 0.f, yr, len, stream);
+      } else {
+        float sum = vmath::exp_shifted_sum_to_f32(xr, mx, yr, len);
+        vmath::affine_f32(yr, 1.f / sum, 0.f, yr, len, false);
+      }
+    }
+  });
+}
+
 void softmax_cpu(KernelContext& ctx, bool log) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
@@ -42,6 +74,8 @@ void softmax_cpu(KernelContext& ctx, bool log) {
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), ctx.op->name);
   Shape v = softmax_view(x, axis);
   if (x.dtype() == DType::f64) return softmax_loop(x.data<double>(), y.data<double>(), v, log);
+  if (x.dtype() == DType::f32 && v[2] == 1 && x.is_contiguous() && y.is_contiguous())
+    return softmax_rows_f32(x.data<float>(), y.data<float>(), v[0], v[1], log);
   auto p = cached<SoftmaxPrimitive>(dnn_key(log ? "logsoftmax" : "softmax", x.dtype(), v), [&] {
     auto r = std::make_shared<SoftmaxPrimitive>();
     try {
