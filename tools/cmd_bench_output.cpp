@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
-#include <set>
+#include <map>
 #include <sstream>
 
 #include "runtime/bench_json.hpp"
@@ -97,12 +97,26 @@ void print_table(std::ostream& os, const Report& rep) {
     os << "times: device timer where the device has one, else host wall time; %ceil: of the copy bandwidth "
           "(memory-bound) or matmul throughput (compute-bound), chosen by FLOP/byte against the device's ridge "
           "point\n";
-  std::set<std::string> over;
+  // Over 100% of a ceiling has two honest causes, and the note names both: the kernel does less
+  // work than counted from the shapes (Winograd or FFT convolution), or the ceiling was measured
+  // when the machine was slower than now (busy, or a shared memory system in a slow phase).
+  std::map<std::string, std::pair<int, double>> over;  // device -> (cases, highest fraction)
   for (const Result& r : rep.results)
-    if (r.status == "ok" && r.fraction > 1.05) over.insert(r.device);
-  for (auto& d : over)
-    os << "note: some cases on " << d << " exceed its ceilings: they were probably measured while the machine "
-          "was busy; run porta bench --calibrate --device " << d << " when it is quiet\n";
+    if (r.status == "ok" && r.fraction > 1.05) {
+      auto& o = over[r.device];
+      ++o.first;
+      o.second = std::max(o.second, r.fraction);
+    }
+  for (auto& [d, o] : over) {
+    std::string when;
+    for (const Ceilings& c : rep.ceilings)
+      if (c.device == d && !c.measured_at.empty()) when = " (measured " + c.measured_at + ")";
+    os << "note: " << o.first << " case(s) on " << d << " exceed its ceilings" << when << ", up to "
+       << fmt(100 * o.second, 0) << "%: a kernel may do less work than the count from its shapes (e.g. a "
+       << "Winograd convolution), or the ceilings were measured while the machine was slower than now (busy, "
+       << "or shared memory bandwidth in a slow phase: bench/platform_drift.cpp shows it); recalibrate with "
+       << "porta bench --calibrate --device " << d << " when the machine is quiet\n";
+  }
   if (unstable) os << unstable << " case(s) spread over 10% between fastest and slowest run (max-min)/median\n";
 }
 
