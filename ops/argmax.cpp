@@ -51,6 +51,14 @@ std::vector<OpCase> arg_cases() {
   c.push_back({"ties_first", {in({4, 9}, -1, 1)}, {{"axis", int64_t{1}}}, kI32 | kI64});
   c.push_back({"ties_last", {in({4, 9}, -1, 1)}, {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}, kI32 | kI64});
   c.push_back({"select_last_f32", {in({6, 5})}, last, kF32});
+  // Rows longer than a 256-wide workgroup, full of ties: the order of the combining tree must
+  // not change which index wins.
+  c.push_back({"long_row_ties", {in({3, 600}, -3, 3)}, {{"axis", int64_t{1}}}, kI32 | kI64});
+  c.push_back({"long_row_ties_last", {in({3, 600}, -3, 3)}, {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}},
+               kI32 | kI64});
+  c.push_back({"small_ints", {in({4, 9}, 0, 3)}, {{"axis", int64_t{1}}}, kI8 | kU8});
+  c.push_back({"small_ints_last", {in({4, 9}, 0, 3)}, {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}},
+               kI8 | kU8});
   c.push_back({"size1", {in({1})}, {}, kF32});
   c.push_back({"empty_kept", {in({0, 3})}, {{"axis", int64_t{1}}}, kF32});
   OpCase big{"4096x4096", {in({4096, 4096})}, {{"axis", int64_t{1}}}, kF32};

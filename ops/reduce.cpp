@@ -78,6 +78,8 @@ static std::vector<OpCase> reduce_cases(bool mean, bool sum_like) {
   c.push_back({"empty_kept", {in({0, 5})}, {{"axes", A{1}}}, kF32});
   if (sum_like)  // sum of nothing is 0, float mean of nothing NaN
     c.push_back({"empty_reduced", {in({3, 0})}, {{"axes", A{1}}}, kF32 | kF64});
+  if (!mean)  // past one 256-wide workgroup, with sums that no float would hold exactly
+    c.push_back({"int_long_rows", {in({3, 700}, -1000000, 1000000)}, {{"axes", A{1}}}, kI64 | kI32});
   if (mean) {
     InputSpec exact;
     exact.shape = {2, 3};

@@ -1,10 +1,13 @@
-// Reduce* and ArgMax/ArgMin on vulkan: reduce.comp over the input viewed as [outer, R, inner].
+// Reduce* and ArgMax/ArgMin on vulkan: reduce.comp (floats) or reduce_int.comp (integers, int64
+// accumulation) over the input viewed as [outer, R, inner].
 // When the reduced axes are not adjacent, the input is first permuted (copy.comp) so that they
 // are. Axes come from the `axes` input (opset 13 ReduceSum, opset 18 others) or attribute;
 // none means all axes unless noop_with_empty_axes.
 #include <algorithm>
 
+#include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/movement.hpp"
+#include "ops/reduce_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -52,6 +55,17 @@ void reduce_vulkan(KernelContext& ctx, int op) {
     if (y.numel()) y.copy_(x.reshape(y.shape()));
     return;
   }
+  bool integer = is_integer(x.dtype());
+  if (integer) {
+    // The cpu kernels' checks, so an integer reduction fails the same way on both.
+    // (Max, Min, ArgMax and ArgMin all need a non-empty reduced axis: `max` stands for them.)
+    opdef::ReduceKind kind = op == kSum ? opdef::ReduceKind::sum : op == kMean ? opdef::ReduceKind::mean
+                                                                                 : opdef::ReduceKind::max;
+    opdef::check_reduce_nonempty(kind, x.shape(), axes, y.numel(), ctx.op->name);
+    if (op == kMean && x.numel() == 0)
+      throw ShapeError(str("[", ctx.op->name, "] expected a non-empty input for an integer mean, got ",
+                           shape_str(x.shape())));
+  }
   if (y.numel() == 0) return;
   int r = x.rank();
   bool adjacent = axes.empty() || axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
@@ -81,8 +95,8 @@ void reduce_vulkan(KernelContext& ctx, int op) {
   }
   int64_t rows = outer * inner;
   Launch l;
-  l.shader = "reduce";
-  l.variant = variant_for(x.dtype());
+  l.shader = integer ? "reduce_int" : "reduce";
+  l.variant = integer ? numeric_variant(x.dtype()) : variant_for(x.dtype());
   l.spec = {op, reduction_strategy(ctx), ctx.attrs->get_int("select_last_index", 0) ? 1 : 0};
   l.args = {input(x), output(y), output(y)};
   l.push_u(rows);
@@ -96,21 +110,32 @@ template <int Op>
 void reduce_op_vulkan(KernelContext& ctx) { reduce_vulkan(ctx, Op); }
 
 std::string reduce_supports(const KernelContext& ctx) {
+  DType t = ctx.in(0).dtype();
+  if (is_integer(t)) {
+    if (!device_caps(ctx).int64_arithmetic)
+      return "integer reductions accumulate in int64 and the device has no shaderInt64";
+    if (auto why = numeric_ok(ctx, t); !why.empty()) return why;
+    if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
+    return fits_bindings(ctx);
+  }
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
-  if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
   return fits_bindings(ctx);
 }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(ReduceSum, vulkan, kF32 | kF16, reduce_op_vulkan<kSum>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMean, vulkan, kF32 | kF16, reduce_op_vulkan<kMean>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMax, vulkan, kF32 | kF16, reduce_op_vulkan<kMax>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMin, vulkan, kF32 | kF16, reduce_op_vulkan<kMin>, reduce_supports)
+constexpr DTypeSet kReduceTypes = kF32 | kF16 | kI32 | kI64;
+constexpr DTypeSet kArgTypes = kReduceTypes | kI8 | kU8;
+
+PORTA_REGISTER_KERNEL_IF(ReduceSum, vulkan, kReduceTypes, reduce_op_vulkan<kSum>, reduce_supports)
+PORTA_REGISTER_KERNEL_IF(ReduceMean, vulkan, kReduceTypes, reduce_op_vulkan<kMean>, reduce_supports)
+PORTA_REGISTER_KERNEL_IF(ReduceMax, vulkan, kReduceTypes, reduce_op_vulkan<kMax>, reduce_supports)
+PORTA_REGISTER_KERNEL_IF(ReduceMin, vulkan, kReduceTypes, reduce_op_vulkan<kMin>, reduce_supports)
 // reduce.comp also implements Prod, SumSquare, L1, L2, LogSum and LogSumExp (OP 4-9); they are
 // registered once those ops have definitions (a kernel needs a schema to be tested against).
-PORTA_REGISTER_KERNEL_IF(ArgMax, vulkan, kF32 | kF16, reduce_op_vulkan<kArgMax>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ArgMin, vulkan, kF32 | kF16, reduce_op_vulkan<kArgMin>, reduce_supports)
+PORTA_REGISTER_KERNEL_IF(ArgMax, vulkan, kArgTypes, reduce_op_vulkan<kArgMax>, reduce_supports)
+PORTA_REGISTER_KERNEL_IF(ArgMin, vulkan, kArgTypes, reduce_op_vulkan<kArgMin>, reduce_supports)
 
 }  // namespace porta::vk
