@@ -29,7 +29,8 @@ int64_t pool_taps(const WindowGeometry& g, size_t i, int64_t o, bool include_pad
 namespace {
 
 void infer_pool(InferContext& ctx) {
-  require_dtype(ctx, 0, kFloats);
+  // MaxPool also takes 8-bit integers (ONNX opset 12); an average needs a float.
+  require_dtype(ctx, 0, ctx.op->name == std::string_view("MaxPool") ? kFloats | kI8 | kU8 : kFloats);
   WindowGeometry g = pool_geometry(ctx.op->name, ctx.shape(0), *ctx.attrs);
   Shape y{ctx.shape(0)[0], ctx.shape(0)[1]};
   y.insert(y.end(), g.out.begin(), g.out.end());
@@ -105,6 +106,12 @@ std::vector<OpCase> pool_cases(bool max) {
   c.push_back({"1x1", {in({1, 1, 1, 1})}, A{{"kernel_shape", V{1, 1}}}, f});
   c.push_back({"empty_batch", {in({0, 2, 4, 4})}, A{{"kernel_shape", V{2, 2}}}, kF32});
   if (max) {
+    // 8-bit images, as ONNX's test_maxpool_2d_uint8; padded taps never win.
+    c.push_back({"2d_8bit", {in({2, 3, 7, 6}, -100, 250)},
+                 A{{"kernel_shape", V{3, 3}}, {"strides", V{2, 1}}, {"pads", V{1, 1, 1, 1}}}, kU8 | kI8});
+    OpCase ind8{"indices_8bit", {in({1, 2, 5, 5}, 0, 3)}, A{{"kernel_shape", V{2, 2}}, {"strides", V{1, 1}}}, kU8};
+    ind8.num_outputs = 2;
+    c.push_back(ind8);
     c.push_back({"2d_dilations", {in({1, 2, 9, 9})},
                  A{{"kernel_shape", V{3, 2}}, {"dilations", V{2, 3}}, {"pads", V{1, 1, 1, 1}}}, f});
     OpCase ind{"indices", {in({2, 3, 7, 6})}, A{{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}, f};

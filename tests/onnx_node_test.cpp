@@ -124,7 +124,6 @@ class OnnxNodeRun : public ::testing::Test {
     static const std::pair<const char*, const char*> kOutOfScope[] = {
         {"test_training_dropout", "training-mode Dropout (porta runs inference graphs)"},
         {"_training_mode", "training-mode BatchNormalization (porta runs inference graphs)"},
-        {"test_maxpool_2d_uint8", "MaxPool on uint8 (opset 12's integer pooling): porta's MaxPool takes float types"},
     };
     for (auto& [pattern, why] : kOutOfScope)
       if (name_.find(pattern) != std::string::npos) {

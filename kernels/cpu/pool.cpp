@@ -1,9 +1,11 @@
 // MaxPool and AveragePool on cpu. f32 runs oneDNN's pooling_v2 (dilations supported); the
 // end padding handed to oneDNN is what the output size needs, which covers ceil_mode. Own
-// loop (any float type) where oneDNN does not fit: f64, the Indices output, and
+// loop where oneDNN does not fit: f64, MaxPool on i8/u8, the Indices output, and
 // count_include_pad with ceil_mode windows reaching past the declared pads (PyTorch does not
 // count those taps; oneDNN would).
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/dnn_layout.hpp"
 #include "ops/pool.hpp"
@@ -55,6 +57,10 @@ void pool_loop(KernelContext& ctx, const opdef::WindowGeometry& g, bool max) {
         for (size_t i = 0; i < n; ++i) taps *= opdef::pool_taps(g, i, o[i], include_pad);
         acc /= static_cast<double>(taps);
       }
+      // No tap inside the input (not produced by valid geometry): -inf, or an integer type's
+      // lowest value (-inf has no integer conversion).
+      if constexpr (std::is_integral_v<T>)
+        if (best < 0) acc = static_cast<double>(std::numeric_limits<T>::lowest());
       y[r] = static_cast<T>(acc);
       if (idx) idx[r] = best;
     }
@@ -138,8 +144,13 @@ void pool_cpu(KernelContext& ctx, bool max) {
   }
   visit_dtype(ctx.in(0).dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) pool_loop<T>(ctx, g, max);
-    else throw DTypeError(str("[", ctx.op->name, "] cpu kernel takes f32 or f64, got ", dtype_name(ctx.in(0).dtype())));
+    constexpr bool is_float = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    constexpr bool is_8bit = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+    if constexpr (is_float || is_8bit) {
+      if (is_float || max) return pool_loop<T>(ctx, g, max);
+    }
+    throw DTypeError(str("[", ctx.op->name, "] cpu kernel takes f32 or f64", max ? ", i8 or u8" : "", ", got ",
+                         dtype_name(ctx.in(0).dtype())));
   });
 }
 
@@ -148,7 +159,7 @@ void average_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, false); }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(MaxPool, cpu, kF32 | kF64, max_pool_cpu)
+PORTA_REGISTER_KERNEL(MaxPool, cpu, kF32 | kF64 | kI8 | kU8, max_pool_cpu)
 PORTA_REGISTER_KERNEL(AveragePool, cpu, kF32 | kF64, average_pool_cpu)
 
 }  // namespace porta::cpu

@@ -65,8 +65,12 @@ __global__ void pool_kernel(const T* x, T* y, int64_t* indices, int64_t total, P
       }
     }
     if constexpr (Max) {
-      // No tap inside the input (not produced by valid geometry): -inf, index -1, as on cpu.
-      if (best < 0) acc = -INFINITY;
+      // No tap inside the input (not produced by valid geometry): -inf (i8/u8: the type's
+      // lowest value), index -1, as on cpu.
+      if (best < 0) {
+        if constexpr (std::is_integral_v<A>) acc = std::is_signed_v<A> ? A(-128) : A(0);
+        else acc = -INFINITY;
+      }
       if (indices) indices[i] = best;
     } else {
       int64_t taps = 1;
@@ -103,7 +107,8 @@ void pool_gpu(KernelContext& ctx) {
                          ? device_ptr<int64_t>(ctx.out(1))
                          : nullptr;
   const int device = ctx.device.index;
-  visit_gpu_dtype_in<kFloats>(x.dtype(), ctx.op->name, [&](auto tag) {
+  constexpr DTypeSet kTypes = Max ? kFloats | kI8 | kU8 : kFloats;  // MaxPool takes 8-bit images too
+  visit_gpu_dtype_in<kTypes>(x.dtype(), ctx.op->name, [&](auto tag) {
     using T = decltype(tag);
     pool_kernel<T, Max><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
         device_ptr<const T>(x), device_ptr<T>(y), indices, total, d, include_pad, column_major);
@@ -113,7 +118,7 @@ void pool_gpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_GPU_KERNEL(MaxPool, kFloats, pool_gpu<true>)
+PORTA_REGISTER_GPU_KERNEL(MaxPool, kFloats | kI8 | kU8, pool_gpu<true>)
 PORTA_REGISTER_GPU_KERNEL(AveragePool, kFloats, pool_gpu<false>)
 
 }  // namespace porta::PORTA_GPU_NS

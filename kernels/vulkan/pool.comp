@@ -1,16 +1,18 @@
-// variants: f32 f16
+// variants: f32 f16 i8 u8
 // MaxPool / AveragePool (MAX, specialization constant 1) over N x C x spatial (1 to 3 axes),
 // one invocation per output element. Window geometry (pads, strides, dilations, ceil_mode
 // output sizes) is computed on the host by the op's own rules (ops/pool.hpp). AveragePool
 // divides by the taps inside [lo, hi) per axis: the input, or input plus declared pads with
 // count_include_pad. MaxPool ignores NaN unless it is the first tap, like the cpu kernel, and
-// can write Indices (pos positions, row- or column-major) as int64.
+// can write Indices (pos positions, row- or column-major) as int64. The i8/u8 variants are for
+// MaxPool only (values compare exactly as floats).
 #version 450
 #include "common.glsl"
+#include "element.glsl"
 
 layout(constant_id = 1) const int MAX = 1;
-layout(std430, binding = 0) readonly buffer Src { STORAGE src[]; };
-layout(std430, binding = 1) writeonly buffer Dst { STORAGE dst[]; };
+layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
+layout(std430, binding = 1) writeonly buffer Dst { ELEM dst[]; };
 layout(std430, binding = 2) writeonly buffer Index { uint index_out[]; };
 layout(push_constant) uniform Params {
   uint n;
@@ -74,7 +76,17 @@ void main() {
     }
     acc /= float(taps);
   }
-  dst[i] = STORAGE(acc);
+#if INTEGER
+#if defined(PORTA_U8)
+  const float lowest = 0.0;
+#else
+  const float lowest = -128.0;
+#endif
+  if (best < 0) acc = lowest;  // no tap inside the input (invalid geometry): the type's lowest
+  dst[i] = ELEM(int(acc));
+#else
+  dst[i] = ELEM(acc);
+#endif
   if (MAX != 0 && p.write_indices != 0) {
     index_out[2 * i] = uint(best);
     index_out[2 * i + 1] = best < 0 ? 0xFFFFFFFFu : 0u;

@@ -3,6 +3,7 @@
 // pools (reduce.comp over the spatial axes) on vulkan. Geometry comes from the op definitions'
 // own helpers (ops/window.hpp, ops/pool.hpp) so kernel and reference agree on pads, auto_pad
 // and ceil_mode.
+#include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
 #include "ops/pool.hpp"
 #include "ops/window.hpp"
@@ -30,7 +31,7 @@ void pool_vulkan(KernelContext& ctx, bool max) {
   }
   Launch l;
   l.shader = "pool";
-  l.variant = variant_for(x.dtype());
+  l.variant = is_integer(x.dtype()) ? numeric_variant(x.dtype()) : variant_for(x.dtype());
   l.spec = {max ? 1 : 0};
   l.args = {input(x), output(y), output(indices ? ctx.out(1) : y)};
   l.push_u(y.numel());
@@ -158,7 +159,16 @@ std::string global_pool_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(MaxPool, vulkan, kF32 | kF16, max_pool_vulkan, window_supports)
+// MaxPool also runs on 8-bit images (pool.comp's i8/u8 variants, where the device has 8-bit
+// storage and arithmetic).
+std::string max_pool_supports(const KernelContext& ctx) {
+  DType t = ctx.in(0).dtype();
+  if (is_integer(t))
+    if (auto why = numeric_ok(ctx, t); !why.empty()) return why;
+  return window_supports(ctx);
+}
+
+PORTA_REGISTER_KERNEL_IF(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports)
 PORTA_REGISTER_KERNEL_IF(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, window_supports)
 PORTA_REGISTER_KERNEL_IF(Conv, vulkan, kF32 | kF16, conv2_vulkan, window_supports)
 PORTA_REGISTER_KERNEL_IF(ConvTranspose, vulkan, kF32 | kF16, conv_transpose_vulkan, window_supports)
