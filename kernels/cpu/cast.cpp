@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
 
 namespace porta::cpu {
@@ -28,6 +29,18 @@ inline To convert(From v) {
 void cast_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
+  // f32 <-> f16 with the CPU's conversion instructions (4096x4096 to f16 took 62 ms in the
+  // scalar bit-twiddling loop, 4% of the copy bandwidth).
+  if (x.dtype() == DType::f32 && y.dtype() == DType::f16) {
+    const float* src = x.data<float>();
+    uint16_t* dst = reinterpret_cast<uint16_t*>(y.data<Half>());
+    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { vmath::f32_to_f16_n(src + b, dst + b, e - b); });
+  }
+  if (x.dtype() == DType::f16 && y.dtype() == DType::f32) {
+    const uint16_t* src = reinterpret_cast<const uint16_t*>(x.data<Half>());
+    float* dst = y.data<float>();
+    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { vmath::f16_to_f32_n(src + b, dst + b, e - b); });
+  }
   visit_dtype(x.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     visit_dtype(y.dtype(), [&](auto to_tag) {

@@ -3,6 +3,8 @@
 // and picked once at run time from what the CPU supports.
 #include "kernels/cpu/custom_vmath.hpp"
 
+#include "porta/dtype.hpp"
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -17,19 +19,25 @@
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
 #define PORTA_VMATH_LEVEL v4
+#define PORTA_VMATH_F16C 1  // x86-64-v3 and up have F16C (the pragma does not define __F16C__)
 #include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
 #define PORTA_VMATH_LEVEL v3
+#define PORTA_VMATH_F16C 1
 #include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
 #pragma GCC pop_options
 
 #define PORTA_VMATH_LEVEL base
+#define PORTA_VMATH_F16C 0
 #include "kernels/cpu/custom_vmath_impl.hpp"
+#undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
 
 namespace porta::cpu::vmath {
@@ -54,6 +62,10 @@ float exp_shifted_sum_f32(float* x, float shift, int64_t n) { PORTA_VMATH_DISPAT
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))
 }
+void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_f16_n(x, y, n)) }
+void f16_to_f32_n(const uint16_t* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(f16_to_f32_n(x, y, n)) }
+void floor_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(floor_f32(x, y, n)) }
+void ceil_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(ceil_f32(x, y, n)) }
 void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
   PORTA_VMATH_DISPATCH(sub2_f32(x, a, b, y, n, stream))
 }

@@ -1,5 +1,6 @@
 // porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
-// BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding) and Softmax.
+// BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding), Softmax, Floor, Ceil
+// and the f32 <-> f16 Casts.
 //
 // Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
 // (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
@@ -25,6 +26,12 @@ double sum_squares_f32(const float* x, int64_t n);
 // `stream`: write y with non-temporal stores (when 16-byte aligned), for outputs much larger
 // than the caches, so writing costs no read of the destination lines (see streaming_output).
 
+/// IEEE half <-> float (bit patterns in uint16_t), round to nearest even.
+void f32_to_f16_n(const float* x, uint16_t* y, int64_t n);
+void f16_to_f32_n(const uint16_t* x, float* y, int64_t n);
+/// y[i] = floor(x[i]) / ceil(x[i]) (y may alias x).
+void floor_f32(const float* x, float* y, int64_t n);
+void ceil_f32(const float* x, float* y, int64_t n);
 /// y[i] = (x[i] - a) - b, in that order (y may alias x).
 void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream);
 /// y[i] = x[i] * a + b (y may alias x).

@@ -152,6 +152,38 @@ static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift
   return exp_shifted_sum_to_f32(x, shift, x, n, nullptr);
 }
 
+// f32 <-> f16 with F16C (vcvtps2ph / vcvtph2ps, round to nearest even, as porta's scalar
+// conversion) where the level has it (PORTA_VMATH_F16C, set by custom_vmath.cpp); the scalar
+// conversion for the tail and at baseline.
+static __attribute__((noinline)) void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+#if PORTA_VMATH_F16C
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) y[i] = porta::f32_to_f16(x[i]);
+}
+
+static __attribute__((noinline)) void f16_to_f32_n(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+#if PORTA_VMATH_F16C
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+#endif
+  for (; i < n; ++i) y[i] = porta::f16_to_f32(x[i]);
+}
+
+// Floor and ceil: plain loops the compiler turns into vroundps / vrndscaleps at the v3 and
+// v4 levels (the baseline level has no rounding instruction and calls libm). GCC keeps them
+// scalar unless it may ignore the inexact flag (no-trapping-math; porta enables no FP traps).
+static __attribute__((noinline, optimize("no-trapping-math"))) void floor_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = __builtin_floorf(x[i]);
+}
+
+static __attribute__((noinline, optimize("no-trapping-math"))) void ceil_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = __builtin_ceilf(x[i]);
+}
+
 static __attribute__((noinline)) void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {
   write_row(y, n, stream, [&](float* dst, int64_t begin, int64_t count) {
     const float* xs = x + begin;

@@ -3,6 +3,7 @@
 // f16/bf16 in float.
 #include <cmath>
 
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
 #include "kernels/cpu/vec_math.hpp"
 
@@ -53,6 +54,19 @@ void erf_cpu(KernelContext& ctx) {
   parallel_for(ctx.in(0).numel(), ew::kGrain, [&](int64_t b, int64_t e) { vec::erf_f32(x + b, y + b, e - b); });
 }
 
+// f32 through a per-instruction-set row loop `vf` (custom_vmath), other float dtypes through
+// the scalar `f` (the library is built for baseline x86-64, where floorf is a libm call:
+// Floor 4096x4096 took 9.6 ms, 35% of the copy bandwidth).
+template <typename VF, typename F>
+KernelFn vector_unary(VF vf, F f) {
+  return [=](KernelContext& ctx) {
+    if (ctx.in(0).dtype() != DType::f32) return ew::unary_apply<kFloats>(ctx, f);
+    const float* x = ctx.in(0).data<float>();
+    float* y = ctx.out(0).data<float>();
+    parallel_for(ctx.in(0).numel(), ew::kGrain, [&](int64_t b, int64_t e) { vf(x + b, y + b, e - b); });
+  };
+}
+
 }  // namespace
 
 PORTA_REGISTER_KERNEL(Abs, cpu, kNumeric, abs_cpu)
@@ -66,12 +80,13 @@ PORTA_REGISTER_KERNEL(Tanh, cpu, kFloats,
 PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
                       float_unary(algorithm::eltwise_logistic, 0, 0,
                                   [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }))
-PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats, loop_unary([](auto x) { return std::sqrt(x); }))
+PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats,
+                      float_unary(algorithm::eltwise_sqrt, 0, 0, [](auto x) { return std::sqrt(x); }))
 PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
 PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, erf_cpu)
 PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, loop_unary([](auto x) { return std::sin(x); }))
 PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, loop_unary([](auto x) { return std::cos(x); }))
-PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, loop_unary([](auto x) { return std::floor(x); }))
-PORTA_REGISTER_KERNEL(Ceil, cpu, kFloats, loop_unary([](auto x) { return std::ceil(x); }))
+PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, vector_unary(vmath::floor_f32, [](auto x) { return std::floor(x); }))
+PORTA_REGISTER_KERNEL(Ceil, cpu, kFloats, vector_unary(vmath::ceil_f32, [](auto x) { return std::ceil(x); }))
 
 }  // namespace porta::cpu

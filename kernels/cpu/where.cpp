@@ -1,5 +1,6 @@
 // Where on cpu: a flat select when no input broadcasts, else runs along the innermost axis.
 // Works on raw storage (bytes of the value dtype), so every dtype shares three instances.
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/cpu/elementwise_cpu.hpp"
@@ -17,8 +18,15 @@ void where_typed(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor& o
   if (n == 0) return;
   const Shape& s = out.shape();
   if (cond.shape() == s && x.shape() == s && y.shape() == s) {
+    // Both values loaded unconditionally and blended through a mask: the loop vectorizes (a
+    // `c ? x[i] : y[i]` that may skip a load does not; 4096x4096 f32 took 32 ms, 17% of the
+    // copy bandwidth). bool storage is one byte, 0 or 1.
+    const uint8_t* cb = reinterpret_cast<const uint8_t*>(pc);
     parallel_for(n, ew::kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) po[i] = pc[i] ? px[i] : py[i];
+      for (int64_t i = b; i < e; ++i) {
+        T mask = static_cast<T>(0) - static_cast<T>(cb[i] != 0);
+        po[i] = static_cast<T>((px[i] & mask) | (py[i] & ~mask));
+      }
     });
     return;
   }

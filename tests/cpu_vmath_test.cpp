@@ -1,0 +1,86 @@
+// The per-instruction-set row loops of kernels/cpu/custom_vmath.hpp that replace scalar code
+// bit for bit: f32 <-> f16 conversion (F16C against porta's scalar conversion) and floor/ceil
+// (vector rounding against libm), on every half value, random float bit patterns and the edge
+// values (signed zeros, subnormals, the f16 overflow boundary, infinities, NaN), with odd
+// lengths so the scalar tails run too.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/custom_vmath.hpp"
+#include "porta/dtype.hpp"
+
+namespace {
+
+namespace vmath = porta::cpu::vmath;
+
+bool is_nan_f16(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+std::vector<float> edge_and_random_floats() {
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, -65504.0f, 65519.0f, 65520.0f, 1e9f,
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(), 5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f,
+                          6.1035156e-5f, 6.0975552e-5f, 1e-40f, -1e-40f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f,
+                          8388607.5f, -8388607.5f, 8388608.0f, 16777217.0f, 3.4e38f, -3.4e38f};
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<uint32_t> bits;
+  std::uniform_real_distribution<float> small(-70000.f, 70000.f);
+  for (int i = 0; i < 200000; ++i) v.push_back(std::bit_cast<float>(bits(rng)));
+  for (int i = 0; i < 200000; ++i) v.push_back(small(rng));
+  v.push_back(1.0f);  // an odd count: the scalar tail runs
+  return v;
+}
+
+TEST(CpuVmath, F16ToF32MatchesTheScalarConversionOnEveryHalf) {
+  std::vector<uint16_t> h(65536 + 3);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i);
+  std::vector<float> got(h.size());
+  vmath::f16_to_f32_n(h.data(), got.data(), static_cast<int64_t>(h.size()));
+  for (size_t i = 0; i < h.size(); ++i) {
+    float want = porta::f16_to_f32(h[i]);
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << "half 0x" << std::hex << h[i];
+    else EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want)) << "half 0x" << std::hex << h[i];
+  }
+}
+
+TEST(CpuVmath, F32ToF16MatchesTheScalarConversion) {
+  std::vector<float> x = edge_and_random_floats();
+  std::vector<uint16_t> got(x.size());
+  vmath::f32_to_f16_n(x.data(), got.data(), static_cast<int64_t>(x.size()));
+  int mismatches = 0;
+  for (size_t i = 0; i < x.size() && mismatches < 10; ++i) {
+    uint16_t want = porta::f32_to_f16(x[i]);
+    bool ok = is_nan_f16(want) ? is_nan_f16(got[i]) && (got[i] & 0x8000u) == (want & 0x8000u) : got[i] == want;
+    if (!ok) {
+      ++mismatches;
+      ADD_FAILURE() << "f32 " << x[i] << " (0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << "): got 0x" << got[i]
+                    << ", scalar 0x" << want;
+    }
+  }
+}
+
+TEST(CpuVmath, FloorAndCeilMatchLibm) {
+  std::vector<float> x = edge_and_random_floats();
+  std::vector<float> f(x.size()), c(x.size());
+  vmath::floor_f32(x.data(), f.data(), static_cast<int64_t>(x.size()));
+  vmath::ceil_f32(x.data(), c.data(), static_cast<int64_t>(x.size()));
+  int mismatches = 0;
+  for (size_t i = 0; i < x.size() && mismatches < 10; ++i) {
+    float wf = std::floor(x[i]), wc = std::ceil(x[i]);
+    auto same = [](float a, float b) {
+      return std::isnan(b) ? std::isnan(a) : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+    };
+    if (!same(f[i], wf) || !same(c[i], wc)) {
+      ++mismatches;
+      ADD_FAILURE() << "x " << x[i] << ": floor " << f[i] << " (libm " << wf << "), ceil " << c[i] << " (libm " << wc
+                    << ")";
+    }
+  }
+}
+
+}  // namespace
