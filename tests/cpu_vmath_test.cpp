@@ -83,4 +83,43 @@ TEST(CpuVmath, FloorAndCeilMatchLibm) {
   }
 }
 
+// ArgMax/ArgMin rows against a scalar scan with numpy's rules (NaN wins; first or last of
+// equal extremes), on rows full of ties, with NaNs and infinities, of every length to 70 and
+// a long one, so both the vector body and the tails decide.
+TEST(CpuVmath, ArgExtremeMatchesAScalarScan) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> small(-3, 3), special(0, 40);
+  auto scalar = [](const std::vector<float>& x, bool want_max, bool last) {
+    int64_t at = 0;
+    for (int64_t k = 1; k < static_cast<int64_t>(x.size()); ++k) {
+      float v = x[k], best = x[at];
+      bool better;
+      if (std::isnan(best)) better = last && std::isnan(v);
+      else if (std::isnan(v)) better = true;
+      else if (v == best) better = last;
+      else better = want_max ? v > best : v < best;
+      if (better) at = k;
+    }
+    return at;
+  };
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 70; ++n) lengths.push_back(n);
+  lengths.push_back(1000);
+  for (int64_t n : lengths)
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) {
+        int s = special(rng);
+        v = s == 0 ? std::numeric_limits<float>::quiet_NaN()
+            : s == 1 ? std::numeric_limits<float>::infinity()
+            : s == 2 ? -std::numeric_limits<float>::infinity()
+                     : static_cast<float>(small(rng));
+      }
+      for (bool want_max : {true, false})
+        for (bool last : {false, true})
+          ASSERT_EQ(vmath::arg_extreme_f32(x.data(), n, want_max, last), scalar(x, want_max, last))
+              << "n " << n << (want_max ? " max" : " min") << (last ? " last" : " first");
+    }
+}
+
 }  // namespace

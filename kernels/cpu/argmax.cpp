@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/custom_vmath.hpp"
 #include "ops/common.hpp"
 #include "ops/reduce_util.hpp"
 
@@ -21,6 +22,14 @@ inline bool better(T v, T best, bool last) {
 
 template <bool kMax, typename S, typename T>
 void arg_typed(const S* x, int64_t* y, int64_t outer, int64_t n, int64_t inner, bool last) {
+  if constexpr (std::is_same_v<S, float>) {
+    if (inner == 1) {  // rows of f32: vectorized (4096x4096 took 26 ms in the scalar scan)
+      parallel_for(outer, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) y[o] = vmath::arg_extreme_f32(x + o * n, n, kMax, last);
+      });
+      return;
+    }
+  }
   // f16/bf16 compare as float: exact, and gives the same ties as the stored values.
   auto load = [](S v) -> T { return static_cast<T>(v); };
   parallel_for(outer * inner, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {

@@ -152,6 +152,62 @@ static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift
   return exp_shifted_sum_to_f32(x, shift, x, n, nullptr);
 }
 
+// ArgMax/ArgMin of a row: the extreme value (NaN elements skipped, `nan` set when there was
+// one), then the first (or last) index holding it, both 16 lanes at a time.
+template <bool kMax>
+PORTA_INLINE float extreme_row(const float* x, int64_t n, bool& nan) {
+  const float start = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  vf m = splat(start);
+  vi seen = vi{} + 0;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(x + i);
+    seen |= v != v;
+    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
+  }
+  if (i < n) {
+    vf v = load_tail(x + i, n - i, start);
+    seen |= v != v;
+    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
+  }
+  float out = start;
+  nan = false;
+  for (int k = 0; k < kLanes; ++k) {
+    out = kMax ? (m[k] > out ? m[k] : out) : (m[k] < out ? m[k] : out);
+    nan |= seen[k] != 0;
+  }
+  return out;
+}
+
+static __attribute__((noinline)) int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
+  if (n <= 0) return 0;
+  bool nan = false;
+  float target = want_max ? extreme_row<true>(x, n, nan) : extreme_row<false>(x, n, nan);
+  // NaN wins (numpy): the first (last) NaN; else the first (last) element equal to the extreme.
+  auto hit = [&](vf v) -> vi { return nan ? (v != v) : (v == target); };
+  auto hit1 = [&](float v) { return nan ? v != v : v == target; };
+  if (!last) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      vi h = hit(load(x + i));
+      for (int k = 0; k < kLanes; ++k)
+        if (h[k]) return i + k;
+    }
+    for (; i < n; ++i)
+      if (hit1(x[i])) return i;
+  } else {
+    int64_t i = n;
+    for (; i - kLanes >= 0; i -= kLanes) {
+      vi h = hit(load(x + i - kLanes));
+      for (int k = kLanes - 1; k >= 0; --k)
+        if (h[k]) return i - kLanes + k;
+    }
+    for (; i-- > 0;)
+      if (hit1(x[i])) return i;
+  }
+  return 0;  // unreachable: the extreme is an element of the row
+}
+
 // f32 <-> f16 with F16C (vcvtps2ph / vcvtph2ps, round to nearest even, as porta's scalar
 // conversion) where the level has it (PORTA_VMATH_F16C, set by custom_vmath.cpp); the scalar
 // conversion for the tail and at baseline.
