@@ -38,6 +38,10 @@ PORTA_REGISTER_OP(Transpose) {
     c.push_back({"perm_1203", {in({3, 4, 5, 2})}, {{"perm", P{1, 2, 0, 3}}}, kF32 | kU8});
     c.push_back({"identity", {in({3, 4})}, {{"perm", P{0, 1}}}, kF32});
     c.push_back({"big_odd", {in({67, 45, 3})}, {{"perm", P{2, 1, 0}}}, kF32 | kBool});
+    // Past the cpu kernel's threshold for oneDNN's reorder (64Ki elements): an attention-style
+    // head swap and a rotation with odd sizes.
+    c.push_back({"large_0213", {in({4, 64, 16, 20})}, {{"perm", P{0, 2, 1, 3}}}, kF32});
+    c.push_back({"large_odd_201", {in({70, 33, 31})}, {{"perm", P{2, 0, 1}}}, kF32 | kI32});
     c.push_back({"size1", {in({1, 7, 1})}, {{"perm", P{2, 0, 1}}}, kF32});
     c.push_back({"empty", {in({0, 3})}, {}, kF32});
     c.push_back({"scalar", {in({})}, {}, kF32});
