@@ -83,6 +83,50 @@ TEST(CpuVmath, FloorAndCeilMatchLibm) {
   }
 }
 
+// Sin and Cos against double-precision libm: within 2 ulp of the rounded result, or 2^-24
+// absolute where the result is near a zero of the function (the argument reduction's own
+// error: |x| up to 8192 carries about that much absolute error into r); libm's own float
+// result (bit for bit) beyond 8192, for infinities and NaN.
+TEST(CpuVmath, SinCosWithinTwoUlpOfDoubleLibm) {
+  std::vector<float> x;
+  for (int i = -400000; i <= 400000; ++i) x.push_back(static_cast<float>(i) * (8192.0f / 400000.0f));
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-8192.f, 8192.f), tiny(-1e-3f, 1e-3f);
+  for (int i = 0; i < 200000; ++i) x.push_back(d(rng));
+  for (int i = 0; i < 20000; ++i) x.push_back(tiny(rng));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1.5707964f, 3.1415927f, -3.1415927f, 8192.0f, -8192.0f, 8192.001f,
+                  1e6f, -1e6f, 1e30f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  x.push_back(0.25f);  // odd count: the scalar tail runs
+  for (bool cosine : {false, true}) {
+    std::vector<float> y(x.size());
+    (cosine ? vmath::cos_f32 : vmath::sin_f32)(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    int failures = 0;
+    double worst_ulp = 0;
+    for (size_t i = 0; i < x.size() && failures < 10; ++i) {
+      double ref = cosine ? std::cos(static_cast<double>(x[i])) : std::sin(static_cast<double>(x[i]));
+      bool ok;
+      if (!(std::fabs(x[i]) <= 8192.0f)) {
+        float lib = cosine ? std::cos(x[i]) : std::sin(x[i]);
+        ok = std::isnan(lib) ? std::isnan(y[i]) : std::bit_cast<uint32_t>(y[i]) == std::bit_cast<uint32_t>(lib);
+      } else {
+        float r = static_cast<float>(ref);
+        double ulp = std::nextafter(std::fabs(r), std::numeric_limits<float>::infinity()) - std::fabs(r);
+        double err = std::fabs(static_cast<double>(y[i]) - ref);
+        if (std::fabs(ref) > 1e-3) worst_ulp = std::max(worst_ulp, err / ulp);
+        ok = err <= 2 * ulp || err <= 0x1p-24;
+      }
+      if (!ok) {
+        ++failures;
+        ADD_FAILURE() << (cosine ? "cos(" : "sin(") << x[i] << ") = " << y[i] << ", double libm " << ref;
+      }
+    }
+    RecordProperty(cosine ? "cos_worst_ulp" : "sin_worst_ulp", std::to_string(worst_ulp));
+    EXPECT_LE(worst_ulp, 2.0) << (cosine ? "cos" : "sin");
+  }
+}
+
 // ArgMax/ArgMin rows against a scalar scan with numpy's rules (NaN wins; first or last of
 // equal extremes), on rows full of ties, with NaNs and infinities, of every length to 70 and
 // a long one, so both the vector body and the tails decide.

@@ -65,6 +65,8 @@ float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, c
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   PORTA_VMATH_DISPATCH(arg_extreme_f32(x, n, want_max, last))
 }
+void sin_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(sin_f32(x, y, n)) }
+void cos_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(cos_f32(x, y, n)) }
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_f16_n(x, y, n)) }
 void f16_to_f32_n(const uint16_t* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(f16_to_f32_n(x, y, n)) }
 void floor_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(floor_f32(x, y, n)) }

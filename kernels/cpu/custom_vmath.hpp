@@ -1,6 +1,6 @@
 // porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
 // BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding), Softmax, Floor, Ceil
-// ArgMax/ArgMin rows and the f32 <-> f16 Casts.
+// Sin, Cos, ArgMax/ArgMin rows and the f32 <-> f16 Casts.
 //
 // Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
 // (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
@@ -26,6 +26,9 @@ double sum_squares_f32(const float* x, int64_t n);
 // `stream`: write y with non-temporal stores (when 16-byte aligned), for outputs much larger
 // than the caches, so writing costs no read of the destination lines (see streaming_output).
 
+/// y[i] = sin(x[i]) / cos(x[i]) within 2 ulp (libm for |x| > 8192, infinities and NaN).
+void sin_f32(const float* x, float* y, int64_t n);
+void cos_f32(const float* x, float* y, int64_t n);
 /// Index of the largest (want_max) or smallest element of x[0, n), the first one or with
 /// `last` the last one; a NaN wins over every number (numpy's rule). 0 for n = 0.
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last);

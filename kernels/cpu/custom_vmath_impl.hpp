@@ -208,6 +208,41 @@ static __attribute__((noinline)) int64_t arg_extreme_f32(const float* x, int64_t
   return 0;  // unreachable: the extreme is an element of the row
 }
 
+// sin / cos: x = k * pi/2 + r with |r| <= pi/4 (k rounded by the 1.5 * 2^23 trick, pi/2 split
+// in three parts whose products with k are exact for |x| <= 8192), then the sine or cosine
+// polynomial of r picked and signed by the quadrant k mod 4 (Cephes' single-precision
+// minimax coefficients, within 2 ulp). Lanes beyond 8192 in magnitude, infinities and NaN are
+// recomputed with libm.
+template <bool kCos>
+PORTA_INLINE void sincos_row(const float* x, float* y, int64_t n) {
+  const float magic = 12582912.f;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(x + i);
+    vf ax = select(v < 0.f, -v, v);
+    vi big = ~(ax <= 8192.f);  // also NaN
+    vf vx = select(big, splat(0.f), v);
+    vf shifted = vx * 0.636619772367581343f + magic;
+    vf kf = shifted - magic;
+    vi k = (vi)shifted - (vi)splat(magic);
+    vf r = ((vx - kf * 1.5703125f) - kf * 4.837512969970703125e-4f) - kf * 7.54978995489188216e-8f;
+    vf r2 = r * r;
+    vf sp = ((r2 * -1.9515295891e-4f + 8.3321608736e-3f) * r2 - 1.6666654611e-1f) * r2 * r + r;
+    vf cp = ((r2 * 2.443315711809948e-5f - 1.388731625493765e-3f) * r2 + 4.166664568298827e-2f) * r2 * r2 -
+            0.5f * r2 + 1.0f;
+    vi quadrant = kCos ? k + 1 : k;
+    vf res = select((quadrant & 1) != 0, cp, sp);
+    res = select((quadrant & 2) != 0, -res, res);
+    store(y + i, res);
+    for (int l = 0; l < kLanes; ++l)
+      if (big[l]) y[i + l] = kCos ? std::cos(x[i + l]) : std::sin(x[i + l]);
+  }
+  for (; i < n; ++i) y[i] = kCos ? std::cos(x[i]) : std::sin(x[i]);
+}
+
+static __attribute__((noinline)) void sin_f32(const float* x, float* y, int64_t n) { sincos_row<false>(x, y, n); }
+static __attribute__((noinline)) void cos_f32(const float* x, float* y, int64_t n) { sincos_row<true>(x, y, n); }
+
 // f32 <-> f16 with F16C (vcvtps2ph / vcvtph2ps, round to nearest even, as porta's scalar
 // conversion) where the level has it (PORTA_VMATH_F16C, set by custom_vmath.cpp); the scalar
 // conversion for the tail and at baseline.
