@@ -166,4 +166,31 @@ TEST(CpuVmath, ArgExtremeMatchesAScalarScan) {
     }
 }
 
+// Row max/min with NaN propagation and the vector row sum, for every length to 70 and a long
+// row: a NaN at any position (vector body or tail) makes the extreme NaN; the sum stays within
+// float rounding of the double sum.
+TEST(CpuVmath, RowExtremeAndSum) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> d(-100.f, 100.f);
+  std::vector<int64_t> lengths;
+  for (int64_t n = 0; n <= 70; ++n) lengths.push_back(n);
+  lengths.push_back(1000);
+  for (int64_t n : lengths) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = d(rng);
+    double want_sum = 0, want_max = -INFINITY, want_min = INFINITY, abs_sum = 0;
+    for (float v : x) want_sum += v, abs_sum += std::fabs(v), want_max = std::max<double>(want_max, v),
+                                     want_min = std::min<double>(want_min, v);
+    EXPECT_NEAR(vmath::sum_f32(x.data(), n), want_sum, 1e-6 * abs_sum + 1e-12) << "n " << n;
+    EXPECT_EQ(vmath::extreme_nan_f32(x.data(), n, true), static_cast<float>(want_max)) << "n " << n;
+    EXPECT_EQ(vmath::extreme_nan_f32(x.data(), n, false), static_cast<float>(want_min)) << "n " << n;
+    for (int64_t at = 0; at < n; at += std::max<int64_t>(1, n / 7)) {
+      std::vector<float> y = x;
+      y[static_cast<size_t>(at)] = std::numeric_limits<float>::quiet_NaN();
+      EXPECT_TRUE(std::isnan(vmath::extreme_nan_f32(y.data(), n, true))) << "n " << n << " NaN at " << at;
+      EXPECT_TRUE(std::isnan(vmath::extreme_nan_f32(y.data(), n, false))) << "n " << n << " NaN at " << at;
+    }
+  }
+}
+
 }  // namespace

@@ -62,6 +62,10 @@ float exp_shifted_sum_f32(float* x, float shift, int64_t n) { PORTA_VMATH_DISPAT
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))
 }
+float extreme_nan_f32(const float* x, int64_t n, bool want_max) {
+  PORTA_VMATH_DISPATCH(extreme_nan_f32(x, n, want_max))
+}
+double sum_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(sum_f32(x, n)) }
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   PORTA_VMATH_DISPATCH(arg_extreme_f32(x, n, want_max, last))
 }

@@ -1,6 +1,6 @@
 // porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
 // BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding), Softmax, Floor, Ceil
-// Sin, Cos, ArgMax/ArgMin rows and the f32 <-> f16 Casts.
+// Sin, Cos, ArgMax/ArgMin rows, row reductions and the f32 <-> f16 Casts.
 //
 // Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
 // (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
@@ -29,6 +29,10 @@ double sum_squares_f32(const float* x, int64_t n);
 /// y[i] = sin(x[i]) / cos(x[i]) within 2 ulp (libm for |x| > 8192, infinities and NaN).
 void sin_f32(const float* x, float* y, int64_t n);
 void cos_f32(const float* x, float* y, int64_t n);
+/// Largest (want_max) or smallest element; NaN when any element is NaN; -inf/+inf for n = 0.
+float extreme_nan_f32(const float* x, int64_t n, bool want_max);
+/// Sum of x[0, n) (float vector partial sums, added in double).
+double sum_f32(const float* x, int64_t n);
 /// Index of the largest (want_max) or smallest element of x[0, n), the first one or with
 /// `last` the last one; a NaN wins over every number (numpy's rule). 0 for n = 0.
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last);

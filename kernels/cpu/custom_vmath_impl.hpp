@@ -179,6 +179,32 @@ PORTA_INLINE float extreme_row(const float* x, int64_t n, bool& nan) {
   return out;
 }
 
+// Max / min of a row where a NaN anywhere makes the result NaN (PyTorch's and ONNX Runtime's
+// reductions); -inf / +inf for n = 0.
+static __attribute__((noinline)) float extreme_nan_f32(const float* x, int64_t n, bool want_max) {
+  bool nan = false;
+  float m = want_max ? extreme_row<true>(x, n, nan) : extreme_row<false>(x, n, nan);
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+// Sum of a row in float with four vector accumulators (64 partial sums), added in double at
+// the end: more accurate than one running float sum, and not bound by the add latency.
+static __attribute__((noinline)) double sum_f32(const float* x, int64_t n) {
+  vf a0 = splat(0.f), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    a0 += load(x + i);
+    a1 += load(x + i + kLanes);
+    a2 += load(x + i + 2 * kLanes);
+    a3 += load(x + i + 3 * kLanes);
+  }
+  for (; i + kLanes <= n; i += kLanes) a0 += load(x + i);
+  double s = 0;
+  for (; i < n; ++i) s += x[i];
+  for (int k = 0; k < kLanes; ++k) s += static_cast<double>(a0[k]) + a1[k] + a2[k] + a3[k];
+  return s;
+}
+
 static __attribute__((noinline)) int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   if (n <= 0) return 0;
   bool nan = false;
