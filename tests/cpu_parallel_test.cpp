@@ -9,7 +9,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "kernels/cpu/cpu_common.hpp"
+#include "porta/dispatch.hpp"
+#include "runtime/registry.hpp"
 
 namespace {
 
@@ -78,6 +82,39 @@ TEST(CpuParallel, TasksRethrowAnExceptionFromATaskOrFromMakingState) {
                      [](int&, int64_t) {}),
                  std::bad_alloc);
   });
+}
+
+// A oneDNN exception a cpu kernel lets through reaches the caller as porta's error naming the
+// op (BackendError; OutOfMemory for oneDNN's out-of-memory status), not as dnnl::error.
+TEST(CpuKernelCall, OneDnnErrorsBecomePortaErrors) {
+  using namespace porta;
+  OpSchema op;
+  op.name = "TestOneDnnFailure";
+  op.domain = "test.porta";
+  op.inputs = {"X"};
+  op.outputs = {"Y"};
+  op.infer = [](InferContext& ctx) { ctx.set_output(0, ctx.shape(0), ctx.dtype(0)); };
+  op.reference = [](KernelContext&) {};
+  register_op(op);
+  for (dnnl_status_t status : {dnnl_runtime_error, dnnl_out_of_memory}) {
+    KernelDef k;
+    k.op = op.name;
+    k.backend = DeviceType::cpu;
+    k.dtypes = kF32;
+    k.source = "onednn_error_test";
+    k.fn = [status](KernelContext&) { throw dnnl::error(status, "injected by the test"); };
+    register_kernel(std::move(k));
+    Tensor x = Tensor::zeros({4}, DType::f32);
+    try {
+      call_op(op.name, {x});
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.kind()), status == dnnl_out_of_memory ? "OutOfMemory" : "BackendError");
+      EXPECT_NE(std::string(e.what()).find("[TestOneDnnFailure] oneDNN failed"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("injected by the test"), std::string::npos) << e.what();
+    }
+    detail::unregister_source("onednn_error_test");
+  }
 }
 
 }  // namespace

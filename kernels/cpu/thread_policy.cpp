@@ -7,6 +7,10 @@
 #include <string>
 #include <thread>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
 #include "runtime/eager.hpp"
 
 namespace porta::cpu {
@@ -118,18 +122,31 @@ double call_flops_memo(const KernelContext& ctx, size_t bytes) {
   return e.flops;
 }
 
+// A oneDNN exception that a kernel did not handle becomes porta's error naming the op: callers
+// (and the C ABI) see one error family, never a library's own exception type.
+void run_translating_onednn_errors(const KernelDef& kernel, KernelContext& ctx) {
+  try {
+    kernel.fn(ctx);
+  } catch (const dnnl::error& e) {
+    std::string what = str("[", ctx.op ? ctx.op->name : std::string("cpu kernel"), "] oneDNN failed (status ",
+                           static_cast<int>(e.status), "): ", e.what());
+    if (e.status == dnnl_out_of_memory) throw OutOfMemory(what);
+    throw BackendError(what);
+  }
+}
+
 // Every cpu kernel call runs under the thread count its size earns. The flops function is
 // only consulted for calls small in bytes (large ones go parallel anyway) on a machine that
 // is not oversubscribed (where every call runs on one thread).
 void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
   if (omp_get_max_threads() <= 1 || omp_in_parallel() || cores_oversubscribed()) {
     ThreadScope scope(1);
-    return kernel.fn(ctx);
+    return run_translating_onednn_errors(kernel, ctx);
   }
   size_t bytes = call_bytes(ctx);
   int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops_memo(ctx, bytes));
   ThreadScope scope(threads);
-  kernel.fn(ctx);
+  run_translating_onednn_errors(kernel, ctx);
 }
 
 const bool hook_installed = [] {
