@@ -97,9 +97,11 @@ void print_table(std::ostream& os, const Report& rep) {
     os << "times: device timer where the device has one, else host wall time; %ceil: of the copy bandwidth "
           "(memory-bound) or matmul throughput (compute-bound), chosen by FLOP/byte against the device's ridge "
           "point\n";
-  // Over 100% of a ceiling has two honest causes, and the note names both: the kernel does less
-  // work than counted from the shapes (Winograd or FFT convolution), or the ceiling was measured
-  // when the machine was slower than now (busy, or a shared memory system in a slow phase).
+  // Over 100% of a ceiling has honest causes, and the note names them: the kernel does less
+  // work than counted from the shapes (Winograd or FFT convolution), its data partly stays in
+  // the caches between timed runs (every run re-reads the same inputs), or the ceiling was
+  // measured when the machine was slower than now (busy, or a shared memory system in a slow
+  // phase).
   std::map<std::string, std::pair<int, double>> over;  // device -> (cases, highest fraction)
   for (const Result& r : rep.results)
     if (r.status == "ok" && r.fraction > 1.05) {
@@ -113,7 +115,8 @@ void print_table(std::ostream& os, const Report& rep) {
       if (c.device == d && !c.measured_at.empty()) when = " (measured " + c.measured_at + ")";
     os << "note: " << o.first << " case(s) on " << d << " exceed its ceilings" << when << ", up to "
        << fmt(100 * o.second, 0) << "%: a kernel may do less work than the count from its shapes (e.g. a "
-       << "Winograd convolution), or the ceilings were measured while the machine was slower than now (busy, "
+       << "Winograd convolution) or find part of its data still cached from the previous run (a working set "
+       << "near the last-level cache's size), or the ceilings were measured while the machine was slower than now (busy, "
        << "or shared memory bandwidth in a slow phase: bench/platform_drift.cpp shows it); recalibrate with "
        << "porta bench --calibrate --device " << d << " when the machine is quiet\n";
   }
