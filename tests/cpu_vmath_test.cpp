@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/custom_vmath.hpp"
+#include "porta/dispatch.hpp"
 #include "porta/dtype.hpp"
 
 namespace {
@@ -191,6 +192,38 @@ TEST(CpuVmath, RowExtremeAndSum) {
       EXPECT_TRUE(std::isnan(vmath::extreme_nan_f32(y.data(), n, false))) << "n " << n << " NaN at " << at;
     }
   }
+}
+
+// ReduceMax/Min over columns (axis 0) and rows of f32 on cpu: a NaN anywhere in a column or
+// row makes that result NaN, other results are the exact extreme.
+TEST(CpuReduce, MaxMinPropagateNaNOnRowsAndColumns) {
+  const int64_t rows = 37, cols = 300;  // columns past one vector chunk, odd rows
+  std::vector<double> v(static_cast<size_t>(rows * cols));
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> d(-50.0, 50.0);
+  for (double& x : v) x = static_cast<float>(d(rng));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t c : {0, 7, 150, 299}) v[static_cast<size_t>((c * 13 % rows) * cols + c)] = nan;
+  for (int64_t r : {3, 36}) v[static_cast<size_t>(r * cols + 200 + r)] = nan;
+  porta::Tensor x = porta::Tensor::from_values(v, {rows, cols}, porta::DType::f32);
+  for (const char* op : {"ReduceMax", "ReduceMin"})
+    for (int64_t axis : {0, 1}) {
+      porta::Attributes a{{"axes", std::vector<int64_t>{axis}}, {"keepdims", int64_t{0}}};
+      std::vector<double> got = porta::call_op(op, {x}, a).at(0).to_doubles();
+      int64_t outer = axis == 0 ? cols : rows, len = axis == 0 ? rows : cols;
+      ASSERT_EQ(static_cast<int64_t>(got.size()), outer);
+      for (int64_t o = 0; o < outer; ++o) {
+        double want = std::string(op) == "ReduceMax" ? -INFINITY : INFINITY;
+        bool has_nan = false;
+        for (int64_t k = 0; k < len; ++k) {
+          double e = axis == 0 ? v[static_cast<size_t>(k * cols + o)] : v[static_cast<size_t>(o * cols + k)];
+          has_nan |= std::isnan(e);
+          want = std::string(op) == "ReduceMax" ? std::max(want, e) : std::min(want, e);
+        }
+        if (has_nan) EXPECT_TRUE(std::isnan(got[o])) << op << " axis " << axis << " at " << o;
+        else EXPECT_EQ(got[o], want) << op << " axis " << axis << " at " << o;
+      }
+    }
 }
 
 }  // namespace

@@ -107,6 +107,33 @@ void reduce_block(const T* x, T* y, int64_t outer, int64_t r, int64_t inner) {
   int64_t threads = std::max(1, omp_get_max_threads());
   int64_t kChunk = std::clamp<int64_t>((inner + threads - 1) / threads, 256, 4096);
   int64_t chunks = (inner + kChunk - 1) / kChunk;
+  if constexpr (std::is_same_v<T, float> && (K == ReduceKind::max || K == ReduceKind::min)) {
+    // f32 max/min columns in float (exact for max/min) with a NaN flag per column, both
+    // branch-free so the row updates vectorize; the double path with NaN checks did not.
+    parallel_for(outer * chunks, 1, [&](int64_t b, int64_t e) {
+      std::vector<float> acc(static_cast<size_t>(kChunk));
+      std::vector<int32_t> nan(static_cast<size_t>(kChunk));
+      for (int64_t w = b; w < e; ++w) {
+        int64_t o = w / chunks, i0 = (w % chunks) * kChunk, n = std::min(kChunk, inner - i0);
+        const float* base = x + o * r * inner + i0;
+        float* __restrict a = acc.data();
+        int32_t* __restrict f = nan.data();
+        for (int64_t i = 0; i < n; ++i) a[i] = base[i], f[i] = base[i] != base[i];
+        for (int64_t k = 1; k < r; ++k) {
+          const float* __restrict row = base + k * inner;
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) {
+            float v = row[i];
+            f[i] |= v != v;
+            a[i] = K == ReduceKind::max ? (v > a[i] ? v : a[i]) : (v < a[i] ? v : a[i]);
+          }
+        }
+        float* out = y + o * inner + i0;
+        for (int64_t i = 0; i < n; ++i) out[i] = f[i] ? std::numeric_limits<float>::quiet_NaN() : a[i];
+      }
+    });
+    return;
+  }
   parallel_for(outer * chunks, 1, [&](int64_t b, int64_t e) {
     std::vector<A> acc(static_cast<size_t>(kChunk));
     for (int64_t w = b; w < e; ++w) {
