@@ -69,6 +69,7 @@ double sum_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(sum_f32(x, n)) 
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   PORTA_VMATH_DISPATCH(arg_extreme_f32(x, n, want_max, last))
 }
+void log_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(log_f32(x, y, n)) }
 void sin_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(sin_f32(x, y, n)) }
 void cos_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(cos_f32(x, y, n)) }
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_f16_n(x, y, n)) }

@@ -1,6 +1,6 @@
 // porta cpu kernels — vectorized float32 row loops used by porta's custom-op kernels (RmsNorm,
 // BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding), Softmax, Floor, Ceil
-// Sin, Cos, ArgMax/ArgMin rows, row reductions and the f32 <-> f16 Casts.
+// Log, Sin, Cos, ArgMax/ArgMin rows, row reductions and the f32 <-> f16 Casts.
 //
 // Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
 // (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
@@ -26,6 +26,8 @@ double sum_squares_f32(const float* x, int64_t n);
 // `stream`: write y with non-temporal stores (when 16-byte aligned), for outputs much larger
 // than the caches, so writing costs no read of the destination lines (see streaming_output).
 
+/// y[i] = log(x[i]) within 2 ulp (libm for zeros, subnormals, negatives, infinities, NaN).
+void log_f32(const float* x, float* y, int64_t n);
 /// y[i] = sin(x[i]) / cos(x[i]) within 2 ulp (libm for |x| > 8192, infinities and NaN).
 void sin_f32(const float* x, float* y, int64_t n);
 void cos_f32(const float* x, float* y, int64_t n);

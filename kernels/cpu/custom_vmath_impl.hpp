@@ -266,6 +266,43 @@ PORTA_INLINE void sincos_row(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = kCos ? std::cos(x[i]) : std::sin(x[i]);
 }
 
+// log: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log(x) = e ln2 + log(m) with log(1 + f)
+// by Cephes' single-precision minimax polynomial and ln2 in two parts. Lanes that are not
+// normal positive finite numbers (0, subnormals, negatives, infinities, NaN) take libm.
+static __attribute__((noinline)) void log_f32(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(x + i);
+    vi special = ~((v >= 1.17549435e-38f) & (v <= 3.40282347e38f));  // also NaN
+    vi bits = (vi)select(special, splat(1.f), v);
+    vi e = ((bits >> 23) & 0xff) - 126;
+    vf m = (vf)((bits & 0x007fffff) | 0x3f000000);  // [0.5, 1)
+    vi small = m < 0.707106781186547524f;
+    e = e + small;  // small is -1 (true) or 0
+    vf f = select(small, m + m - 1.f, m - 1.f);
+    vf ef = __builtin_convertvector(e, vf);
+    vf z = f * f;
+    vf p = splat(7.0376836292e-2f);
+    p = p * f - 1.1514610310e-1f;
+    p = p * f + 1.1676998740e-1f;
+    p = p * f - 1.2420140846e-1f;
+    p = p * f + 1.4249322787e-1f;
+    p = p * f - 1.6668057665e-1f;
+    p = p * f + 2.0000714765e-1f;
+    p = p * f - 2.4999993993e-1f;
+    p = p * f + 3.3333331174e-1f;
+    vf r = f * z * p;
+    r = r + ef * -2.12194440e-4f;
+    r = r - 0.5f * z;
+    r = f + r;
+    r = r + ef * 0.693359375f;
+    store(y + i, r);
+    for (int l = 0; l < kLanes; ++l)
+      if (special[l]) y[i + l] = std::log(x[i + l]);
+  }
+  for (; i < n; ++i) y[i] = std::log(x[i]);
+}
+
 static __attribute__((noinline)) void sin_f32(const float* x, float* y, int64_t n) { sincos_row<false>(x, y, n); }
 static __attribute__((noinline)) void cos_f32(const float* x, float* y, int64_t n) { sincos_row<true>(x, y, n); }
 
