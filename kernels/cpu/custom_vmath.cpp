@@ -72,6 +72,9 @@ int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
 void log_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(log_f32(x, y, n)) }
 void sin_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(sin_f32(x, y, n)) }
 void cos_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(cos_f32(x, y, n)) }
+void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds) {
+  PORTA_VMATH_DISPATCH(transpose16_b32(s, ss, d, ds))
+}
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_f16_n(x, y, n)) }
 void f16_to_f32_n(const uint16_t* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(f16_to_f32_n(x, y, n)) }
 void floor_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(floor_f32(x, y, n)) }

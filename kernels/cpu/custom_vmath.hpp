@@ -38,6 +38,8 @@ double sum_f32(const float* x, int64_t n);
 /// Index of the largest (want_max) or smallest element of x[0, n), the first one or with
 /// `last` the last one; a NaN wins over every number (numpy's rule). 0 for n = 0.
 int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last);
+/// 16x16 block transpose of 32-bit elements: d[j * ds + i] = s[i * ss + j] (strides in elements).
+void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds);
 /// IEEE half <-> float (bit patterns in uint16_t), round to nearest even.
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n);
 void f16_to_f32_n(const uint16_t* x, float* y, int64_t n);

@@ -306,6 +306,35 @@ static __attribute__((noinline)) void log_f32(const float* x, float* y, int64_t 
 static __attribute__((noinline)) void sin_f32(const float* x, float* y, int64_t n) { sincos_row<false>(x, y, n); }
 static __attribute__((noinline)) void cos_f32(const float* x, float* y, int64_t n) { sincos_row<true>(x, y, n); }
 
+// 16x16 transpose of 32-bit elements (moved as bits, no arithmetic): d[j * ds + i] =
+// s[i * ss + j]. Four stages swap the off-diagonal k x k sub-blocks of every 2k x 2k block
+// (k = 8, 4, 2, 1), 16 two-source shuffles each.
+template <int K>
+PORTA_INLINE void transpose_stage(vi* r) {
+  vi lo, hi;  // masks: lanes j of a row pair (a = r[i], b = r[i + K]); b's lanes are 16 + j
+  for (int j = 0; j < kLanes; ++j) {
+    bool upper = (j & K) != 0;
+    lo[j] = upper ? kLanes + j - K : j;
+    hi[j] = upper ? kLanes + j : j + K;
+  }
+  for (int i = 0; i < kLanes; ++i) {
+    if (i & K) continue;
+    vi a = r[i], b = r[i + K];
+    r[i] = __builtin_shuffle(a, b, lo);
+    r[i + K] = __builtin_shuffle(a, b, hi);
+  }
+}
+
+static __attribute__((noinline)) void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds) {
+  vi r[kLanes];
+  for (int i = 0; i < kLanes; ++i) std::memcpy(&r[i], s + i * ss, sizeof(vi));
+  transpose_stage<8>(r);
+  transpose_stage<4>(r);
+  transpose_stage<2>(r);
+  transpose_stage<1>(r);
+  for (int j = 0; j < kLanes; ++j) std::memcpy(d + j * ds, &r[j], sizeof(vi));
+}
+
 // f32 <-> f16 with F16C (vcvtps2ph / vcvtph2ps, round to nearest even, as porta's scalar
 // conversion) where the level has it (PORTA_VMATH_F16C, set by custom_vmath.cpp); the scalar
 // conversion for the tail and at baseline.
