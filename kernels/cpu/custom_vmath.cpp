@@ -58,7 +58,6 @@ int level() {
   }
 
 float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
-float exp_shifted_sum_f32(float* x, float shift, int64_t n) { PORTA_VMATH_DISPATCH(exp_shifted_sum_f32(x, shift, n)) }
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))
 }

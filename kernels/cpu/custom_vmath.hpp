@@ -14,8 +14,6 @@ namespace porta::cpu::vmath {
 
 /// Largest element (-inf for n = 0); NaN elements are ignored.
 float max_f32(const float* x, int64_t n);
-/// x[i] = exp(x[i] - shift) in place; returns the sum of the new values.
-float exp_shifted_sum_f32(float* x, float shift, int64_t n);
 /// y[i] = exp(x[i] - shift) (y may alias x, or be null to only sum); returns the sum.
 /// `prefetch`, when not null: n floats (e.g. the next row) to pull into the caches meanwhile.
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch = nullptr);

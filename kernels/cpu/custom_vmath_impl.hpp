@@ -98,21 +98,36 @@ PORTA_INLINE vf gelu_tanh(vf h) {
   return h / (1.f + vexp(-2.f * u));
 }
 
-static __attribute__((noinline)) float max_f32(const float* x, int64_t n) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  vf m = splat(ninf);
+// The largest (kMax) or smallest element of a row, NaN elements skipped (`nan` set when there
+// was one); -inf / +inf for n = 0. Shared by max_f32, extreme_nan_f32 and arg_extreme_f32.
+template <bool kMax>
+PORTA_INLINE float extreme_row(const float* x, int64_t n, bool& nan) {
+  const float start = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  vf m = splat(start);
+  vi seen = vi{} + 0;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     vf v = load(x + i);
-    m = select(v > m, v, m);
+    seen |= v != v;
+    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
   }
   if (i < n) {
-    vf v = load_tail(x + i, n - i, ninf);
-    m = select(v > m, v, m);
+    vf v = load_tail(x + i, n - i, start);
+    seen |= v != v;
+    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
   }
-  float out = ninf;
-  for (int k = 0; k < kLanes; ++k) out = m[k] > out ? m[k] : out;
+  float out = start;
+  nan = false;
+  for (int k = 0; k < kLanes; ++k) {
+    out = kMax ? (m[k] > out ? m[k] : out) : (m[k] < out ? m[k] : out);
+    nan |= seen[k] != 0;
+  }
   return out;
+}
+
+static __attribute__((noinline)) float max_f32(const float* x, int64_t n) {
+  bool nan;
+  return extreme_row<true>(x, n, nan);
 }
 
 // y may alias x; a null y only sums. Two accumulators: the adds are not one serial chain.
@@ -148,37 +163,6 @@ static __attribute__((noinline)) float exp_shifted_sum_to_f32(const float* x, fl
   return sum;
 }
 
-static __attribute__((noinline)) float exp_shifted_sum_f32(float* x, float shift, int64_t n) {
-  return exp_shifted_sum_to_f32(x, shift, x, n, nullptr);
-}
-
-// ArgMax/ArgMin of a row: the extreme value (NaN elements skipped, `nan` set when there was
-// one), then the first (or last) index holding it, both 16 lanes at a time.
-template <bool kMax>
-PORTA_INLINE float extreme_row(const float* x, int64_t n, bool& nan) {
-  const float start = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-  vf m = splat(start);
-  vi seen = vi{} + 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    vf v = load(x + i);
-    seen |= v != v;
-    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
-  }
-  if (i < n) {
-    vf v = load_tail(x + i, n - i, start);
-    seen |= v != v;
-    m = kMax ? select(v > m, v, m) : select(v < m, v, m);
-  }
-  float out = start;
-  nan = false;
-  for (int k = 0; k < kLanes; ++k) {
-    out = kMax ? (m[k] > out ? m[k] : out) : (m[k] < out ? m[k] : out);
-    nan |= seen[k] != 0;
-  }
-  return out;
-}
-
 // Max / min of a row where a NaN anywhere makes the result NaN (PyTorch's and ONNX Runtime's
 // reductions); -inf / +inf for n = 0.
 static __attribute__((noinline)) float extreme_nan_f32(const float* x, int64_t n, bool want_max) {
@@ -205,6 +189,8 @@ static __attribute__((noinline)) double sum_f32(const float* x, int64_t n) {
   return s;
 }
 
+// ArgMax/ArgMin of a row: the extreme value, then the first (or last) index holding it, both
+// 16 lanes at a time.
 static __attribute__((noinline)) int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   if (n <= 0) return 0;
   bool nan = false;

@@ -87,7 +87,7 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
         continue;
       }
       float rescale = std::exp(m[r] - m_new);  // 0 when m[r] = -inf
-      float sum = vmath::exp_shifted_sum_f32(srow, m_new, vis);
+      float sum = vmath::exp_shifted_sum_to_f32(srow, m_new, srow, vis);
       std::fill(srow + vis, srow + cols, 0.f);
       l[r] = l[r] * rescale + sum;
       m[r] = m_new;
@@ -125,28 +125,19 @@ void sdpa_cpu(KernelContext& ctx) {
   }
   int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
-  if (!p.causal) {
-    parallel_for(heads * blocks, 1, [&](int64_t t0, int64_t t1) {
-      std::vector<float> s(qb * kKeyBlock), acc(qb * p.Dv), m(qb), l(qb);
-      for (int64_t t = t0; t < t1; ++t) {
-        int64_t bh = t / blocks, i0 = (t % blocks) * qb;
-        attend_block(p, bh, i0, std::min(qb, p.Sq - i0), s, acc, m, l);
-      }
-    });
-    return;
-  }
-  // Causal: a query block's work grows with its position, so equal contiguous shares would
-  // give one thread all the late (long) blocks when there are few heads (B*H = 1, S 1024: the
-  // second of two threads would get 2.8x the first's work). Blocks are handed out one at a
-  // time, the longest first.
   struct Scratch {
     std::vector<float> s, acc, m, l;
   };
+  // Tasks are handed out one at a time. Without causal they cost the same, and consecutive
+  // tasks share a head (its K and V stay in cache). With causal a query block's work grows
+  // with its position, so equal contiguous shares would give one thread all the late blocks
+  // when there are few heads (B*H = 1, S 1024: 2.8x the other's work): the longest go first.
   parallel_tasks(
       heads * blocks, [&] { return Scratch{std::vector<float>(qb * kKeyBlock), std::vector<float>(qb * p.Dv),
                                            std::vector<float>(qb), std::vector<float>(qb)}; },
       [&](Scratch& w, int64_t t) {
-        int64_t i0 = (blocks - 1 - t / heads) * qb, bh = t % heads;
+        int64_t bh = p.causal ? t % heads : t / blocks;
+        int64_t i0 = (p.causal ? blocks - 1 - t / heads : t % blocks) * qb;
         attend_block(p, bh, i0, std::min(qb, p.Sq - i0), w.s, w.acc, w.m, w.l);
       });
 }

@@ -45,18 +45,10 @@ void neg_cpu(KernelContext& ctx) {
   });
 }
 
-// Erf: f32 through the vectorized polynomial (oneDNN has no erf eltwise; libm's erff is a
-// scalar call and was GELU's cost), other float dtypes through libm.
-void erf_cpu(KernelContext& ctx) {
-  if (ctx.in(0).dtype() != DType::f32) return ew::unary_apply<kFloats>(ctx, [](auto x) { return std::erf(x); });
-  const float* x = ctx.in(0).data<float>();
-  float* y = ctx.out(0).data<float>();
-  parallel_for(ctx.in(0).numel(), ew::kGrain, [&](int64_t b, int64_t e) { vec::erf_f32(x + b, y + b, e - b); });
-}
-
-// f32 through a per-instruction-set row loop `vf` (custom_vmath), other float dtypes through
-// the scalar `f` (the library is built for baseline x86-64, where floorf is a libm call:
-// Floor 4096x4096 took 9.6 ms, 35% of the copy bandwidth; Sin 72 ms through sinf).
+// f32 through a per-instruction-set row loop `vf` (custom_vmath, vec_math), other float dtypes
+// through the scalar `f` (the library is built for baseline x86-64, where floorf and erff are
+// libm calls: Floor 4096x4096 took 9.6 ms, 35% of the copy bandwidth; Sin 72 ms through sinf;
+// erff was GELU's cost; oneDNN has no erf eltwise).
 template <typename VF, typename F>
 KernelFn vector_unary(VF vf, F f) {
   return [=](KernelContext& ctx) {
@@ -84,7 +76,7 @@ PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
 PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats,
                       float_unary(algorithm::eltwise_sqrt, 0, 0, [](auto x) { return std::sqrt(x); }))
 PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
-PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, erf_cpu)
+PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, vector_unary(vec::erf_f32, [](auto x) { return std::erf(x); }))
 PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, vector_unary(vmath::sin_f32, [](auto x) { return std::sin(x); }))
 PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, vector_unary(vmath::cos_f32, [](auto x) { return std::cos(x); }))
 PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, vector_unary(vmath::floor_f32, [](auto x) { return std::floor(x); }))
