@@ -17,5 +17,8 @@ std::vector<int64_t> reduce_axes_of(const KernelContext& ctx);
 /// axis is 0 while the output has elements.
 void check_reduce_nonempty(ReduceKind kind, const Shape& in, const std::vector<int64_t>& axes,
                            int64_t out_numel, std::string_view op);
+/// An integer mean divides by the element count: ShapeError for an empty integer input (a
+/// float mean of nothing is NaN instead).
+void check_integer_mean_nonempty(ReduceKind kind, DType dtype, const Shape& in, std::string_view op);
 
 }  // namespace porta::opdef

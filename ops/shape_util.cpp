@@ -340,4 +340,9 @@ void check_reduce_nonempty(ReduceKind kind, const Shape& in, const std::vector<i
                            shape_str(in)));
 }
 
+void check_integer_mean_nonempty(ReduceKind kind, DType dtype, const Shape& in, std::string_view op) {
+  if (kind == ReduceKind::mean && is_integer(dtype) && shape_numel(in) == 0)
+    throw ShapeError(str("[", op, "] expected a non-empty input for an integer mean, got ", shape_str(in)));
+}
+
 }  // namespace porta::opdef

@@ -57,14 +57,13 @@ void reduce_vulkan(KernelContext& ctx, int op) {
   }
   bool integer = is_integer(x.dtype());
   if (integer) {
-    // The cpu kernels' checks, so an integer reduction fails the same way on both.
-    // (Max, Min, ArgMax and ArgMin all need a non-empty reduced axis: `max` stands for them.)
+    // The cpu kernels' checks, so an integer reduction fails the same way on both (a float
+    // one has NaN or +-inf to give). Max, Min, ArgMax and ArgMin all need a non-empty reduced
+    // axis: `max` stands for them.
     opdef::ReduceKind kind = op == kSum ? opdef::ReduceKind::sum : op == kMean ? opdef::ReduceKind::mean
                                                                                  : opdef::ReduceKind::max;
     opdef::check_reduce_nonempty(kind, x.shape(), axes, y.numel(), ctx.op->name);
-    if (op == kMean && x.numel() == 0)
-      throw ShapeError(str("[", ctx.op->name, "] expected a non-empty input for an integer mean, got ",
-                           shape_str(x.shape())));
+    opdef::check_integer_mean_nonempty(kind, x.dtype(), x.shape(), ctx.op->name);
   }
   if (y.numel() == 0) return;
   int r = x.rank();
@@ -96,7 +95,7 @@ void reduce_vulkan(KernelContext& ctx, int op) {
   int64_t rows = outer * inner;
   Launch l;
   l.shader = integer ? "reduce_int" : "reduce";
-  l.variant = integer ? numeric_variant(x.dtype()) : variant_for(x.dtype());
+  l.variant = numeric_variant(x.dtype());  // f32, f16, i32, i64, i8, u8: what supports() admits
   l.spec = {op, reduction_strategy(ctx), ctx.attrs->get_int("select_last_index", 0) ? 1 : 0};
   l.args = {input(x), output(y), output(y)};
   l.push_u(rows);
@@ -111,15 +110,14 @@ void reduce_op_vulkan(KernelContext& ctx) { reduce_vulkan(ctx, Op); }
 
 std::string reduce_supports(const KernelContext& ctx) {
   DType t = ctx.in(0).dtype();
-  if (is_integer(t)) {
+  if (is_integer(t)) {  // reduce_int.comp
     if (!device_caps(ctx).int64_arithmetic)
       return "integer reductions accumulate in int64 and the device has no shaderInt64";
     if (auto why = numeric_ok(ctx, t); !why.empty()) return why;
-    if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
-    return fits_bindings(ctx);
+  } else {  // reduce.comp
+    if (auto why = reductions_ok(ctx); !why.empty()) return why;
+    if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   }
-  if (auto why = reductions_ok(ctx); !why.empty()) return why;
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
   return fits_bindings(ctx);
 }

@@ -31,7 +31,7 @@ void pool_vulkan(KernelContext& ctx, bool max) {
   }
   Launch l;
   l.shader = "pool";
-  l.variant = is_integer(x.dtype()) ? numeric_variant(x.dtype()) : variant_for(x.dtype());
+  l.variant = numeric_variant(x.dtype());  // f32, f16, and i8/u8 for MaxPool
   l.spec = {max ? 1 : 0};
   l.args = {input(x), output(y), output(indices ? ctx.out(1) : y)};
   l.push_u(y.numel());
