@@ -2,9 +2,9 @@
 // BiasGelu, ScaledDotProductAttention, NormalizeImage, RotaryEmbedding), Softmax, Floor, Ceil
 // Log, Sin, Cos, ArgMax/ArgMin rows, row reductions and the f32 <-> f16 Casts.
 //
-// Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time
-// (GCC target_clones), so the library runs on any x86-64 and uses 16-float vectors where the
-// CPU has them. Arrays may have any length (tails are handled); inputs and outputs may alias
+// Each function is compiled for AVX-512, AVX2+FMA and baseline x86-64 (custom_vmath.cpp
+// includes the bodies three times under `#pragma GCC target`) and picked at run time, so the
+// library runs on any x86-64 and uses 16-float vectors where the CPU has them. Arrays may have any length (tails are handled); inputs and outputs may alias
 // only where a function says so. Accuracy: exp within 2 ulp-ish (relative error < 3e-7 for
 // results above FLT_MIN; 0 for x < -87.3; NaN stays NaN), erf and tanh within 3e-7 absolute.
 #pragma once

@@ -4,19 +4,15 @@
 // Why not oneDNN's matmul per step: the product is tiny (1..batch x 4H x H), and a primitive
 // call per time step cost more than the arithmetic. Why target_clones: the project builds for
 // baseline x86-64, where this loop would run 4 lanes wide; the AVX-512 / AVX2 clones are
-// picked at run time like kernels/cpu/vec_math.cpp's. Runs of 64 outputs stay in registers
+// picked at run time (PORTA_CPU_CLONES, target_clones.hpp). Runs of 64 outputs stay in registers
 // across the whole k loop, so z is loaded and stored once per run instead of once per k.
 #include <algorithm>
 
 #include "kernels/cpu/rnn_common.hpp"
+#include "kernels/cpu/target_clones.hpp"
 
 namespace porta::cpu {
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define PORTA_RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PORTA_RNN_CLONES
-#endif
 
 namespace {
 
@@ -46,12 +42,12 @@ __attribute__((always_inline)) inline void accumulate_run(const T* h, const T* r
 
 }  // namespace
 
-PORTA_RNN_CLONES
+PORTA_CPU_CLONES
 void accumulate_recurrent(const float* h, const float* rt, float* z, int64_t k, int64_t g) {
   for (int64_t j0 = 0; j0 < g; j0 += 64) accumulate_run(h, rt, z, k, g, j0, std::min<int64_t>(64, g - j0));
 }
 
-PORTA_RNN_CLONES
+PORTA_CPU_CLONES
 void accumulate_recurrent(const double* h, const double* rt, double* z, int64_t k, int64_t g) {
   for (int64_t j0 = 0; j0 < g; j0 += 64) accumulate_run(h, rt, z, k, g, j0, std::min<int64_t>(64, g - j0));
 }

@@ -2,13 +2,15 @@
 // (x86-64-v3) and baseline x86-64, picked at load time (GCC target_clones), so the library
 // runs on any x86-64 and uses wide vectors where the CPU has them.
 //
-// Under ThreadSanitizer the clones are left out: the resolver of a clone with internal linkage
-// runs while the dynamic loader relocates libporta, before TSan's runtime is initialised, and
-// a TSan-instrumented resolver crashes there (porta_tests died before main). TSan builds check
-// threading, not speed, so they take the baseline code.
+// Every clone set of the library uses this one macro. Under ThreadSanitizer the clones are left
+// out: the resolver of a clone with internal linkage, or whose address the library takes (Erf's
+// kernel passes vec::erf_f32 as a function value), runs while the dynamic loader relocates
+// libporta, before TSan's runtime is initialised, and a TSan-instrumented resolver crashes
+// there (porta_tests died before main, twice). TSan builds check threading, not speed, so they
+// take the baseline code. Off x86-64 there is nothing to clone for.
 #pragma once
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || !defined(__x86_64__)
 #define PORTA_CPU_CLONES
 #else
 #define PORTA_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

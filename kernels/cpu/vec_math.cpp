@@ -8,6 +8,8 @@
 // loops stay branch-free and vectorize.
 #include "kernels/cpu/vec_math.hpp"
 
+#include "kernels/cpu/target_clones.hpp"
+
 // Both arms of each select are computed: with the default -ftrapping-math GCC will not
 // if-convert (and so not vectorize) them. No code here relies on floating-point traps.
 #pragma GCC optimize("no-trapping-math", "no-math-errno")
@@ -96,21 +98,20 @@ inline float erf_one(float x) {
 
 }  // namespace
 
-#define PORTA_VEC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
-PORTA_VEC_CLONES void exp_f32(const float* src, float* dst, int64_t n) {
+PORTA_CPU_CLONES void exp_f32(const float* src, float* dst, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) dst[i] = exp_one(src[i]);
 }
-PORTA_VEC_CLONES void tanh_f32(const float* src, float* dst, int64_t n) {
+PORTA_CPU_CLONES void tanh_f32(const float* src, float* dst, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) dst[i] = tanh_one(src[i]);
 }
-PORTA_VEC_CLONES void sigmoid_f32(const float* src, float* dst, int64_t n) {
+PORTA_CPU_CLONES void sigmoid_f32(const float* src, float* dst, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) dst[i] = sigmoid_one(src[i]);
 }
-PORTA_VEC_CLONES void erf_f32(const float* src, float* dst, int64_t n) {
+PORTA_CPU_CLONES void erf_f32(const float* src, float* dst, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) dst[i] = erf_one(src[i]);
 }
