@@ -103,6 +103,10 @@ std::vector<OpCase> gru_cases() {
   c.push_back({"only_y", {in({S, N, I}), w({1, 3 * H, I}), w({1, 3 * H, H})}, {}, kF32, 1});
   c.push_back({"single_step", {in({1, 1, 1}), w({1, 3, 1}), w({1, 3, 1})}, lbr, kF32, 2});
   c.push_back({"empty_batch", {in({S, 0, I}), w({1, 3 * H, I}), w({1, 3 * H, H})}, {}, kF32, 2});
+  // Past a driver's per-invocation loop cap (see LSTM's long_sequence case).
+  auto small = [](Shape s) { return in(std::move(s), -0.15, 0.15); };
+  c.push_back({"long_sequence", {in({600, 1, 16}), small({1, 3 * 64, 16}), small({1, 3 * 64, 64}), small({1, 6 * 64})},
+               {}, kF32, 2});
   return c;
 }
 

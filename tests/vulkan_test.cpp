@@ -459,5 +459,57 @@ TEST(Vulkan, BatchMajorRnnIsNative) {
   }
 }
 
+// Mesa's llvmpipe (lavapipe) shares one budget of 65535 loop iterations between all the loops
+// of a shader invocation and leaves every loop silently once it is spent. The context measures
+// that cap with loop_probe.comp; kernels size their work to it.
+TEST(Vulkan, DriverLoopCapIsMeasured) {
+  REQUIRE_VULKAN();
+  const vk::DeviceCaps& caps = vk::context(0).caps();
+  if (caps.driver.find("llvmpipe") != std::string::npos) EXPECT_EQ(caps.loop_limit, 65535u);
+  else EXPECT_TRUE(caps.loop_limit == 0 || caps.loop_limit >= 1024) << caps.loop_limit;
+}
+
+// One LSTM/GRU call builder for the resolution checks below.
+Resolution resolve_rnn(int gates, int64_t hidden, int64_t input_size, int64_t seq) {
+  const OpSchema* op = find_op(gates == 4 ? "LSTM" : "GRU");
+  static Attributes full;
+  full = Attributes{};
+  for (const AttrDef& a : op->attrs)
+    if (a.default_value) full.set(a.name, *a.default_value);
+  KernelContext call;
+  call.op = op;
+  call.device = kVk;
+  call.backend = &backend_for(kVk);
+  call.attrs = &full;
+  call.inputs = {random_tensor({seq, 1, input_size}).to(kVk), random_tensor({1, gates * hidden, input_size}).to(kVk),
+                 random_tensor({1, gates * hidden, hidden}).to(kVk)};
+  return resolve_call(call, DType::f32);
+}
+
+struct LoopCapOverride {
+  explicit LoopCapOverride(uint64_t n) { vk::set_loop_limit_override(n); }
+  ~LoopCapOverride() { vk::set_loop_limit_override(0); }
+};
+
+// With a cap of 60 iterations the RNN conformance cases (hidden 4, input 5: 19 per step) run
+// two steps per dispatch, so every case carries h and c across dispatches, in both directions,
+// with sequence lengths shorter than the split points and both layouts.
+TEST(Vulkan, RnnSplitOverDispatchesMatchesReference) {
+  REQUIRE_VULKAN();
+  LoopCapOverride cap(60);
+  EXPECT_EQ(resolve_rnn(4, 4, 5, 7).path, Path::native);
+  EXPECT_EQ(resolve_rnn(3, 4, 5, 7).path, Path::native);
+  EXPECT_GT(check_cases({"LSTM", "GRU"}), 20);
+}
+
+// A step that alone exceeds the cap is declined with the reason, never run short.
+TEST(Vulkan, RnnStepPastTheLoopCapIsDeclined) {
+  REQUIRE_VULKAN();
+  LoopCapOverride cap(20);
+  Resolution r = resolve_rnn(4, 4, 5, 7);
+  EXPECT_NE(r.path, Path::native);
+  EXPECT_NE(r.reason.find("loop iterations"), std::string::npos) << r.reason;
+}
+
 }  // namespace
 }  // namespace porta::test

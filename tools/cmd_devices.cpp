@@ -1,4 +1,5 @@
-// porta devices — one line per device of every built backend.
+// porta devices — one line per device of every built backend; --caps adds each device's
+// capability record, --kernels its kernels.
 #include <iostream>
 
 #include "tools/cli.hpp"
@@ -16,6 +17,10 @@ int cmd_devices(const Args& args) {
       if (!c.type.empty() && d.type != DeviceType::cpu) std::cout << " (" << c.type << ")";
     }
     std::cout << "\n";
+    if (args.has("--caps") && a.available) {
+      Capabilities c = b->capabilities(d.index);
+      for (const auto& [key, value] : c.extra) std::cout << "  " << key << ": " << value << "\n";
+    }
     if (args.has("--kernels") && a.available) {
       for (const OpSchema* op : all_ops())
         for (const KernelDef* k : kernels_for(op->name))

@@ -10,7 +10,8 @@ namespace {
 const char* kUsage = R"(porta — run ONNX models and ops on CPU, Vulkan, CUDA and HIP
 
 usage:
-  porta devices                         list every device of every built backend
+  porta devices [--caps] [--kernels]    list every device of every built backend (with its
+                                        capability record, its kernels)
   porta run [MODEL.onnx] [--device D[,D...]|all] [--input NAME=FILE.npy]...
             [--output-dir DIR] [--repeat N] [--profile] [--strict]
                                         run a model (default: the bundled example)
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "devices")
-      return cli::cmd_devices(cli::parse(argc, argv, 2, {}, {"--kernels"}));
+      return cli::cmd_devices(cli::parse(argc, argv, 2, {}, {"--kernels", "--caps"}));
     if (cmd == "run")
       return cli::cmd_run(cli::parse(argc, argv, 2, {"--device", "--input", "--output-dir", "--repeat"},
                                      {"--profile", "--strict"}));

@@ -113,6 +113,13 @@ class VulkanBackend final : public Backend {
     e.emplace_back("shared memory", std::to_string(c.shared_memory));
     e.emplace_back("push constants", std::to_string(c.push_constant_bytes));
     e.emplace_back("timestamp period ns", str(c.timestamp_period_ns));
+    if (c.unusable.empty()) {
+      try {  // measured when the device's context is created
+        uint64_t limit = context(index).caps().loop_limit;
+        e.emplace_back("loop iterations per invocation", limit ? str(limit, " (the driver ends loops there)") : "no cap");
+      } catch (const Error&) {
+      }
+    }
     e.emplace_back("validation", yes(s.validation));
     if (!c.unusable.empty()) e.emplace_back("unusable", c.unusable);
     return out;

@@ -44,6 +44,10 @@ struct DeviceCaps {
   uint32_t max_workgroup_invocations = 1024;
   uint32_t shared_memory = 16384;
   uint32_t push_constant_bytes = 128;
+  // Loop iterations one invocation may run, summed over all its loops, before the driver
+  // leaves them silently (0: no cap found). Measured when the context is created
+  // (Context::measure_loop_limit); lavapipe caps it at 65535.
+  uint64_t loop_limit = 0;
   bool timestamps = false;
   double timestamp_period_ns = 1.0;
   uint64_t device_local_bytes = 0;      // size of the device-local heap used
@@ -135,6 +139,11 @@ class Context {
   bool lost() const { return !lost_.empty(); }
   /// Clears a simulated loss (test hook); false when the loss was real.
   bool forget_simulated_loss();
+
+  // ---- driver limits (vk_probe.cpp) ----
+  /// Runs loop_probe.comp once and returns the iterations the driver allowed, or 0 when the
+  /// whole request ran (no cap up to 2^20).
+  uint64_t measure_loop_limit();
 
   // ---- timestamps ----
   VkQueryPool create_query_pool(uint32_t count);

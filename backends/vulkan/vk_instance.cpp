@@ -2,6 +2,7 @@
 // their capability records. Device order: discrete > integrated > virtual > cpu (lavapipe),
 // so vulkan:0 is the best device and vulkan:N picks the N-th.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -21,6 +22,7 @@ std::function<void(const std::string&)> g_validation_listener;
 bool g_barriers = true;
 bool g_subgroup_reductions = true;
 bool g_conv_gemm = true;
+std::atomic<uint64_t> g_loop_limit_override{0};
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
@@ -269,6 +271,9 @@ Context& context(int index) {
 }
 
 bool barriers_enabled() { return g_barriers; }
+
+void set_loop_limit_override(uint64_t iterations) { g_loop_limit_override = iterations; }
+uint64_t loop_limit_override() { return g_loop_limit_override; }
 
 bool validation_enabled() { return instance_state().validation; }
 

@@ -4,6 +4,7 @@
 // the backend enables VK_LAYER_KHRONOS_validation with synchronization validation and records
 // every error the layer reports.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ void set_barriers_enabled(bool enabled);
 void set_subgroup_reductions(bool enabled);
 /// Test hook: when false, Conv uses the direct kernel instead of the implicit GEMM. Default true.
 void set_conv_implicit_gemm(bool enabled);
+
+/// Test hook: kernels size their loops as if the driver ended them after `iterations` per
+/// invocation (0 = the device's measured cap), so the paths for a capped driver run with small
+/// shapes on any device.
+void set_loop_limit_override(uint64_t iterations);
+uint64_t loop_limit_override();
 
 /// Test hook: frees the device's unused cached memory blocks (waiting for its work first), so
 /// the next allocations create blocks again (the fault-injection sweep counts them).

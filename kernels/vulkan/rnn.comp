@@ -1,8 +1,11 @@
 // variants: f32 f16
 // LSTM (GATES = 4) and GRU (GATES = 3) with the default activations, layouts 0 and 1. One workgroup
-// per (direction, batch entry) runs that sequence's time loop: gate pre-activations row by
-// row across the workgroup, then the cell update per hidden unit, with h, c and the gates in
-// shared memory (HIDDEN, constant 4, sizes them). fp32 throughout.
+// per (direction, batch entry) runs that sequence's steps [step_begin, step_end): gate
+// pre-activations row by row across the workgroup, then the cell update per hidden unit, with
+// h, c and the gates in shared memory (HIDDEN, constant 4, sizes them). fp32 throughout.
+// The host splits a sequence over several dispatches when one would run more loop iterations
+// per invocation than the driver allows (rnn.cpp); h and c then pass between dispatches through
+// the State buffer (per sequence: h then c, HIDDEN each).
 // ONNX gate order: LSTM i o f c, GRU z r h. Steps at or past a sequence's length leave the
 // state alone and write zeros to Y.
 #version 450
@@ -22,11 +25,13 @@ layout(std430, binding = 7) readonly buffer P { STORAGE peep[]; };
 layout(std430, binding = 8) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 9) writeonly buffer Yh { STORAGE y_h[]; };
 layout(std430, binding = 10) writeonly buffer Yc { STORAGE y_c[]; };
+layout(std430, binding = 11) buffer State { float state_hc[]; };
 layout(push_constant) uniform Params {
   uint seq, batch, input_size, dirs;
   uint flags;         // 1 B, 2 initial_h, 4 initial_c, 8 P, 16 Y, 32 Y_h, 64 Y_c, 128 layout 1
   uint reverse_mask;  // bit d: direction d runs backwards
   float clip;
+  uint step_begin, step_end;  // steps of this dispatch; the first reads initial_h/c, the last writes Y_h/Y_c
 } p;
 
 shared float h[HIDDEN];
@@ -61,13 +66,24 @@ void main() {
   int len = lens[b];
   uint w_base = d * G * H * I, r_base = d * G * H * H, b_base = d * 2u * G * H;
   uint state = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H;
+  uint carried = gl_WorkGroupID.x * 2u * H;  // this sequence's h and c in State
   for (uint j = t_id; j < H; j += step_size) {
-    h[j] = has(2u) ? float(h0[state + j]) : 0.0;
-    c[j] = has(4u) ? float(c0[state + j]) : 0.0;
+    if (p.step_begin == 0u) {
+      h[j] = has(2u) ? float(h0[state + j]) : 0.0;
+      c[j] = has(4u) ? float(c0[state + j]) : 0.0;
+    } else {
+      h[j] = state_hc[carried + j];
+      c[j] = state_hc[carried + H + j];
+    }
   }
   barrier();
-  for (int s = 0; s < len; ++s) {
-    uint t = uint(reverse ? len - 1 - s : s);
+  for (uint s = p.step_begin; s < p.step_end; ++s) {
+    if (int(s) >= len) {  // past this sequence's length (uniform across the workgroup)
+      if (has(16u))
+        for (uint j = t_id; j < H; j += step_size) y[y_offset(s, d, b) + j] = STORAGE(0.0);
+      continue;
+    }
+    uint t = uint(reverse ? len - 1 - int(s) : int(s));
     uint x_base = x_offset(t, b);
     for (uint row = t_id; row < G * H; row += step_size) {
       float vx = has(1u) ? float(bias[b_base + row]) : 0.0;
@@ -122,11 +138,13 @@ void main() {
       for (uint j = t_id; j < H; j += step_size) y[y_offset(t, d, b) + j] = STORAGE(h[j]);
     barrier();
   }
-  if (has(16u))
-    for (uint t = uint(len); t < p.seq; ++t)
-      for (uint j = t_id; j < H; j += step_size) y[y_offset(t, d, b) + j] = STORAGE(0.0);
   for (uint j = t_id; j < H; j += step_size) {
-    if (has(32u)) y_h[state + j] = STORAGE(h[j]);
-    if (GATES == 4 && has(64u)) y_c[state + j] = STORAGE(c[j]);
+    if (p.step_end < p.seq) {
+      state_hc[carried + j] = h[j];
+      state_hc[carried + H + j] = c[j];
+    } else {
+      if (has(32u)) y_h[state + j] = STORAGE(h[j]);
+      if (GATES == 4 && has(64u)) y_c[state + j] = STORAGE(c[j]);
+    }
   }
 }

@@ -1,6 +1,8 @@
-// LSTM and GRU on vulkan (layouts 0 and 1): rnn.comp, one dispatch for the whole call (each workgroup runs one
-// (direction, batch entry) sequence). Sequence lengths are checked on the host (a length
-// outside [0, seq] is a ShapeError) and passed as int32.
+// LSTM and GRU on vulkan (layouts 0 and 1): rnn.comp, each workgroup runs one (direction, batch
+// entry) sequence. The steps are split over as few dispatches as the driver's loop cap allows
+// (one where it has none); h and c pass between them through a scratch buffer. Sequence lengths
+// are checked on the host (a length outside [0, seq] is a ShapeError) and passed as int32.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/vulkan/vk_kernel.hpp"
@@ -10,6 +12,34 @@ namespace {
 
 const Tensor* output_if(const KernelContext& ctx, size_t i) {
   return i < ctx.outputs.size() && ctx.outputs[i].defined() ? &ctx.outputs[i] : nullptr;
+}
+
+constexpr uint32_t kLocalSize = 256;
+
+// Upper bounds of the loop iterations one invocation of rnn.comp runs (vk_kernel.hpp's way of
+// counting: a loop costs its iterations plus one, a barrier one): per time step, and once per
+// dispatch (state load and store).
+struct RnnLoops {
+  uint64_t per_step, per_dispatch;
+};
+RnnLoops rnn_loops(int gates, int64_t hidden, int64_t input_size) {
+  auto per_thread = [](int64_t n) { return static_cast<uint64_t>((n + kLocalSize - 1) / kLocalSize); };
+  uint64_t h = static_cast<uint64_t>(hidden), i = static_cast<uint64_t>(input_size);
+  uint64_t rows = per_thread(gates * hidden), units = per_thread(hidden);
+  uint64_t gate_rows = rows + 1 + rows * ((i + 1) + (h + 1));  // x.W and h.R per row
+  uint64_t cell = gates == 4 ? units + 1                        // LSTM: one loop over the units
+                             : 3 * (units + 1) + units * (h + 1);  // GRU: z/r, candidate (h loop), copy
+  uint64_t per_step = gate_rows + cell + (units + 1) + 1 + 5;   // Y store, the step loop, barriers
+  return {per_step, 2 * (units + 1) + 2};
+}
+
+// Steps one dispatch may run within the driver's loop cap (0: not even one fits).
+int64_t rnn_steps_per_dispatch(const KernelContext& ctx, int gates, int64_t hidden, int64_t input_size) {
+  RnnLoops loops = rnn_loops(gates, hidden, input_size);
+  uint64_t limit = loop_limit(ctx);
+  if (limit == UINT64_MAX) return INT64_MAX;
+  if (limit < loops.per_dispatch + loops.per_step) return 0;
+  return static_cast<int64_t>((limit - loops.per_dispatch) / loops.per_step);
 }
 
 template <int Gates>
@@ -65,7 +95,20 @@ void rnn_vulkan(KernelContext& ctx) {
   double clip = ctx.attrs->has("clip") ? ctx.attrs->get_float("clip") : INFINITY;
   l.push_f(clip);
   l.groups[0] = static_cast<uint32_t>(dirs * batch);
-  launch(ctx, std::move(l));
+  l.local_size = kLocalSize;
+  int64_t chunk = rnn_steps_per_dispatch(ctx, Gates, hidden, input_size);
+  if (chunk < 1) throw BackendError(str("[", ctx.op->name, "] one step exceeds the loop cap (supports should decline)"));
+  // h and c of every sequence between dispatches (unused when one dispatch runs all the steps)
+  Tensor carried = Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device);
+  l.args.push_back(output(carried));
+  for (int64_t begin = 0; begin < seq || begin == 0; begin += chunk) {
+    int64_t end = std::min(seq, begin + chunk);
+    Launch step = l;
+    step.push_u(begin);
+    step.push_u(end);
+    launch(ctx, std::move(step));
+    if (end >= seq) break;
+  }
 }
 
 std::string rnn_supports(const KernelContext& ctx) {
@@ -77,6 +120,10 @@ std::string rnn_supports(const KernelContext& ctx) {
   const DeviceCaps& caps = device_caps(ctx);
   if (static_cast<uint64_t>(hidden) * 11 * 4 > caps.shared_memory)
     return str("hidden size ", hidden, " needs more shared memory than the device's ", caps.shared_memory, " bytes");
+  int gates = ctx.op->name == "LSTM" ? 4 : 3;
+  if (rnn_steps_per_dispatch(ctx, gates, hidden, x.dim(2)) < 1)
+    return loop_budget_ok(ctx, rnn_loops(gates, hidden, x.dim(2)).per_step + rnn_loops(gates, hidden, x.dim(2)).per_dispatch,
+                          str("one time step (hidden ", hidden, ", input ", x.dim(2), ")"));
   int64_t groups = ctx.in(1).dim(0) * x.dim(ctx.attrs->get_int("layout", 0) != 0 ? 0 : 1);
   if (groups > caps.max_groups[0]) return "more sequences than one dispatch's workgroups";
   return fits_bindings(ctx);

@@ -2,6 +2,8 @@
 // buffers), checks limits, records the dispatch.
 #include "kernels/vulkan/vk_kernel.hpp"
 
+#include "backends/vulkan/vk_validation.hpp"
+
 #include <algorithm>
 
 namespace porta::vk {
@@ -122,6 +124,19 @@ std::string reductions_ok(const KernelContext& ctx) {
   if (!caps.subgroup_basic || !caps.subgroup_arithmetic)
     return "the device has no subgroup arithmetic in compute shaders (reduction shaders declare it)";
   return "";
+}
+
+uint64_t loop_limit(const KernelContext& ctx) {
+  if (uint64_t forced = loop_limit_override()) return forced;
+  uint64_t cap = device_caps(ctx).loop_limit;
+  return cap ? cap - cap / 8 : UINT64_MAX;
+}
+
+std::string loop_budget_ok(const KernelContext& ctx, uint64_t iterations, const std::string& what) {
+  uint64_t limit = loop_limit(ctx);
+  if (iterations <= limit) return "";
+  return str(what, " needs up to ", iterations, " loop iterations in one invocation; the driver ends loops after ",
+             limit);
 }
 
 std::string fp16_ok(const KernelContext& ctx, DType dtype) {

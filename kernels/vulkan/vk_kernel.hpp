@@ -56,6 +56,17 @@ std::string fits_bindings(const KernelContext& ctx);
 int32_t reduction_strategy(const KernelContext& ctx);
 /// Declines when the device lacks the subgroup arithmetic reduce.glsl's modules declare.
 std::string reductions_ok(const KernelContext& ctx);
+/// Loop iterations one invocation of a dispatch may run, summed over all of a shader's loops
+/// (UINT64_MAX when the driver has no cap; the test override of vk_validation.hpp wins).
+/// Past the cap a driver (lavapipe: 65535) leaves every loop silently, so a kernel whose
+/// per-invocation iterations grow with the data sizes checks them against this in its
+/// `supports`, or splits its work over several dispatches. Count each loop as its iterations
+/// plus one (the pass that leaves it is counted too) and each barrier() as one; what this
+/// returns already keeps an eighth of the measured cap back for what such a count misses.
+uint64_t loop_limit(const KernelContext& ctx);
+/// "" when `iterations` (an upper bound for one invocation) fits loop_limit(); else the reason
+/// to decline, naming `what` drives the count.
+std::string loop_budget_ok(const KernelContext& ctx, uint64_t iterations, const std::string& what);
 /// Declines when the dispatch dtype is f16 but the device lacks 16-bit storage.
 std::string fp16_ok(const KernelContext& ctx, DType dtype);
 

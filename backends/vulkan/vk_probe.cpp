@@ -1,0 +1,27 @@
+// porta vulkan — driver limits that no Vulkan property reports, measured once per device.
+#include "backends/vulkan/vk_context.hpp"
+#include "porta/util.hpp"
+
+namespace porta::vk {
+
+uint64_t Context::measure_loop_limit() {
+  // 2^20 iterations take well under a millisecond on a GPU; a capped driver stops far earlier.
+  constexpr uint32_t kAsk = 1u << 20;
+  std::lock_guard lock(mutex);
+  Buffer* buf = allocate(32);
+  uint32_t words[8] = {};
+  try {
+    upload(buf, 0, words, sizeof words);
+    const Pipeline& p = pipeline("loop_probe:f32", 1, 1, {});
+    dispatch(p, {{buf->buffer, buf->offset, sizeof words, true}}, &kAsk, sizeof kAsk, 1, 1, 1);
+    flush(true);
+    download(words, buf, 0, sizeof words);
+  } catch (...) {
+    release(buf);
+    throw;
+  }
+  release(buf);
+  return words[4] < kAsk ? words[4] : 0;
+}
+
+}  // namespace porta::vk
