@@ -1,4 +1,4 @@
-// Unary math ops: Abs Neg Exp Log Sqrt Reciprocal Tanh Sigmoid Erf Sin Cos Floor Ceil.
+// Unary math ops: Abs Neg Sign Exp Log Sqrt Reciprocal Tanh Sigmoid Erf Sin Cos Tan Floor Ceil Round.
 // Float ops run on f32/f64/f16/bf16; Abs also on every integer type and Neg on signed ones
 // (integer results wrap: Abs(-128 as i8) is -128, as in C and numpy).
 #include <cmath>
@@ -26,6 +26,7 @@ double tanh_(double x) { return std::tanh(x); }
 double erf_(double x) { return std::erf(x); }
 double sin_(double x) { return std::sin(x); }
 double cos_(double x) { return std::cos(x); }
+double tan_(double x) { return std::tan(x); }
 double floor_(double x) { return std::floor(x); }
 double ceil_(double x) { return std::ceil(x); }
 
@@ -46,6 +47,37 @@ PORTA_REGISTER_OP(Neg) {
     c.push_back({"i8_min", {ew::fixed({3}, {-128, 127, 0})}, {}, kI8});
     return c;
   };
+  return s;
+}
+
+// Sign on every numeric dtype: -1, 0 or 1 (NaN stays NaN, as in numpy).
+PORTA_REGISTER_OP(Sign) {
+  OpSchema s = ew::unary_schema("Sign", kNumeric, [](double x, const Attributes&, DType) {
+    return std::isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+  });
+  s.cases = [] {
+    auto c = ew::unary_cases(kFloats, kInts, {-3, 3}, {-100, 100, true}, {}, "", false);
+    c.push_back({"zeros_nan", {ew::fixed({5}, {0.0, -0.0, NAN, -INFINITY, 1e-30})}, {}, kF32 | kF64});
+    c.push_back({"ints_edges", {ew::fixed({4}, {-128, 127, 0, -1})}, {}, kI8 | kI32 | kI64});
+    return c;
+  };
+  return s;
+}
+
+// Round: to the nearest integer, halves to even (numpy.round, ONNX Round).
+PORTA_REGISTER_OP(Round) {
+  OpSchema s = ew::unary_schema("Round", kFloats, [](double x, const Attributes&, DType) { return std::nearbyint(x); });
+  s.cases = [] {
+    auto c = ew::unary_cases(kFloats, 0, {-10, 10}, {}, {}, "", false);
+    c.push_back({"halves", {ew::fixed({8}, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4999, 3.5000001})}, {}, kFloats});
+    return c;
+  };
+  return s;
+}
+
+PORTA_REGISTER_OP(Tan) {
+  OpSchema s = float_unary("Tan", tan_, {-1.4, 1.4});
+  s.cases = [] { return ew::unary_cases(kFloats, 0, {-1.4, 1.4}, {}, {}, "", false); };
   return s;
 }
 

@@ -59,9 +59,22 @@ KernelFn vector_unary(VF vf, F f) {
   };
 }
 
+void sign_cpu(KernelContext& ctx) {
+  ew::unary_apply<kNumeric>(ctx, [](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_unsigned_v<C>) return static_cast<C>(x > 0);
+    else if constexpr (std::is_integral_v<C>) return static_cast<C>((x > 0) - (x < 0));
+    else return x > C(0) ? C(1) : x < C(0) ? C(-1) : x == C(0) ? C(0) : x;  // NaN stays NaN
+  });
+}
+
 }  // namespace
 
 PORTA_REGISTER_KERNEL(Abs, cpu, kNumeric, abs_cpu)
+PORTA_REGISTER_KERNEL(Sign, cpu, kNumeric, sign_cpu)
+// Round: half to even under the default rounding mode, as numpy and ONNX.
+PORTA_REGISTER_KERNEL(Round, cpu, kFloats, loop_unary([](auto x) { return std::nearbyint(x); }))
+PORTA_REGISTER_KERNEL(Tan, cpu, kFloats, loop_unary([](auto x) { return std::tan(x); }))
 PORTA_REGISTER_KERNEL(Neg, cpu, kFloats | kI64 | kI32 | kI8, neg_cpu)
 PORTA_REGISTER_KERNEL(Exp, cpu, kFloats,
                       float_unary(algorithm::eltwise_exp, 0, 0, [](auto x) { return std::exp(x); }))

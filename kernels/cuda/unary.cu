@@ -23,7 +23,36 @@ PORTA_GPU_MATH_FN(SinFn, sinf, sin)
 PORTA_GPU_MATH_FN(CosFn, cosf, cos)
 PORTA_GPU_MATH_FN(FloorFn, floorf, floor)
 PORTA_GPU_MATH_FN(CeilFn, ceilf, ceil)
+PORTA_GPU_MATH_FN(TanFn, tanf, tan)
+PORTA_GPU_MATH_FN(RoundFn, rintf, rint)  // half to even under the default rounding mode
+PORTA_GPU_MATH_FN(Expm1Fn, expm1f, expm1)
+PORTA_GPU_MATH_FN(Log1pFn, log1pf, log1p)
 #undef PORTA_GPU_MATH_FN
+
+// v clamped to [0, 1]; NaN stays NaN (both comparisons are false).
+template <typename A>
+__device__ A unit_clamp(A v) {
+  return v < A(0) ? A(0) : v > A(1) ? A(1) : v;
+}
+struct SignFn {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    if constexpr (std::is_unsigned_v<A>) return A(x > A(0));
+    else return x > A(0) ? A(1) : x < A(0) ? A(-1) : x == A(0) ? A(0) : x;  // NaN stays NaN
+  }
+};
+struct HardSwishFn {
+  template <typename A>
+  __device__ A operator()(A x) const { return x * unit_clamp(x / A(6) + A(0.5)); }
+};
+struct SoftplusFn {
+  template <typename A>
+  __device__ A operator()(A x) const { return (x > A(0) ? x : A(0)) + Log1pFn{}(ExpFn{}(x < A(0) ? x : -x)); }
+};
+struct SoftsignFn {
+  template <typename A>
+  __device__ A operator()(A x) const { return x / (A(1) + (x < A(0) ? -x : x)); }
+};
 
 struct SigmoidFn {
   template <typename A>
@@ -70,6 +99,38 @@ struct EluFn {
     else return alpha * expm1(x);
   }
 };
+struct HardSigmoidFn {
+  double alpha, beta;
+  template <typename A>
+  __device__ A operator()(A x) const { return unit_clamp(static_cast<A>(alpha) * x + static_cast<A>(beta)); }
+};
+struct SeluFn {
+  double alpha, gamma;
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return x > A(0) ? static_cast<A>(gamma) * x : static_cast<A>(gamma * alpha) * Expm1Fn{}(x);
+  }
+};
+struct CeluFn {
+  double alpha;
+  template <typename A>
+  __device__ A operator()(A x) const {
+    if (x != x) return x;
+    A a = static_cast<A>(alpha), neg = a * Expm1Fn{}(x / a);
+    return (x > A(0) ? x : A(0)) + (neg < A(0) ? neg : A(0));
+  }
+};
+// Functors built from two float attributes.
+template <typename F>
+struct WithTwo {
+  const char* first;
+  const char* second;
+  template <typename T>
+  F operator()(const KernelContext& ctx, T) const {
+    return F{ctx.attrs->get_float(first), ctx.attrs->get_float(second)};
+  }
+};
+
 template <typename F>
 struct WithAlpha {
   template <typename T>
@@ -128,6 +189,15 @@ PORTA_GPU_UNARY(Not, kBool, Stateless<NotFn>{})
 PORTA_GPU_UNARY(LeakyRelu, kFloats, WithAlpha<LeakyReluFn>{})
 PORTA_GPU_UNARY(Elu, kFloats, WithAlpha<EluFn>{})
 PORTA_GPU_UNARY(Clip, kNumeric, MakeClip{})
+PORTA_GPU_UNARY(Sign, kNumeric, Stateless<SignFn>{})
+PORTA_GPU_UNARY(Round, kFloats, Stateless<RoundFn>{})
+PORTA_GPU_UNARY(Tan, kFloats, Stateless<TanFn>{})
+PORTA_GPU_UNARY(HardSwish, kFloats, Stateless<HardSwishFn>{})
+PORTA_GPU_UNARY(Softplus, kFloats, Stateless<SoftplusFn>{})
+PORTA_GPU_UNARY(Softsign, kFloats, Stateless<SoftsignFn>{})
+PORTA_GPU_UNARY(HardSigmoid, kFloats, (WithTwo<HardSigmoidFn>{"alpha", "beta"}))
+PORTA_GPU_UNARY(Selu, kFloats, (WithTwo<SeluFn>{"alpha", "gamma"}))
+PORTA_GPU_UNARY(Celu, kFloats, WithAlpha<CeluFn>{})
 #undef PORTA_GPU_UNARY
 
 }  // namespace porta::PORTA_GPU_NS

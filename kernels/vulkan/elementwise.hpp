@@ -11,7 +11,7 @@ namespace porta::vk {
 enum UnaryOp : int {
   kRelu = 0, kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kTanh, kSigmoid, kLeakyRelu, kElu,
   kErf, kSin, kCos, kFloor, kCeil, kSign, kSoftplus, kHardSigmoid, kRound, kSelu, kSilu,
-  kGelu, kHardSwish, kIdentity, kTan, kSoftsign, kClip
+  kGelu, kHardSwish, kIdentity, kTan, kSoftsign, kClip, kCelu
 };
 /// Binary op codes: the OP specialization constant of binary.comp.
 enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu };

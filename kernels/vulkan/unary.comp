@@ -1,7 +1,7 @@
 // variants: f32 f16 i32 i64 i8 u8
 // Elementwise unary ops, one shader: OP (specialization constant 1) picks the function; the
-// variant picks the element type (element.glsl). Integer variants have Relu, Abs, Neg, Clip
-// and Identity; their results wrap (Abs and Neg of the minimum are the minimum).
+// variant picks the element type (element.glsl). Integer variants have Relu, Abs, Neg, Sign,
+// Clip and Identity; their results wrap (Abs and Neg of the minimum are the minimum).
 // dst[i] = f(src[i]) for i < n; alpha/beta are the op's scalar attributes.
 #version 450
 #include "common.glsl"
@@ -31,6 +31,7 @@ VALUE apply(VALUE x) {
     case 0: return max(x, VALUE(0));                             // Relu
     case 1: return x < VALUE(0) ? -x : x;                        // Abs
     case 2: return -x;                                           // Neg
+    case 16: return x > VALUE(0) ? VALUE(1) : x < VALUE(0) ? VALUE(-1) : VALUE(0);  // Sign
     case 27: return min(max(x, bound(p.lo_low, p.lo_high)), bound(p.hi_low, p.hi_high));  // Clip
   }
   return x;
@@ -91,6 +92,7 @@ float apply(float x) {
     case 25: return tan(x);                                      // Tan
     case 26: return x / (1.0 + abs(x));                          // Softsign
     case 27: return min(max(x, p.alpha), p.beta);                // Clip (max wins if min > max)
+    case 28: return max(x, 0.0) + min(0.0, p.alpha * (exp(x / p.alpha) - 1.0));  // Celu
   }
   return x;
 }

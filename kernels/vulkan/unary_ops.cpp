@@ -12,6 +12,13 @@ void unary_vulkan(KernelContext& ctx) { run_unary(ctx, Op); }
 
 void leaky_relu_vulkan(KernelContext& ctx) { run_unary(ctx, kLeakyRelu, ctx.attrs->get_float("alpha")); }
 void elu_vulkan(KernelContext& ctx) { run_unary(ctx, kElu, ctx.attrs->get_float("alpha")); }
+void celu_vulkan(KernelContext& ctx) { run_unary(ctx, kCelu, ctx.attrs->get_float("alpha")); }
+void hard_sigmoid_vulkan(KernelContext& ctx) {
+  run_unary(ctx, kHardSigmoid, ctx.attrs->get_float("alpha"), ctx.attrs->get_float("beta"));
+}
+void selu_vulkan(KernelContext& ctx) {
+  run_unary(ctx, kSelu, ctx.attrs->get_float("alpha"), 0, ctx.attrs->get_float("gamma"));
+}
 
 // Reads an optional scalar bound (min or max) of Clip; the host needs its value to pass it as a
 // push constant, so this waits for the device when the bound was computed there.
@@ -77,5 +84,14 @@ PORTA_REGISTER_KERNEL_IF(Ceil, vulkan, kF32 | kF16, unary_vulkan<kCeil>, unary_s
 PORTA_REGISTER_KERNEL_IF(LeakyRelu, vulkan, kF32 | kF16, leaky_relu_vulkan, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Elu, vulkan, kF32 | kF16, elu_vulkan, unary_supports)
 PORTA_REGISTER_KERNEL_IF(Clip, vulkan, kNumericVariants, clip_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Sign, vulkan, kNumericVariants, unary_vulkan<kSign>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Round, vulkan, kF32 | kF16, unary_vulkan<kRound>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Tan, vulkan, kF32 | kF16, unary_vulkan<kTan>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(HardSwish, vulkan, kF32 | kF16, unary_vulkan<kHardSwish>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(HardSigmoid, vulkan, kF32 | kF16, hard_sigmoid_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Softplus, vulkan, kF32 | kF16, unary_vulkan<kSoftplus>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Softsign, vulkan, kF32 | kF16, unary_vulkan<kSoftsign>, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Selu, vulkan, kF32 | kF16, selu_vulkan, unary_supports)
+PORTA_REGISTER_KERNEL_IF(Celu, vulkan, kF32 | kF16, celu_vulkan, unary_supports)
 
 }  // namespace porta::vk
