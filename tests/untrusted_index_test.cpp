@@ -36,6 +36,73 @@ TEST(UntrustedIndex, GatherIndicesOutsideTheAxisAreErrors) {
   }
 }
 
+// GatherElements, GatherND, ScatterElements, ScatterND: an index outside [-n, n) of the data
+// axis it addresses is a ShapeError naming the op, the axis, the bound and the value, on every
+// device built (cpu, vulkan:0, cuda:0 / hip:0: there deferred, raised at the copy to host).
+TEST(UntrustedIndex, GatherAndScatterFamilyIndicesOutsideTheAxisAreErrors) {
+  std::vector<Device> all = devices();
+  for (DeviceType t : {DeviceType::cuda, DeviceType::hip})
+    if (find_backend(t) && device_unusable(Device{t, 0}).empty()) all.push_back(Device{t, 0});
+  for (Device d : all) {
+    SCOPED_TRACE(d.str());
+    Tensor data = values({1, 2, 3, 4, 5, 6}, {2, 3}, DType::f32, d);
+    auto expect_error = [&](const std::string& op, std::vector<Tensor> in, Attributes a, const std::string& want) {
+      std::string msg = error_message<ShapeError>([&] { call_op(op, in, a).at(0).to(Device::cpu()); });
+      EXPECT_NE(msg.find("[" + op + "]"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+    };
+    for (double bad : {3.0, -4.0, 1e12}) {
+      std::string got = str(", got ", static_cast<int64_t>(bad));
+      Tensor idx = values({0, bad, 1, 2}, {2, 2}, DType::i64, d);
+      expect_error("GatherElements", {data, idx}, {{"axis", int64_t{1}}}, "[-3, 3) for axis 1 of data 2x3" + got);
+      expect_error("ScatterElements", {data, idx, values({1, 1, 1, 1}, {2, 2}, DType::f32, d)},
+                   {{"axis", int64_t{1}}, {"reduction", std::string("add")}}, "for axis 1 of data 2x3" + got);
+      // Tuples (row, column): the bad value addresses axis 1.
+      Tensor tuples = values({1, 0, 0, bad}, {2, 2}, DType::i64, d);
+      expect_error("GatherND", {data, tuples}, {}, "[-3, 3) for axis 1 of data 2x3" + got);
+      expect_error("ScatterND", {data, tuples, values({7, 8}, {2}, DType::f32, d)}, {}, "for axis 1 of data 2x3" + got);
+    }
+    Tensor rows = values({2}, {1, 1}, DType::i64, d);
+    expect_error("ScatterND", {data, rows, values({7, 8, 9}, {1, 3}, DType::f32, d)},
+                 {{"reduction", std::string("mul")}}, "[-2, 2) for axis 0 of data 2x3, got 2");
+    // In range: negative indices count from the end.
+    Tensor idx = values({-1, 0}, {1, 2}, DType::i64, d);
+    EXPECT_EQ(call_op("GatherElements", {data, idx}, {{"axis", int64_t{1}}}).at(0).to(Device::cpu()).to_doubles(),
+              (std::vector<double>{3, 1}));
+    Tensor upd = values({10, 20, 30}, {1, 3}, DType::f32, d);
+    EXPECT_EQ(call_op("ScatterND", {data, values({-1}, {1, 1}, DType::i64, d), upd}).at(0).to(Device::cpu()).to_doubles(),
+              (std::vector<double>{1, 2, 3, 10, 20, 30}));
+  }
+}
+
+// Duplicate indices: add accumulates every update; none lets the last one win (ONNX leaves
+// it undefined; porta makes it deterministic on every backend).
+TEST(UntrustedIndex, ScatterDuplicatesAccumulateOrLastWins) {
+  std::vector<Device> all = devices();
+  for (DeviceType t : {DeviceType::cuda, DeviceType::hip})
+    if (find_backend(t) && device_unusable(Device{t, 0}).empty()) all.push_back(Device{t, 0});
+  for (Device d : all) {
+    SCOPED_TRACE(d.str());
+    Tensor data = values({1, 2, 3}, {3}, DType::f32, d);
+    Tensor idx = values({1, 1, -2, 0, 1}, {5, 1}, DType::i64, d);
+    Tensor upd = values({10, 20, 30, 40, 50}, {5}, DType::f32, d);
+    auto run = [&](const char* r) {
+      return call_op("ScatterND", {data, idx, upd}, {{"reduction", std::string(r)}}).at(0).to(Device::cpu()).to_doubles();
+    };
+    EXPECT_EQ(run("add"), (std::vector<double>{41, 112, 3}));
+    EXPECT_EQ(run("none"), (std::vector<double>{40, 50, 3}));
+    EXPECT_EQ(run("max"), (std::vector<double>{40, 50, 3}));
+    EXPECT_EQ(run("min"), (std::vector<double>{1, 2, 3}));
+    Tensor eidx = values({2, 2, 0, 2}, {4}, DType::i64, d);
+    Tensor eupd = values({5, 6, 7, 8}, {4}, DType::f32, d);
+    EXPECT_EQ(call_op("ScatterElements", {data, eidx, eupd}).at(0).to(Device::cpu()).to_doubles(),
+              (std::vector<double>{7, 2, 8}));
+    EXPECT_EQ(call_op("ScatterElements", {data, eidx, eupd}, {{"reduction", std::string("mul")}})
+                  .at(0).to(Device::cpu()).to_doubles(),
+              (std::vector<double>{7, 2, 720}));
+  }
+}
+
 TEST(UntrustedIndex, SliceBoundsAreClampedAsOnnxSays) {
   const double big = 9.2e18;  // beyond any axis, near INT64_MAX
   for (Device d : devices()) {
