@@ -114,8 +114,8 @@ class VulkanBackend final : public Backend {
     e.emplace_back("push constants", std::to_string(c.push_constant_bytes));
     e.emplace_back("timestamp period ns", str(c.timestamp_period_ns));
     if (c.unusable.empty()) {
-      try {  // measured when the device's context is created
-        uint64_t limit = context(index).caps().loop_limit;
+      try {  // measured on first use
+        uint64_t limit = context(index).loop_limit();
         e.emplace_back("loop iterations per invocation", limit ? str(limit, " (the driver ends loops there)") : "no cap");
       } catch (const Error&) {
       }

@@ -156,7 +156,6 @@ Context::Context(VkPhysicalDevice physical, const DeviceCaps& caps, int index)
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = caps_.compute_queue_family;
   check(vkCreateCommandPool(device_, &pool, nullptr, &pool_), "vkCreateCommandPool", label());
-  caps_.loop_limit = measure_loop_limit();
 }
 
 Context::~Context() {

@@ -44,9 +44,7 @@ struct DeviceCaps {
   uint32_t max_workgroup_invocations = 1024;
   uint32_t shared_memory = 16384;
   uint32_t push_constant_bytes = 128;
-  // Loop iterations one invocation may run, summed over all its loops, before the driver
-  // leaves them silently (0: no cap found). Measured when the context is created
-  // (Context::measure_loop_limit); lavapipe caps it at 65535.
+  // The driver's loop cap as Context::loop_limit() measured it (0 until then, or no cap).
   uint64_t loop_limit = 0;
   bool timestamps = false;
   double timestamp_period_ns = 1.0;
@@ -141,9 +139,11 @@ class Context {
   bool forget_simulated_loss();
 
   // ---- driver limits (vk_probe.cpp) ----
-  /// Runs loop_probe.comp once and returns the iterations the driver allowed, or 0 when the
-  /// whole request ran (no cap up to 2^20).
-  uint64_t measure_loop_limit();
+  /// Loop iterations one invocation may run, summed over all its loops, before the driver
+  /// leaves them silently; 0 when it ran the whole probe (no cap up to 2^20). lavapipe caps it
+  /// at 65535. Measured with loop_probe.comp on first use (one tiny dispatch), then cached;
+  /// an allocation failure while measuring is an OutOfMemory and the next call tries again.
+  uint64_t loop_limit();
 
   // ---- timestamps ----
   VkQueryPool create_query_pool(uint32_t count);
@@ -199,6 +199,9 @@ class Context {
   // device loss: what reported it ("" = not lost), and whether it was simulated
   std::string lost_;
   bool lost_simulated_ = false;
+
+  // driver limits: UINT64_MAX until measured
+  uint64_t loop_limit_ = UINT64_MAX;
 
   // pipelines
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;

@@ -4,10 +4,11 @@
 
 namespace porta::vk {
 
-uint64_t Context::measure_loop_limit() {
+uint64_t Context::loop_limit() {
   // 2^20 iterations take well under a millisecond on a GPU; a capped driver stops far earlier.
   constexpr uint32_t kAsk = 1u << 20;
   std::lock_guard lock(mutex);
+  if (loop_limit_ != UINT64_MAX) return loop_limit_;
   Buffer* buf = allocate(32);
   uint32_t words[8] = {};
   try {
@@ -21,7 +22,9 @@ uint64_t Context::measure_loop_limit() {
     throw;
   }
   release(buf);
-  return words[4] < kAsk ? words[4] : 0;
+  loop_limit_ = words[4] < kAsk ? words[4] : 0;
+  caps_.loop_limit = loop_limit_;
+  return loop_limit_;
 }
 
 }  // namespace porta::vk

@@ -128,7 +128,7 @@ std::string reductions_ok(const KernelContext& ctx) {
 
 uint64_t loop_limit(const KernelContext& ctx) {
   if (uint64_t forced = loop_limit_override()) return forced;
-  uint64_t cap = device_caps(ctx).loop_limit;
+  uint64_t cap = device_context(ctx).loop_limit();
   return cap ? cap - cap / 8 : UINT64_MAX;
 }
 
