@@ -48,7 +48,9 @@ OpSchema unary_schema(std::string name, DTypeSet allowed, UnaryRef f) {
   return s;
 }
 
-OpSchema binary_schema(std::string name, DTypeSet allowed, BinaryRef f, bool bool_output) {
+namespace {
+
+OpSchema make_binary(std::string name, DTypeSet allowed, BinaryAttrRef f, bool bool_output) {
   OpSchema s;
   s.name = std::move(name);
   s.inputs = {"A", "B"};
@@ -65,12 +67,23 @@ OpSchema binary_schema(std::string name, DTypeSet allowed, BinaryRef f, bool boo
     const double *pa = a.data<double>(), *pb = b.data<double>();
     double* pc = ctx.out(0).data<double>();
     for (int64_t i = 0; i < ctx.out(0).numel(); ++i) {
-      double v = f(pa[i], pb[i], t);
+      double v = f(pa[i], pb[i], *ctx.attrs, t);
       pc[i] = bool_output ? (v != 0.0 ? 1.0 : 0.0) : wrap_to(v, t);
     }
   };
   s.flops = flops_per_output_element(1);
   return s;
+}
+
+}  // namespace
+
+OpSchema binary_schema(std::string name, DTypeSet allowed, BinaryRef f, bool bool_output) {
+  return make_binary(std::move(name), allowed,
+                     [f](double a, double b, const Attributes&, DType t) { return f(a, b, t); }, bool_output);
+}
+
+OpSchema binary_schema_with_attrs(std::string name, DTypeSet allowed, BinaryAttrRef f) {
+  return make_binary(std::move(name), allowed, std::move(f), false);
 }
 
 InputSpec spec(Shape shape, Range r) {

@@ -30,6 +30,10 @@ OpSchema unary_schema(std::string name, DTypeSet allowed, UnaryRef f);
 /// or bool when `bool_output`.
 OpSchema binary_schema(std::string name, DTypeSet allowed, BinaryRef f, bool bool_output = false);
 
+/// Element function of a binary reference that reads the op's attributes.
+using BinaryAttrRef = std::function<double(double, double, const Attributes&, DType)>;
+/// binary_schema for an op whose element function depends on its attributes.
+OpSchema binary_schema_with_attrs(std::string name, DTypeSet allowed, BinaryAttrRef f);
 /// Range of random values (integers=true: whole numbers even for float dtypes).
 struct Range {
   double lo = -2.0, hi = 2.0;

@@ -1,4 +1,4 @@
-// porta gpu kernels — broadcasting binary ops (Add, Sub, Mul, Div, And, Or).
+// porta gpu kernels — broadcasting binary ops (Add, Sub, Mul, Div, Mod, PRelu, And, Or).
 // Semantics follow ops/elementwise_common.hpp: integers wrap; integer Div truncates toward
 // zero, x / 0 is 0 and MIN / -1 is MIN; float ops are IEEE (x / 0 = ±inf, 0 / 0 = NaN).
 #include "kernels/cuda/elementwise_ops.cuh"
@@ -31,6 +31,35 @@ struct DivFn {
     }
   }
 };
+// Mod: fmod = 1 keeps the dividend's sign (C fmod), fmod = 0 the divisor's (numpy.mod);
+// an integer x mod 0 and MIN mod -1 are 0.
+struct ModFn {
+  bool floored;
+  template <typename A>
+  __device__ A operator()(A a, A b) const {
+    A r;
+    if constexpr (std::is_integral_v<A>) {
+      if (b == A(0)) return A(0);
+      if constexpr (std::is_signed_v<A>)
+        if (b == A(-1)) return A(0);
+      r = static_cast<A>(a % b);
+    } else if constexpr (std::is_same_v<A, float>) {
+      r = fmodf(a, b);
+    } else {
+      r = fmod(a, b);
+    }
+    if (floored && r != A(0) && ((r < A(0)) != (b < A(0)))) r = static_cast<A>(r + b);
+    return r;
+  }
+};
+struct MakeMod {
+  template <typename T>
+  ModFn operator()(const KernelContext& ctx, T) const { return {ctx.attrs->get_int("fmod") == 0}; }
+};
+struct PReluFn {
+  template <typename A>
+  __device__ A operator()(A x, A slope) const { return x < A(0) ? slope * x : x; }
+};
 struct AndFn {
   __device__ bool operator()(bool a, bool b) const { return a && b; }
 };
@@ -47,6 +76,10 @@ PORTA_REGISTER_GPU_KERNEL_STRIDED(Sub, kNumeric, (same_type_kernel<2, kNumeric>(
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Mul, kNumeric, (same_type_kernel<2, kNumeric>("Mul", Stateless<MulFn>{})),
                                   elementwise_supports)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Div, kNumeric, (same_type_kernel<2, kNumeric>("Div", Stateless<DivFn>{})),
+                                  elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(Mod, kNumeric, (same_type_kernel<2, kNumeric>("Mod", MakeMod{})),
+                                  elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(PRelu, kFloats, (same_type_kernel<2, kFloats>("PRelu", Stateless<PReluFn>{})),
                                   elementwise_supports)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(And, kBool, (same_type_kernel<2, kBool>("And", Stateless<AndFn>{})),
                                   elementwise_supports)

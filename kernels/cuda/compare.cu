@@ -1,5 +1,5 @@
 // porta gpu kernels — comparisons (Equal, Less, Greater -> bool), variadic Max/Min (NaN
-// propagates, as PyTorch's maximum/minimum) and Where (condition ? X : Y), all broadcasting.
+// propagates, as PyTorch's maximum/minimum), Sum and Mean, and Where (condition ? X : Y), all broadcasting.
 #include "kernels/cuda/copy_view.cuh"
 #include "kernels/cuda/elementwise_ops.cuh"
 
@@ -41,28 +41,44 @@ struct MinMaxFn {
   }
 };
 
-// Folds the inputs pairwise into the output: out = f(in0, in1), then out = f(out, in_k). Each
-// element is read and written by the same thread, so updating in place is safe.
-template <bool IsMax>
-void minmax_gpu(KernelContext& ctx) {
-  const char* op = IsMax ? "Max" : "Min";
-  Tensor& out = ctx.out(0);
-  if (ctx.inputs.size() == 1) {
-    copy_view(ctx.in(0), out, ctx.device);
-    return;
-  }
-  visit_gpu_dtype_in<kNumeric>(ctx.in(0).dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    KernelContext step;
-    step.device = ctx.device;
-    step.outputs = {out};
-    step.inputs = {ctx.in(0), ctx.in(1)};
-    launch_elementwise<T, T, 2>(step, MinMaxFn<IsMax>{});
-    for (size_t k = 2; k < ctx.inputs.size(); ++k) {
-      step.inputs = {out, ctx.in(k)};
-      launch_elementwise<T, T, 2>(step, MinMaxFn<IsMax>{});
+struct SumFn {
+  template <typename A>
+  __device__ A operator()(A a, A b) const { return a + b; }
+};
+struct ScaleFn {
+  double factor;
+  template <typename A>
+  __device__ A operator()(A a) const { return a * static_cast<A>(factor); }
+};
+
+// The variadic ops (Max, Min, Sum, Mean) fold the inputs pairwise into the output:
+// out = f(in0, in1), then out = f(out, in_k); Mean then scales by 1/n. Each element is read
+// and written by the same thread, so updating in place is safe.
+template <DTypeSet Allowed, typename F, bool Mean = false>
+KernelFn variadic_gpu(const char* op) {
+  return [op](KernelContext& ctx) {
+    Tensor& out = ctx.out(0);
+    if (ctx.inputs.size() == 1) {
+      copy_view(ctx.in(0), out, ctx.device);
+      return;
     }
-  });
+    visit_gpu_dtype_in<Allowed>(ctx.in(0).dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      KernelContext step;
+      step.device = ctx.device;
+      step.outputs = {out};
+      step.inputs = {ctx.in(0), ctx.in(1)};
+      launch_elementwise<T, T, 2>(step, F{});
+      for (size_t k = 2; k < ctx.inputs.size(); ++k) {
+        step.inputs = {out, ctx.in(k)};
+        launch_elementwise<T, T, 2>(step, F{});
+      }
+      if constexpr (Mean) {
+        step.inputs = {out};
+        launch_elementwise<T, T, 1>(step, ScaleFn{1.0 / static_cast<double>(ctx.inputs.size())});
+      }
+    });
+  };
 }
 
 // ---- Where ----------------------------------------------------------------------------------
@@ -118,8 +134,10 @@ PORTA_REGISTER_GPU_KERNEL_STRIDED(Less, kNumeric, (compare_kernel<kNumeric, Less
                                   elementwise_supports)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Greater, kNumeric, (compare_kernel<kNumeric, GreaterFn>("Greater")),
                                   elementwise_supports)
-PORTA_REGISTER_GPU_KERNEL_STRIDED(Max, kNumeric, minmax_gpu<true>, elementwise_supports)
-PORTA_REGISTER_GPU_KERNEL_STRIDED(Min, kNumeric, minmax_gpu<false>, elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(Max, kNumeric, (variadic_gpu<kNumeric, MinMaxFn<true>>("Max")), elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(Min, kNumeric, (variadic_gpu<kNumeric, MinMaxFn<false>>("Min")), elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(Sum, kFloats, (variadic_gpu<kFloats, SumFn>("Sum")), elementwise_supports)
+PORTA_REGISTER_GPU_KERNEL_STRIDED(Mean, kFloats, (variadic_gpu<kFloats, SumFn, true>("Mean")), elementwise_supports)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Where, kAllTypes, where_gpu, where_supports)
 
 }  // namespace porta::PORTA_GPU_NS

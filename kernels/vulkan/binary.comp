@@ -43,6 +43,13 @@ VALUE apply(VALUE x, VALUE y) {
     case 4: return pow_int(x, y);                                 // Pow
     case 5: return max(x, y);                                     // Max
     case 6: return min(x, y);                                     // Min
+    case 7:                                                       // Mod, fmod = 1 (dividend's sign)
+    case 9: {                                                     // Mod, fmod = 0 (divisor's sign)
+      if (y == VALUE(0) || y == VALUE(-1)) return VALUE(0);      // x mod 0 is 0; no MIN / -1 trap
+      VALUE r = x - (x / y) * y;                                  // division truncates toward zero
+      if (OP == 9 && r != VALUE(0) && ((r < VALUE(0)) != (y < VALUE(0)))) r += y;
+      return r;
+    }
   }
   return x;
 }
@@ -69,8 +76,15 @@ float apply(float x, float y) {
     case 4: return pow_c(x, y);                                   // Pow
     case 5: return isnan(x) || isnan(y) ? x + y : max(x, y);      // Max
     case 6: return isnan(x) || isnan(y) ? x + y : min(x, y);      // Min
-    case 7: return x - y * trunc(x / y);                          // Mod with fmod=1 (C fmod)
-    case 8: return x > 0.0 ? x : y * x;                           // PRelu (slope broadcast)
+    case 7:                                                       // Mod, fmod = 1 (C fmod)
+    case 9: {                                                     // Mod, fmod = 0 (numpy.mod)
+      float r = fma(-y, trunc(x / y), x);
+      // x / y rounded up to the next integer leaves r one |y| past x's side of zero.
+      if (r != 0.0 && (r < 0.0) != (x < 0.0)) r += x < 0.0 ? -abs(y) : abs(y);
+      if (OP == 9 && r != 0.0 && ((r < 0.0) != (y < 0.0))) r += y;
+      return r;
+    }
+    case 8: return x < 0.0 ? y * x : x;                           // PRelu (slope broadcast)
   }
   return x;
 }

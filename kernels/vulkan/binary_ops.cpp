@@ -1,6 +1,7 @@
 // Elementwise binary ops on vulkan: binary.comp specialised per op (see elementwise.hpp).
-// Pow converts an exponent of another dtype. Max and Min are variadic in ONNX: one input is a
-// copy, more than two fold pairwise through broadcast intermediates.
+// Pow converts an exponent of another dtype. Max, Min, Sum and Mean are variadic in ONNX: one
+// input is a copy, more than two fold pairwise through broadcast intermediates; Mean then
+// multiplies by 1/n.
 #include "kernels/vulkan/elementwise.hpp"
 
 namespace porta::vk {
@@ -20,7 +21,7 @@ Shape broadcast(const Shape& a, const Shape& b) {
   return out;
 }
 
-template <int Op>
+template <int Op, bool Mean = false>
 void variadic_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   std::vector<Tensor> ins;
@@ -32,12 +33,19 @@ void variadic_vulkan(KernelContext& ctx) {
   }
   Tensor acc = ins[0];
   for (size_t i = 1; i < ins.size(); ++i) {
-    bool last = i + 1 == ins.size();
+    bool last = i + 1 == ins.size() && !Mean;
     Tensor next = last ? y : Tensor::empty(broadcast(acc.shape(), ins[i].shape()), y.dtype(), ctx.device);
     if (next.numel()) run_binary(ctx, Op, acc, ins[i], next);
     acc = next;
   }
+  if constexpr (Mean) {
+    double inv = 1.0 / static_cast<double>(ins.size());
+    Tensor scale = Tensor::scalar(inv, y.dtype()).to(ctx.device);
+    if (y.numel()) run_binary(ctx, kMul, acc, scale, y);
+  }
 }
+
+void mod_vulkan(KernelContext& ctx) { run_binary(ctx, ctx.attrs->get_int("fmod") ? kFmod : kFlooredMod); }
 
 // Pow's exponent may have another dtype than the base (ONNX's T1). A float base: both
 // operands are converted to f32 on the device, pow runs in f32 and the result is converted back
@@ -108,5 +116,9 @@ PORTA_REGISTER_KERNEL_IF(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, bin
 PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16 | kI32 | kI64, pow_vulkan, pow_supports)
 PORTA_REGISTER_KERNEL_IF(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
 PORTA_REGISTER_KERNEL_IF(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Sum, vulkan, kF32 | kF16, variadic_vulkan<kAdd>, variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Mean, vulkan, kF32 | kF16, (variadic_vulkan<kAdd, true>), variadic_supports)
+PORTA_REGISTER_KERNEL_IF(Mod, vulkan, kNumericVariants, mod_vulkan, binary_supports)
+PORTA_REGISTER_KERNEL_IF(PRelu, vulkan, kF32 | kF16, binary_vulkan<kPRelu>, binary_supports)
 
 }  // namespace porta::vk

@@ -14,7 +14,7 @@ enum UnaryOp : int {
   kGelu, kHardSwish, kIdentity, kTan, kSoftsign, kClip, kCelu
 };
 /// Binary op codes: the OP specialization constant of binary.comp.
-enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu };
+enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu, kFlooredMod };
 
 /// The kF32 | kF16 | i32 | i64 | i8 | u8 dtypes the numeric shaders have variants for.
 inline constexpr DTypeSet kNumericVariants = kF32 | kF16 | kInts;
