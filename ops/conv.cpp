@@ -124,6 +124,10 @@ PORTA_REGISTER_OP(Conv) {
     c.push_back({"3d", {in({1, 2, 5, 6, 4}), in({3, 2, 3, 3, 2}), in({3})},
                  A{{"pads", std::vector<int64_t>{1, 1, 0, 1, 0, 1}}, {"strides", std::vector<int64_t>{1, 2, 1}}}, f});
     c.push_back({"empty_batch", {in({0, 3, 5, 5}), in({2, 3, 3, 3}), in({2})}, {}, f});
+    // K = 12 channels x 9 taps = 108 per group: several K tiles (split over dispatches under a
+    // test-forced driver loop cap, tests/vulkan_loop_cap_compute_test.cpp).
+    c.push_back({"2d_group_long_k", {in({1, 24, 6, 5}), in({10, 12, 3, 3}), in({10})},
+                 A{{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}, f});
     // Reductions of 64 * 9 = 576 products in f32 against f64: well under 1e-4 relative.
     OpCase big{"n32_c64_56x56_k3", {in({32, 64, 56, 56}), in({64, 64, 3, 3}), in({64})},
                A{{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, f};

@@ -73,6 +73,8 @@ PORTA_REGISTER_OP(Gemm) {
     c.push_back({"1x1", {in({1, 1}), in({1, 1}), in({1, 1})}, {}, kF32 | kF64});
     c.push_back({"empty_k", {in({3, 0}), in({0, 4}), in({3, 4})}, {{"beta", 0.5}}, kF32 | kF64});
     c.push_back({"empty_m", {in({0, 4}), in({4, 5}), in({5})}, {}, kF32});
+    c.push_back({"long_k_transAB", {in({90, 6}), in({5, 90}), in({6, 5})},
+                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", -2.0}}, kF32 | kF64});
     OpCase big{"1024x1024x1024", {in({1024, 1024}), in({1024, 1024}), in({1024})},
                {{"transB", int64_t{1}}}, kF32};
     big.perf = true;

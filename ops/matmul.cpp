@@ -86,6 +86,10 @@ PORTA_REGISTER_OP(MatMul) {
     c.push_back({"empty_m", {in({0, 7}), in({7, 3})}, {}, kF32 | kF64});
     c.push_back({"empty_k", {in({4, 0}), in({0, 3})}, {}, kF32 | kF64});
     c.push_back({"empty_batch", {in({0, 2, 3}), in({3, 4})}, {}, kF32});
+    // Inner dimensions past a few 16-deep tiles: split over dispatches under a (test-forced)
+    // driver loop cap (tests/vulkan_loop_cap_compute_test.cpp).
+    c.push_back({"long_k", {in({5, 100}), in({100, 6})}, {}, kF32 | kF64});
+    c.push_back({"long_k_broadcast", {in({2, 1, 3, 75}), in({3, 75, 4})}, {}, kF32 | kF64});
     // Reductions of length 1024 in f32 (pairwise-ish in oneDNN vs f64): relative error grows
     // about like sqrt(K) * 2^-24, far below 1e-4.
     OpCase big{"1024x1024x1024", {in({1024, 1024}), in({1024, 1024})}, {}, kF32};

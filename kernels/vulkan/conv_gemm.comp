@@ -5,6 +5,10 @@
 //   Y[m, n] = sum_k W[m, k] * col[k, n] (+ bias[m])
 // with m an output channel of the group, n = (batch, output position), k = (input channel of
 // the group, kernel tap); col is gathered from X on the fly (zero outside the input).
+// One dispatch sums k in [k_begin, k_end): the host splits a long K over several dispatches
+// when one would loop more often per invocation than the driver allows (window.cpp). `pass`
+// bit 1 adds the fp32 partial sums of earlier dispatches (Partial, indexed like Y); bit 2
+// stores the sums there instead of writing Y (every dispatch but the last, which adds the bias).
 #version 450
 #include "common.glsl"
 
@@ -12,6 +16,7 @@ layout(std430, binding = 0) readonly buffer X { STORAGE x[]; };
 layout(std430, binding = 1) readonly buffer W { STORAGE w[]; };
 layout(std430, binding = 2) readonly buffer B { STORAGE bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 4) buffer Partial { float partial[]; };
 layout(push_constant) uniform Params {
   uint batch;
   uint spatial;
@@ -23,6 +28,8 @@ layout(push_constant) uniform Params {
   int pad[3];
   int dilation[3];
   uint has_bias;
+  uint k_begin, k_end;  // this dispatch's slice of K (k_begin a multiple of TK)
+  uint pass;            // 1: add Partial, 2: store to Partial (not the last dispatch)
 } p;
 
 const uint TILE = 64, TK = 16;
@@ -36,21 +43,22 @@ void main() {
   for (uint d = 0; d < p.spatial; ++d) { osize *= p.out_size[d]; isize *= p.in_size[d]; ksize *= p.kernel[d]; }
   int cin_g = p.c_in / p.group, cout_g = p.c_out / p.group;
   uint M = uint(cout_g), N = p.batch * uint(osize), K = uint(cin_g * ksize);
+  uint k_end = min(K, p.k_end);
   uint g = gl_WorkGroupID.z;
   uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;
   float acc[4][4];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
 
-  for (uint k0 = 0; k0 < K; k0 += TK) {
+  for (uint k0 = p.k_begin; k0 < k_end; k0 += TK) {
     for (uint e = t; e < TILE * TK; e += 256) {
       uint kk = e % TK, mm = e / TK;
       uint m = row0 + mm, k = k0 + kk;
-      tile_a[kk][mm] = (m < M && k < K) ? float(w[(g * M + m) * K + k]) : 0.0;
+      tile_a[kk][mm] = (m < M && k < k_end) ? float(w[(g * M + m) * K + k]) : 0.0;
       uint nn = e % TILE, kb = e / TILE;
       uint n = col0 + nn, k2 = k0 + kb;
       float v = 0.0;
-      if (n < N && k2 < K) {
+      if (n < N && k2 < k_end) {
         int c = int(k2) / ksize, tap = int(k2) % ksize;
         int nb = int(n) / osize, opos = int(n) % osize;
         int pos = 0;
@@ -91,7 +99,14 @@ void main() {
       uint n = col0 + tx + 16 * j;
       if (n >= N) continue;
       uint nb = n / uint(osize), opos = n % uint(osize);
-      y[(nb * uint(p.c_out) + oc) * uint(osize) + opos] = STORAGE(acc[i][j] + b);
+      uint at = (nb * uint(p.c_out) + oc) * uint(osize) + opos;
+      float sum = acc[i][j];
+      if ((p.pass & 1u) != 0u) sum += partial[at];
+      if ((p.pass & 2u) != 0u) {
+        partial[at] = sum;
+        continue;
+      }
+      y[at] = STORAGE(sum + b);
     }
   }
 }

@@ -5,6 +5,11 @@
 // (strides express transposes); per-batch offsets come from `offsets` (a_off, b_off pairs).
 // C is read at c[m*scm + n*scn] (stride 0 broadcasts). Accumulation is fp32 in every variant.
 // Workgroup: 256 invocations computing a 64x64 tile of Y; z indexes the batch.
+// One dispatch sums k in [k_begin, K) (K here is the end of this dispatch's slice of the inner
+// dimension): the host splits a long inner dimension over several dispatches when one would
+// loop more often per invocation than the driver allows (matmul.cpp). `pass` bit 1 adds the
+// fp32 partial sums of earlier dispatches (Partial, indexed like Y); bit 2 stores the sums there
+// instead of writing Y (every dispatch but the last). alpha and C apply in the last one only.
 #version 450
 #include "common.glsl"
 
@@ -14,10 +19,13 @@ layout(std430, binding = 1) readonly buffer B { STORAGE b[]; };
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
 layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 5) buffer Partial { float partial[]; };
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint sam, sak, sbk, sbn, scm, scn;
   float alpha, beta;
+  uint k_begin;  // first k of this dispatch (a multiple of TK)
+  uint pass;     // 1: add Partial, 2: store to Partial (not the last dispatch)
 } p;
 
 const uint TILE = 64, TK = 16;
@@ -34,7 +42,7 @@ void main() {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
 
-  for (uint k0 = 0; k0 < p.K; k0 += TK) {
+  for (uint k0 = p.k_begin; k0 < p.K; k0 += TK) {
     // Each invocation stages 4 elements of A's 64x16 tile and 4 of B's 16x64 tile.
     for (uint e = t; e < TILE * TK; e += 256) {
       uint kk = e % TK, mm = e / TK;
@@ -61,9 +69,16 @@ void main() {
     for (int j = 0; j < 4; ++j) {
       uint n = col0 + tx + 16 * j;
       if (n >= p.N) continue;
-      float v = p.alpha * acc[i][j];
+      uint at = batch * p.M * p.N + m * p.N + n;
+      float sum = acc[i][j];
+      if ((p.pass & 1u) != 0u) sum += partial[at];
+      if ((p.pass & 2u) != 0u) {
+        partial[at] = sum;
+        continue;
+      }
+      float v = p.alpha * sum;
       if (HAS_BIAS != 0) v += p.beta * float(c[m * p.scm + n * p.scn]);
-      y[batch * p.M * p.N + m * p.N + n] = STORAGE(v);
+      y[at] = STORAGE(v);
     }
   }
 }

@@ -1,9 +1,27 @@
 // LayerNormalization, InstanceNormalization (norm.comp) and inference BatchNormalization
 // (batchnorm.comp) on vulkan. Statistics are fp32 whatever the storage dtype.
+// norm.comp runs a whole row in one workgroup, so rows whose loops exceed the driver's cap on
+// loop iterations per invocation (vk_kernel.hpp's loop_limit) decline; batchnorm.comp has no loop.
+#include <algorithm>
+
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
 namespace {
+
+// Upper bound of the loop iterations of one norm.comp invocation for rows of R elements
+// (vk_kernel.hpp's count: a loop costs its iterations plus one, a barrier one): three passes
+// over the row by a workgroup of 256 (sum, squared deviations, output) and two
+// workgroup_sums of reduce.glsl (subgroup arithmetic: a loop over the 256 / subgroup-size
+// subgroups and three barriers; the shared-memory tree: 8 steps with a barrier each and three
+// barriers, 20):
+//   3 * (ceil(R / 256) + 1) + 2 * W     (W = 256 / subgroup + 4, 36 on lavapipe)
+// On lavapipe (cap 65535, 57344 after the margin) rows up to 4,886,784 elements fit.
+uint64_t norm_loops(const KernelContext& ctx, int64_t R) {
+  uint64_t pass = (static_cast<uint64_t>(R) + 255) / 256 + 1;
+  uint64_t w = reduction_strategy(ctx) == 0 ? 20 : 256 / std::max<uint64_t>(device_caps(ctx).subgroup_size, 1) + 4;
+  return 3 * pass + 2 * w;
+}
 
 void run_norm(KernelContext& ctx, int64_t rows, int64_t R, int64_t C, bool channel_affine,
               const Tensor& scale, const Tensor* bias, bool stats) {
@@ -59,6 +77,7 @@ std::string layer_norm_supports(const KernelContext& ctx) {
   for (size_t i = 1; i < 3; ++i)
     if (ctx.has_input(i) && ctx.in(i).dtype() != x.dtype()) return "scale/bias of a dtype other than the input's";
   if (ctx.outputs.size() > 1 && ctx.outputs.size() < 3) return "only one of Mean/InvStdDev requested";
+  if (auto why = loop_budget_ok(ctx, norm_loops(ctx, R), str("a row of ", R, " elements")); !why.empty()) return why;
   for (size_t i = 1; i < ctx.outputs.size(); ++i)
     if (ctx.outputs[i].defined() && ctx.outputs[i].dtype() != x.dtype())
       return "Mean/InvStdDev in a dtype other than the input's";
@@ -78,6 +97,9 @@ std::string instance_norm_supports(const KernelContext& ctx) {
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (ctx.in(0).rank() < 3) return "input of rank below 3";
+  int64_t R = 1;
+  for (int i = 2; i < ctx.in(0).rank(); ++i) R *= ctx.in(0).shape()[i];
+  if (auto why = loop_budget_ok(ctx, norm_loops(ctx, R), str("a channel of ", R, " elements")); !why.empty()) return why;
   return fits_bindings(ctx);
 }
 

@@ -1,9 +1,17 @@
 // variants: f32 f16
 // Reductions over the middle axis of an input viewed as [outer, R, inner]; one workgroup per
-// (outer, inner) output element. OP (specialization constant 1): 0 sum, 1 mean, 2 max, 3 min,
-// 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum, 9 log-sum-exp, 10 argmax, 11 argmin.
-// Arg reductions write int64 indices (as two 32-bit words) to `index_out` and keep the first
-// extreme (the last with SELECT_LAST, constant 3). Accumulation is fp32.
+// (outer, inner) output element and chunk of the reduced axis. OP (specialization constant 1):
+// 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 L1, 7 L2, 8 log-sum, 9 log-sum-exp,
+// 10 argmax, 11 argmin. Arg reductions write int64 indices (as two 32-bit words) to `index_out`
+// and keep the first extreme (the last with SELECT_LAST, constant 3). Accumulation is fp32.
+// Split rows: a driver that caps loop iterations per invocation (lavapipe) cannot run a whole
+// long row in one workgroup, so the launcher (reduce.cpp) cuts each row into `parts` chunks of
+// `chunk` elements. A pass with WRITE_PARTIAL writes each chunk's unfinished result as fp32 to
+// part_out ([rows, parts]; arg reductions: the value there and the absolute index to
+// index_out), and the next pass, with READ_PARTIAL, reduces those partials (inner 1) as the
+// same op: sums stay sums (squares and absolute values are not taken again), log-sum-exp
+// partials are finished log-sum-exps (an LSE of LSEs is the LSE), and only a pass without
+// WRITE_PARTIAL finishes (mean over `count`, sqrt, log). One pass: parts 1, chunk R, count R.
 #version 450
 #include "common.glsl"
 #include "reduce.glsl"
@@ -13,7 +21,22 @@ layout(constant_id = 3) const int SELECT_LAST = 0;
 layout(std430, binding = 0) readonly buffer Src { STORAGE src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { STORAGE dst[]; };
 layout(std430, binding = 2) writeonly buffer Index { uint index_out[]; };
-layout(push_constant) uniform Params { uint rows; uint R; uint inner; } p;
+layout(std430, binding = 3) writeonly buffer PartOut { float part_out[]; };
+layout(std430, binding = 4) readonly buffer PartIn { float part_in[]; };
+layout(std430, binding = 5) readonly buffer PartIndex { uint part_index[]; };
+layout(push_constant) uniform Params {
+  uint rows, R, inner;
+  uint parts, chunk;  // chunks per row and elements per chunk (1 and R: the whole row)
+  uint count;         // the mean's divisor: the original row length
+  uint flags;         // 1 WRITE_PARTIAL, 2 READ_PARTIAL
+} p;
+
+const uint WRITE_PARTIAL = 1u, READ_PARTIAL = 2u;
+bool writes_partial() { return (p.flags & WRITE_PARTIAL) != 0u; }
+bool reads_partial() { return (p.flags & READ_PARTIAL) != 0u; }
+float load(uint e) { return reads_partial() ? part_in[e] : float(src[e]); }
+// The index along the original row of element e at position r of this pass's row.
+uint index_of(uint e, uint r) { return reads_partial() ? part_index[2u * e] : r; }
 
 shared float arg_value[256];
 shared uint arg_index[256];
@@ -28,16 +51,20 @@ bool better(float v, uint i, float best, uint best_i) {
 }
 
 void main() {
-  uint row = group_index();
-  if (row >= p.rows) return;  // uniform per workgroup
+  uint g = group_index();
+  if (g >= p.rows * p.parts) return;  // uniform per workgroup
+  uint row = g / p.parts, part = g % p.parts;
   uint base = (row / p.inner) * p.R * p.inner + row % p.inner;
+  uint begin = part * p.chunk, end = p.R - begin > p.chunk ? begin + p.chunk : p.R;
   uint t = gl_LocalInvocationIndex, step = gl_WorkGroupSize.x;
   if (OP >= 10) {
     float best = OP == 10 ? -1.0 / 0.0 : 1.0 / 0.0;
     uint best_i = 0xFFFFFFFFu;
-    for (uint r = t; r < p.R; r += step) {
-      float v = float(src[base + r * p.inner]);
-      if (best_i == 0xFFFFFFFFu || better(v, r, best, best_i)) { best = v; best_i = r; }
+    for (uint r = begin + t; r < end; r += step) {
+      uint e = base + r * p.inner;
+      float v = load(e);
+      uint i = index_of(e, r);
+      if (best_i == 0xFFFFFFFFu || better(v, i, best, best_i)) { best = v; best_i = i; }
     }
     arg_value[t] = best;
     arg_index[t] = best_i;
@@ -53,8 +80,10 @@ void main() {
       barrier();
     }
     if (t == 0) {
-      index_out[2 * row] = arg_index[0] == 0xFFFFFFFFu ? 0u : arg_index[0];
-      index_out[2 * row + 1] = 0u;
+      uint at = writes_partial() ? g : row;
+      if (writes_partial()) part_out[g] = arg_value[0];
+      index_out[2 * at] = arg_index[0] == 0xFFFFFFFFu ? 0u : arg_index[0];
+      index_out[2 * at + 1] = 0u;
     }
     return;
   }
@@ -63,17 +92,17 @@ void main() {
   float m = 0.0;
   if (OP == 9) {  // log-sum-exp: subtract the maximum first
     float mx = -1.0 / 0.0;
-    for (uint r = t; r < p.R; r += step) mx = max(mx, float(src[base + r * p.inner]));
+    for (uint r = begin + t; r < end; r += step) mx = max(mx, load(base + r * p.inner));
     m = workgroup_max(mx);
     if (isinf(m)) m = 0.0;
   }
   float nan_seen = 0.0;  // Max/Min: NaN anywhere in the row makes the result NaN
-  for (uint r = t; r < p.R; r += step) {
-    float x = float(src[base + r * p.inner]);
+  for (uint r = begin + t; r < end; r += step) {
+    float x = load(base + r * p.inner);
     if ((OP == 2 || OP == 3) && isnan(x)) nan_seen = 1.0;
     switch (OP) {
-      case 5: case 7: x = x * x; break;
-      case 6: x = abs(x); break;
+      case 5: case 7: if (!reads_partial()) x = x * x; break;
+      case 6: if (!reads_partial()) x = abs(x); break;
       case 9: x = exp(x - m); break;
     }
     acc = combine(acc, x, kind);
@@ -84,10 +113,14 @@ void main() {
   }
   if (t == 0) {
     float y = total;
-    if (OP == 1) y = total / float(p.R);
-    else if (OP == 7) y = sqrt(total);
-    else if (OP == 8) y = log(total);
-    else if (OP == 9) y = log(total) + m;
-    dst[row] = STORAGE(y);
+    if (OP == 9) y = log(total) + m;  // finished even in a partial (see the top)
+    if (writes_partial()) {
+      part_out[g] = y;
+    } else {
+      if (OP == 1) y = total / float(p.count);
+      else if (OP == 7) y = sqrt(total);
+      else if (OP == 8) y = log(total);
+      dst[row] = STORAGE(y);
+    }
   }
 }

@@ -1,5 +1,8 @@
 // Reduce* and ArgMax/ArgMin on vulkan: reduce.comp (floats) or reduce_int.comp (integers, int64
 // accumulation) over the input viewed as [outer, R, inner].
+// Loop cap (vk_kernel.hpp's loop_limit): a float row longer than one workgroup may reduce within
+// the driver's loop iterations per invocation is cut into chunks reduced in a first dispatch and
+// combined in further ones (reduce.comp's partials); integer rows that do not fit decline.
 // When the reduced axes are not adjacent, the input is first permuted (copy.comp) so that they
 // are. Axes come from the `axes` input (opset 13 ReduceSum, opset 18 others) or attribute;
 // none means all axes unless noop_with_empty_axes.
@@ -45,6 +48,51 @@ std::vector<int64_t> reduced_axes(const KernelContext& ctx, bool& noop) {
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   return axes;
 }
+
+constexpr uint64_t kLocalSize = 256;  // reduce.comp's and reduce_int.comp's workgroup size
+
+uint64_t per_thread(uint64_t elements) { return (elements + kLocalSize - 1) / kLocalSize; }
+
+// Upper bound of the loop iterations (vk_kernel.hpp's count: a loop costs its iterations plus
+// one, a barrier one) of one workgroup_reduce of reduce.glsl: subgroup arithmetic runs one
+// loop over the subgroups (invocation 0) and three barriers; the shared-memory tree runs
+// log2(256) = 8 steps with a barrier each, plus three barriers.
+uint64_t workgroup_reduce_loops(const KernelContext& ctx) {
+  if (reduction_strategy(ctx) == 0) return 1 + (8 + 1) + 8 + 2;
+  uint64_t subgroup = std::max<uint64_t>(device_caps(ctx).subgroup_size, 1);
+  return (kLocalSize / subgroup + 1) + 3;
+}
+
+// reduce.comp: loop iterations of one invocation reducing a chunk of `chunk` elements of a row.
+// Passes over the chunk: 2 for log-sum-exp (maximum, then the sum), else 1; workgroup
+// reductions: one per pass, plus the NaN check of Max/Min; the arg reductions pass once and
+// combine with their own tree (8 steps, a barrier each, one barrier before).
+//   sum etc.:     (ceil(chunk/256) + 1) + W            (W: workgroup_reduce_loops, 36 on lavapipe)
+//   max/min:      (ceil(chunk/256) + 1) + 2W
+//   log-sum-exp: 2(ceil(chunk/256) + 1) + 2W
+//   arg:          (ceil(chunk/256) + 1) + 18
+uint64_t reduce_loops(const KernelContext& ctx, int op, uint64_t chunk) {
+  uint64_t pass = per_thread(chunk) + 1;
+  if (op >= kArgMax) return pass + 1 + (8 + 1) + 8;
+  uint64_t w = workgroup_reduce_loops(ctx);
+  if (op == kLogSumExp) return 2 * pass + 2 * w;
+  if (op == kMax || op == kMin) return pass + 2 * w;
+  return pass + w;
+}
+
+// Elements of a row one workgroup of reduce.comp reduces within the loop cap (whole chunks of
+// 256 per invocation; 0 when not even 256 fit, and UINT64_MAX when the driver has no cap).
+uint64_t reduce_chunk(const KernelContext& ctx, int op) {
+  uint64_t limit = loop_limit(ctx);
+  if (limit == UINT64_MAX) return UINT64_MAX;
+  uint64_t fixed = reduce_loops(ctx, op, 0), passes = op == kLogSumExp ? 2 : 1;  // reduce_loops(0): per_thread 0
+  if (limit < fixed + passes) return 0;
+  return (limit - fixed) / passes * kLocalSize;
+}
+
+// reduce_int.comp: one pass over the row, then a shared-memory tree (8 steps, a barrier each,
+// one barrier before): (ceil(R/256) + 1) + 18.
+uint64_t reduce_int_loops(uint64_t R) { return per_thread(R) + 1 + 1 + (8 + 1) + 8; }
 
 void reduce_vulkan(KernelContext& ctx, int op) {
   Tensor x = ctx.in(0);
@@ -97,16 +145,92 @@ void reduce_vulkan(KernelContext& ctx, int op) {
   l.shader = integer ? "reduce_int" : "reduce";
   l.variant = numeric_variant(x.dtype());  // f32, f16, i32, i64, i8, u8: what supports() admits
   l.spec = {op, reduction_strategy(ctx), ctx.attrs->get_int("select_last_index", 0) ? 1 : 0};
-  l.args = {input(x), output(y), output(y)};
-  l.push_u(rows);
-  l.push_u(R);
-  l.push_u(inner);
-  set_grid(l, device_caps(ctx), rows);
-  launch(ctx, std::move(l));
+  if (integer) {
+    l.args = {input(x), output(y), output(y)};
+    l.push_u(rows);
+    l.push_u(R);
+    l.push_u(inner);
+    set_grid(l, device_caps(ctx), rows);
+    launch(ctx, std::move(l));
+    return;
+  }
+  uint64_t chunk = reduce_chunk(ctx, op);
+  if (chunk == 0) throw BackendError(str("[", ctx.op->name, "] no chunk fits the loop cap (supports should decline)"));
+  // Passes while a row is longer than one chunk: each reduces chunks of the current rows to
+  // fp32 partials ([rows, parts], inner 1 from then on); the last pass reduces whole rows.
+  bool arg = op >= kArgMax;
+  Tensor values = x, indices;  // what the pass reads: x, then the previous pass's partials
+  bool partial_in = false;
+  int64_t length = R, stride = inner;
+  for (;;) {
+    uint64_t parts = static_cast<uint64_t>(length) <= chunk ? 1 : (length + chunk - 1) / chunk;
+    bool partial_out = parts > 1;
+    Tensor part_values, part_indices;
+    if (partial_out) {
+      part_values = Tensor::empty({static_cast<int64_t>(rows * parts)}, DType::f32, ctx.device);
+      if (arg) part_indices = Tensor::empty({static_cast<int64_t>(rows * parts)}, DType::i64, ctx.device);
+    }
+    Launch pass = l;
+    const Tensor& out_index = partial_out ? (arg ? part_indices : part_values) : y;
+    const Tensor& out_part = partial_out ? part_values : y;
+    const Tensor& in_part = partial_in ? values : x;
+    const Tensor& in_index = partial_in && arg ? indices : in_part;
+    pass.args = {input(x), output(y), output(out_index), output(out_part), input(in_part),
+                 input(in_index)};
+    pass.push_u(rows);
+    pass.push_u(length);
+    pass.push_u(stride);
+    pass.push_u(parts);
+    pass.push_u(partial_out ? chunk : length);
+    pass.push_u(R);
+    pass.push_u((partial_out ? 1 : 0) | (partial_in ? 2 : 0));
+    set_grid(pass, device_caps(ctx), rows * parts);
+    launch(ctx, std::move(pass));
+    if (!partial_out) return;
+    values = part_values;
+    indices = part_indices;
+    partial_in = true;
+    length = static_cast<int64_t>(parts);
+    stride = 1;
+  }
 }
 
 template <int Op>
 void reduce_op_vulkan(KernelContext& ctx) { reduce_vulkan(ctx, Op); }
+
+// Float rows of any length split into chunks (reduce_vulkan), so reduce.comp declines only
+// when not even 256 elements per workgroup fit the cap; reduce_int.comp runs whole rows.
+std::string reduce_loop_budget(const KernelContext& ctx) {
+  int op = ctx.op->name == "ReduceSum"    ? kSum
+           : ctx.op->name == "ReduceMean" ? kMean
+           : ctx.op->name == "ReduceMax"  ? kMax
+           : ctx.op->name == "ReduceMin"  ? kMin
+           : ctx.op->name == "ArgMax"     ? kArgMax
+           : ctx.op->name == "ArgMin"     ? kArgMin
+                                          : kLogSumExp;  // the costliest of the rest
+  if (!is_integer(ctx.in(0).dtype())) {
+    if (reduce_chunk(ctx, op) > 0) return "";
+    return loop_budget_ok(ctx, reduce_loops(ctx, op, kLocalSize), "a reduction of 256 elements per workgroup");
+  }
+  // The row length: input over output elements where the outputs are known (a session's
+  // shape probe), else from the axes (an eager call's axes input holds its values).
+  const Tensor& x = ctx.in(0);
+  int64_t R = x.numel();
+  if (!ctx.outputs.empty() && ctx.outputs[0].defined()) {
+    if (ctx.outputs[0].numel() > 0) R = x.numel() / ctx.outputs[0].numel();
+  } else {
+    try {
+      bool noop = false;
+      std::vector<int64_t> axes = reduced_axes(ctx, noop);
+      R = 1;
+      if (!noop)
+        for (int64_t a : axes) R *= x.shape()[a];
+    } catch (const Error&) {
+      R = x.numel();  // the whole tensor bounds any row
+    }
+  }
+  return loop_budget_ok(ctx, reduce_int_loops(static_cast<uint64_t>(R)), str("an integer row of ", R, " elements"));
+}
 
 std::string reduce_supports(const KernelContext& ctx) {
   DType t = ctx.in(0).dtype();
@@ -118,6 +242,7 @@ std::string reduce_supports(const KernelContext& ctx) {
     if (auto why = reductions_ok(ctx); !why.empty()) return why;
     if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   }
+  if (auto why = reduce_loop_budget(ctx); !why.empty()) return why;
   if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
   return fits_bindings(ctx);
 }

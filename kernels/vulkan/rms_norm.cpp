@@ -1,9 +1,24 @@
 // RmsNorm (ai.porta) on vulkan: rms_norm.comp, one workgroup per row of the last axis, f32 or
-// f16 storage with fp32 accumulation.
+// f16 storage with fp32 accumulation. Rows whose loops exceed the driver's cap on loop
+// iterations per invocation (vk_kernel.hpp's loop_limit) decline.
+#include <algorithm>
+
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
 namespace {
+
+// Upper bound of the loop iterations of one rms_norm.comp invocation for rows of D elements
+// (vk_kernel.hpp's count: a loop costs its iterations plus one, a barrier one): two passes over
+// the row by a workgroup of 256 (sum of squares, output) and one workgroup_sum of reduce.glsl
+// (W = 256 / subgroup-size + 4 with subgroup arithmetic, 36 on lavapipe; 20 for the tree):
+//   2 * (ceil(D / 256) + 1) + W
+// On lavapipe (cap 65535, 57344 after the margin) rows up to 7,335,168 elements fit.
+uint64_t rms_norm_loops(const KernelContext& ctx, int64_t D) {
+  uint64_t pass = (static_cast<uint64_t>(D) + 255) / 256 + 1;
+  uint64_t w = reduction_strategy(ctx) == 0 ? 20 : 256 / std::max<uint64_t>(device_caps(ctx).subgroup_size, 1) + 4;
+  return 2 * pass + w;
+}
 
 void rms_norm_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
@@ -25,6 +40,9 @@ void rms_norm_vulkan(KernelContext& ctx) {
 std::string rms_norm_supports(const KernelContext& ctx) {
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  int64_t D = ctx.in(0).rank() ? ctx.in(0).shape().back() : 1;
+  if (auto why = loop_budget_ok(ctx, rms_norm_loops(ctx, D), str("a row of ", D, " elements")); !why.empty())
+    return why;
   return fits_bindings(ctx);
 }
 

@@ -7,6 +7,10 @@
 // query row updates the running max m and sum l and rescales, and every invocation adds P V to
 // its 8 accumulators (row r = t / 16, columns t % 16 + 16 k). All arithmetic is fp32.
 // D and Dv are at most 128 (the launcher declines more). Uses no subgroup operations.
+// One dispatch walks the keys [kv_begin, kv_stop): where the driver caps the loop iterations of
+// an invocation (lavapipe), the host splits a long key sequence over several dispatches and
+// each workgroup's running max, sum and accumulators pass between them through State (per
+// query row: m, l, then Dv accumulators); the dispatch that reaches Skv writes the output.
 #version 450
 #include "common.glsl"
 
@@ -19,10 +23,12 @@ layout(std430, binding = 1) readonly buffer K { float k[]; };
 layout(std430, binding = 2) readonly buffer V { float v[]; };
 layout(std430, binding = 3) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 4) writeonly buffer Dst { float dst[]; };
+layout(std430, binding = 5) buffer State { float state[]; };
 // mask_stride: element strides of Mask broadcast to [B, H, Sq, Skv] (0 on broadcast axes).
 layout(push_constant, std430) uniform Params {
   uint H; uint Sq; uint Skv; uint D; uint Dv; uint q_blocks; uint groups; float scale;
   uint mask_stride[4];
+  uint kv_begin, kv_stop;  // keys of this dispatch (kv_begin a multiple of BK)
 } p;
 
 shared float q_tile[BQ * MAX_D];
@@ -44,17 +50,21 @@ void main() {
     uint r = e / p.D, d = e % p.D;
     q_tile[r * MAX_D + d] = i0 + r < p.Sq ? q[(bh * p.Sq + i0 + r) * p.D + d] : 0.0;
   }
-  if (t < BQ) {
-    row_max[t] = NEG_INF;
-    row_sum[t] = 0.0;
-  }
   uint my_row = t / 16, my_col = t % 16;
   uint my_cols = my_col < p.Dv ? (p.Dv - my_col + 15) / 16 : 0;  // columns my_col + 16 c below Dv
+  uint state_row = p.Dv + 2u;                                       // floats per query row in State
+  uint my_state = (group * BQ + my_row) * state_row;
+  bool resume = p.kv_begin > 0u;
+  if (t < BQ) {
+    row_max[t] = resume ? state[(group * BQ + t) * state_row] : NEG_INF;
+    row_sum[t] = resume ? state[(group * BQ + t) * state_row + 1u] : 0.0;
+  }
   float acc[COLS_PER_INVOCATION];
-  for (uint c = 0; c < COLS_PER_INVOCATION; ++c) acc[c] = 0.0;
+  for (uint c = 0; c < COLS_PER_INVOCATION; ++c)
+    acc[c] = resume && c < my_cols ? state[my_state + 2u + my_col + 16u * c] : 0.0;
 
-  uint kv_end = CAUSAL != 0 ? min(p.Skv, i0 + BQ) : p.Skv;
-  for (uint j0 = 0; j0 < kv_end; j0 += BK) {
+  uint kv_end = min(CAUSAL != 0 ? min(p.Skv, i0 + BQ) : p.Skv, p.kv_stop);
+  for (uint j0 = p.kv_begin; j0 < kv_end; j0 += BK) {
     barrier();  // the previous tile's readers are done
     for (uint e = t; e < BK * p.D; e += 256) {
       uint j = e / p.D, d = e % p.D;
@@ -110,6 +120,15 @@ void main() {
     }
   }
   barrier();
+  if (p.kv_stop < p.Skv) {  // not the last dispatch: keep the running state for the next
+    if (t < BQ) {
+      state[(group * BQ + t) * state_row] = row_max[t];
+      state[(group * BQ + t) * state_row + 1u] = row_sum[t];
+    }
+    for (uint c = 0; c < COLS_PER_INVOCATION; ++c)
+      if (c < my_cols) state[my_state + 2u + my_col + 16u * c] = acc[c];
+    return;
+  }
   uint i = i0 + my_row;
   if (i >= p.Sq) return;
   // Skv = 0: an empty weighted sum (0). A query every key is hidden from: NaN (0 / 0), as the

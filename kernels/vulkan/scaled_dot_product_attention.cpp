@@ -1,7 +1,9 @@
 // ScaledDotProductAttention (ai.porta) on vulkan: scaled_dot_product_attention.comp, fused
 // with a streaming softmax (one workgroup per 16 queries of a head; nothing of size Sq x Skv
 // in device memory). f32. Declines D or Dv above 128 (the shader's shared tiles), and tensors
-// beyond one binding; the composite then runs.
+// beyond one binding; the composite then runs. Under a driver's cap on loop iterations per
+// invocation (lavapipe) a long key sequence is split over dispatches (sdpa_loops).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/vulkan/vk_kernel.hpp"
@@ -11,6 +13,34 @@ namespace {
 
 constexpr int64_t kMaxHeadDim = 128;  // MAX_D of the shader
 constexpr int64_t kQueryBlock = 16;   // BQ of the shader
+constexpr int64_t kKeyBlock = 16;     // BK of the shader
+
+// Upper bound of the loop iterations one invocation of the shader runs (vk_kernel.hpp's count:
+// a loop costs its iterations + 1, a barrier 1; the constant 8- and 16-trip loops are counted
+// though the compiler may unroll them), with ceil16(n) = (n + 15) / 16:
+//   once:      Q staging ceil16(D) + 1, accumulator init 9, the key loop's exit 1, the last
+//              barrier 1, the output (or state) store 9                      = ceil16(D) + 21
+//   per key tile of 16: its back-edge 1, 4 barriers, K and V staging ceil16(D) + 1 and
+//              ceil16(Dv) + 1, the score's dot product D + 1, the softmax row's two loops 2*17,
+//              the rescale 9, the P V loop 17 + 16*9        = D + ceil16(D) + ceil16(Dv) + 213
+// Lavapipe (57344 after the margin): 201 key tiles (3216 keys) per dispatch at D = Dv = 64,
+// 160 (2560 keys) at D = Dv = 128.
+struct SdpaLoops {
+  uint64_t once, per_tile;
+};
+SdpaLoops sdpa_loops(int64_t d, int64_t dv) {
+  uint64_t cd = static_cast<uint64_t>((d + 15) / 16), cdv = static_cast<uint64_t>((dv + 15) / 16);
+  return {cd + 21, static_cast<uint64_t>(d) + cd + cdv + 213};
+}
+
+// Key tiles one dispatch may walk under the cap (INT64_MAX: no cap; 0: not even one).
+int64_t key_tiles_per_dispatch(const KernelContext& ctx, int64_t d, int64_t dv) {
+  SdpaLoops loops = sdpa_loops(d, dv);
+  uint64_t limit = loop_limit(ctx);
+  if (limit == UINT64_MAX) return INT64_MAX;
+  if (limit < loops.once + loops.per_tile) return 0;
+  return static_cast<int64_t>((limit - loops.once) / loops.per_tile);
+}
 
 void sdpa_vulkan(KernelContext& ctx) {
   const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
@@ -45,7 +75,24 @@ void sdpa_vulkan(KernelContext& ctx) {
   l.push_f(scale);
   for (int64_t s : mask_stride) l.push_u(s);
   set_grid(l, device_caps(ctx), groups);
-  launch(ctx, std::move(l));
+  int64_t per = key_tiles_per_dispatch(ctx, D, Dv), tiles = (Skv + kKeyBlock - 1) / kKeyBlock;
+  if (per < 1) throw BackendError("[ScaledDotProductAttention] one key tile exceeds the loop cap (supports should decline)");
+  if (tiles <= per) {  // one dispatch; Q stands in for the unused State binding
+    l.args.push_back(input(ctx.in(0)));
+    l.push_u(0);
+    l.push_u(Skv);
+    launch(ctx, std::move(l));
+    return;
+  }
+  // Running max, sum and accumulators per query row between dispatches.
+  Tensor state = Tensor::empty({groups * kQueryBlock * (Dv + 2)}, DType::f32, ctx.device);
+  l.args.push_back(output(state));
+  for (int64_t begin = 0; begin < Skv; begin += per * kKeyBlock) {
+    Launch d = l;
+    d.push_u(begin);
+    d.push_u(std::min(Skv, begin + per * kKeyBlock));
+    launch(ctx, std::move(d));
+  }
 }
 
 std::string sdpa_supports(const KernelContext& ctx) {
@@ -55,6 +102,19 @@ std::string sdpa_supports(const KernelContext& ctx) {
                " (the fused kernel keeps Q, K and V tiles of up to 128 columns in shared memory)");
   if (device_caps(ctx).shared_memory < 26 * 1024)
     return str("the device has ", device_caps(ctx).shared_memory, " bytes of shared memory, the kernel needs 26 KiB");
+  int64_t per = key_tiles_per_dispatch(ctx, d, dv);
+  if (per < 1) {
+    SdpaLoops loops = sdpa_loops(d, dv);
+    return loop_budget_ok(ctx, loops.once + loops.per_tile, str("one tile of 16 keys (D = ", d, ", Dv = ", dv, ")"));
+  }
+  // A key sequence split over dispatches keeps the running state in an fp32 scratch.
+  const Shape& qs = ctx.in(0).shape();
+  int64_t skv = ctx.in(1).shape()[2];
+  int64_t rows = qs[0] * qs[1] * ((qs[2] + kQueryBlock - 1) / kQueryBlock) * kQueryBlock;
+  uint64_t state = (skv + kKeyBlock - 1) / kKeyBlock <= per ? 0 : static_cast<uint64_t>(rows * (dv + 2)) * 4;
+  if (state > device_caps(ctx).max_storage_range)
+    return str("the attention state between dispatches (loop cap) needs ", state,
+               " bytes, more than the device's maxStorageBufferRange");
   return fits_bindings(ctx);
 }
 

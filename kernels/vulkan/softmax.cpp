@@ -1,8 +1,25 @@
 // Softmax and LogSoftmax on vulkan (opset 13: one axis): softmax.comp, one workgroup per row.
+// Rows whose loops exceed the driver's cap on loop iterations per invocation (vk_kernel.hpp's
+// loop_limit) decline.
+#include <algorithm>
+
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
 namespace {
+
+// Upper bound of the loop iterations of one softmax.comp invocation for rows of R elements
+// (vk_kernel.hpp's count: a loop costs its iterations plus one, a barrier one): three passes
+// over the row by a workgroup of 256 (maximum, sum of exponentials, output) and two workgroup
+// reductions of reduce.glsl (W = 256 / subgroup-size + 4 with subgroup arithmetic, 36 on
+// lavapipe; 20 for the tree):
+//   3 * (ceil(R / 256) + 1) + 2 * W
+// On lavapipe (cap 65535, 57344 after the margin) rows up to 4,886,784 elements fit.
+uint64_t softmax_loops(const KernelContext& ctx, int64_t R) {
+  uint64_t pass = (static_cast<uint64_t>(R) + 255) / 256 + 1;
+  uint64_t w = reduction_strategy(ctx) == 0 ? 20 : 256 / std::max<uint64_t>(device_caps(ctx).subgroup_size, 1) + 4;
+  return 3 * pass + 2 * w;
+}
 
 template <int Log>
 void softmax_vulkan(KernelContext& ctx) {
@@ -32,6 +49,13 @@ void softmax_vulkan(KernelContext& ctx) {
 std::string softmax_supports(const KernelContext& ctx) {
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  const Tensor& x = ctx.in(0);
+  int r = x.rank();
+  int64_t axis = ctx.attrs->get_int("axis", -1);
+  if (axis < 0) axis += r;
+  int64_t R = r == 0 || axis < 0 || axis >= r ? 1 : x.shape()[axis];  // a bad axis fails in the kernel
+  if (auto why = loop_budget_ok(ctx, softmax_loops(ctx, R), str("a row of ", R, " elements")); !why.empty())
+    return why;
   return fits_bindings(ctx);
 }
 
