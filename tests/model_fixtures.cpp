@@ -16,10 +16,12 @@ std::string models_dir() {
   return std::string(PORTA_SOURCE_DIR) + "/models";
 }
 
-std::vector<std::string> list_models() {
+std::vector<std::string> list_models() { return list_models_in(models_dir()); }
+
+std::vector<std::string> list_models_in(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(models_dir(), ec))
+  for (const auto& entry : fs::directory_iterator(dir, ec))
     if (entry.is_directory() && fs::exists(entry.path() / "model.onnx"))
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
@@ -51,10 +53,12 @@ std::vector<std::pair<std::string, std::string>> read_listing(const std::string&
 
 }  // namespace
 
-ModelFixture load_fixture(const std::string& name) {
+ModelFixture load_fixture(const std::string& name) { return load_fixture_in(models_dir(), name); }
+
+ModelFixture load_fixture_in(const std::string& dir, const std::string& name) {
   ModelFixture f;
   f.name = name;
-  f.dir = models_dir() + "/" + name;
+  f.dir = dir + "/" + name;
   f.inputs = read_listing(f.dir, "inputs.txt");
   f.outputs = read_listing(f.dir, "outputs.txt");
   return f;

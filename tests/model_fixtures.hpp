@@ -23,5 +23,8 @@ std::vector<std::string> list_models();
 /// Reads models_dir()/<name>/{inputs,outputs}.txt; throws std::runtime_error naming the file
 /// and line when a listing is missing or malformed.
 ModelFixture load_fixture(const std::string& name);
+/// The same for model folders under `dir` (the real-model zoo lives in the build tree).
+std::vector<std::string> list_models_in(const std::string& dir);
+ModelFixture load_fixture_in(const std::string& dir, const std::string& name);
 
 }  // namespace porta::test
