@@ -1,6 +1,7 @@
 // Identity (any dtype) and Dropout in inference: output = input, optional mask all true.
-// Dropout's ratio is accepted and ignored; training_mode = true is Unsupported (porta runs
-// inference only), refused at inference when its value is known and otherwise by the kernel.
+// Dropout must be the identity (ops/dropout_util.hpp): training_mode = true is accepted only
+// with ratio 0, refused at inference when the values are known and otherwise by the kernel.
+#include "ops/dropout_util.hpp"
 #include "ops/elementwise_common.hpp"
 
 namespace porta::opdef {
@@ -45,8 +46,11 @@ PORTA_REGISTER_OP(Dropout) {
         throw ShapeError(str("[Dropout] training_mode must be a scalar, got shape ",
                              shape_str(ctx.shape(2))));
       const Tensor* v = ctx.inputs[2].value;
-      if (v && v->to(Device::cpu()).to_doubles().at(0) != 0.0)
-        throw Unsupported("[Dropout] training_mode must be false (porta runs inference), got true");
+      const Tensor* r = ctx.has_input(1) ? ctx.inputs[1].value : nullptr;
+      if (v && v->to(Device::cpu()).to_doubles().at(0) != 0.0 && (r || !ctx.has_input(1))) {
+        double ratio = r ? r->to(Device::cpu()).to_doubles().at(0) : 0.5;
+        require_identity_dropout(true, ctx.has_input(1) ? &ratio : nullptr);
+      }
     }
     ctx.set_output(0, ctx.shape(0), ctx.dtype(0));
     ctx.set_output(1, ctx.shape(0), DType::boolean);
@@ -64,6 +68,10 @@ PORTA_REGISTER_OP(Dropout) {
     c.push_back({"scalar", {in({})}, {}, kF32});
     c.push_back({"empty", {in({0, 3})}, {}, kF32});
     c.push_back({"ratio", {in({4, 9}), in_values({}, DType::f32, {0.3})}, {}, kFloats});
+    // training_mode = true with ratio 0 is the identity (torchvision swin_t exports it).
+    c.push_back({"training_ratio0",
+                 {in({4, 9}), in_values({}, DType::f32, {0.0}), in_values({}, DType::boolean, {1})},
+                 {}, kF32 | kF64});
     c.push_back({"inference_mode",
                  {in({4, 9}), in_values({}, DType::f32, {0.5}), in_values({}, DType::boolean, {0})},
                  {}, kF32 | kF64});

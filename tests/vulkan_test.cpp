@@ -425,7 +425,7 @@ TEST(Vulkan, IntegerMeanAndSumMatchTheCpu) {
   EXPECT_THROW(call_op("ReduceMean", {empty.to(kVk)}), ShapeError);
 }
 
-TEST(Vulkan, DropoutTrainingModeIsRefused) {
+TEST(Vulkan, DropoutTrainingModeIsRefusedUnlessRatioIsZero) {
   REQUIRE_VULKAN();
   Tensor x = random_tensor({4, 3}).to(kVk);
   Tensor ratio = Tensor::from_values({0.5}, {}, DType::f32).to(kVk);
@@ -435,6 +435,10 @@ TEST(Vulkan, DropoutTrainingModeIsRefused) {
   std::vector<Tensor> got = call_op("Dropout", {x, ratio, off}, {}, 2);
   EXPECT_EQ(got[0].to(Device::cpu()).to_doubles(), x.to(Device::cpu()).to_doubles());
   EXPECT_EQ(got[1].to(Device::cpu()).to_doubles(), std::vector<double>(12, 1.0));
+  // training_mode = true with ratio 0 is the identity (torchvision's swin_t exports it).
+  Tensor zero = Tensor::from_values({0}, {}, DType::f32).to(kVk);
+  got = call_op("Dropout", {x, zero, on}, {}, 2);
+  EXPECT_EQ(got[0].to(Device::cpu()).to_doubles(), x.to(Device::cpu()).to_doubles());
 }
 
 // Batch-major (layout 1) LSTM and GRU run in the Vulkan kernel, not through a fallback; the

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels/cpu/elementwise_cpu.hpp"
+#include "ops/dropout_util.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -16,8 +17,7 @@ void copy_bytes(const Tensor& src, Tensor& dst) {
 void identity_cpu(KernelContext& ctx) { copy_bytes(ctx.in(0), ctx.out(0)); }
 
 void dropout_cpu(KernelContext& ctx) {
-  if (ctx.has_input(2) && ctx.in(2).numel() == 1 && *ctx.in(2).data<bool>())
-    throw Unsupported("[Dropout] training_mode must be false (porta runs inference), got true");
+  opdef::require_identity_dropout(ctx.inputs);
   copy_bytes(ctx.in(0), ctx.out(0));
   if (ctx.outputs.size() > 1 && ctx.out(1).defined() && ctx.out(1).numel() > 0)
     std::memset(ctx.out(1).raw_data(), 1, ctx.out(1).nbytes());

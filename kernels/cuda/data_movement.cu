@@ -4,6 +4,7 @@
 // helpers as inference (ops/shape_util.hpp), so geometry cannot disagree.
 #include "kernels/cuda/copy_view.cuh"
 #include "ops/common.hpp"
+#include "ops/dropout_util.hpp"
 #include "ops/shape_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
@@ -17,8 +18,7 @@ void reshape_like_gpu(KernelContext& ctx) {
 }
 
 void dropout_gpu(KernelContext& ctx) {
-  if (ctx.has_input(2) && ctx.in(2).numel() == 1 && ctx.in(2).to_doubles()[0] != 0.0)
-    throw Unsupported("[Dropout] training_mode must be false (porta runs inference), got true");
+  opdef::require_identity_dropout(ctx.inputs);
   copy_view(ctx.in(0), ctx.out(0), ctx.device);
   if (ctx.outputs.size() > 1 && ctx.out(1).defined() && ctx.out(1).numel() > 0)  // mask: all kept
     PORTA_GPU_CHECK(ctx.device.index, cudaMemsetAsync(device_ptr<bool>(ctx.out(1)), 1, ctx.out(1).nbytes(),

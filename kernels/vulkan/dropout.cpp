@@ -1,17 +1,14 @@
 // Dropout (inference) on vulkan: output = input as a device copy, and the optional mask all
-// true (fill.comp). training_mode = true is Unsupported, as on the CPU: shape inference refuses
-// it when the value is known when compiling; otherwise the kernel reads the one-byte flag.
+// true (fill.comp). training_mode = true is accepted only with ratio 0 (ops/dropout_util.hpp):
+// shape inference checks it when the values are known when compiling, otherwise the kernel.
 #include "kernels/vulkan/movement.hpp"
+#include "ops/dropout_util.hpp"
 
 namespace porta::vk {
 namespace {
 
 void dropout_vulkan(KernelContext& ctx) {
-  if (ctx.has_input(2) && ctx.in(2).numel() == 1) {
-    uint8_t training = 0;
-    ctx.in(2).copy_to_host(&training, 1);
-    if (training) throw Unsupported("[Dropout] training_mode must be false (porta runs inference), got true");
-  }
+  opdef::require_identity_dropout(ctx.inputs);
   Tensor& y = ctx.out(0);
   if (y.numel() > 0) y.copy_(ctx.in(0));
   if (ctx.outputs.size() > 1 && ctx.out(1).defined() && ctx.out(1).numel() > 0) run_fill_bits(ctx, ctx.out(1), 1);
