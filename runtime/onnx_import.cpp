@@ -150,7 +150,9 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
   }
   if (unknown_count)
     throw Unsupported(str("[onnx] ", unknown_count, " node(s) use ops porta does not implement:", unknown,
-                          unknown_count > 20 ? "\n  ..." : ""));
+                          unknown_count > 20 ? "\n  ..." : "",
+                          "\nA plugin can provide them: list its shared library (or its folder) in PORTA_PLUGIN_PATH (entries separated "
+                          "by ':'); examples/README.md shows how to write one (schema, reference, kernels)."));
   for (int i = 0; i < gp.node_size(); ++i) {
     auto& n = gp.node(i);
     std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
