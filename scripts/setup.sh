@@ -9,7 +9,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  python3 python3-numpy python3-onnx python3-torch
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
   libtorch-dev
 )
 if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
