@@ -23,6 +23,7 @@ bool g_barriers = true;
 bool g_subgroup_reductions = true;
 bool g_conv_gemm = true;
 std::atomic<uint64_t> g_loop_limit_override{0};
+std::atomic<uint64_t> g_binding_limit_override{0};
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT,
@@ -274,6 +275,8 @@ bool barriers_enabled() { return g_barriers; }
 
 void set_loop_limit_override(uint64_t iterations) { g_loop_limit_override = iterations; }
 uint64_t loop_limit_override() { return g_loop_limit_override; }
+void set_binding_limit_override(uint64_t bytes) { g_binding_limit_override = bytes; }
+uint64_t binding_limit_override() { return g_binding_limit_override; }
 
 bool validation_enabled() { return instance_state().validation; }
 

@@ -32,6 +32,12 @@ void set_conv_implicit_gemm(bool enabled);
 /// shapes on any device.
 void set_loop_limit_override(uint64_t iterations);
 uint64_t loop_limit_override();
+/// Test hook: kernels that window large operands (MatMul/Gemm) and the binding checks
+/// (fits_bindings, launch) treat `bytes` as the largest storage-buffer binding when it is below
+/// the device's maxStorageBufferRange (0 = the device's own), so the window paths run with
+/// small shapes.
+void set_binding_limit_override(uint64_t bytes);
+uint64_t binding_limit_override();
 
 /// Test hook: frees the device's unused cached memory blocks (waiting for its work first), so
 /// the next allocations create blocks again (the fault-injection sweep counts them).

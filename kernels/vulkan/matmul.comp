@@ -10,6 +10,10 @@
 // loop more often per invocation than the driver allows (matmul.cpp). `pass` bit 1 adds the
 // fp32 partial sums of earlier dispatches (Partial, indexed like Y); bit 2 stores the sums there
 // instead of writing Y (every dispatch but the last). alpha and C apply in the last one only.
+// An operand larger than one binding is bound in windows and Y computed in blocks (matmul.cpp):
+// M, N here are the block's rows and columns, m and n local to it; a_shift and b_shift (added
+// modulo 2^32, so they may stand for negative values) map an element to its window,
+// c_base/y_base locate the block in C and in Y (row stride ldy; Partial is indexed like Y).
 #version 450
 #include "common.glsl"
 
@@ -26,6 +30,9 @@ layout(push_constant) uniform Params {
   float alpha, beta;
   uint k_begin;  // first k of this dispatch (a multiple of TK)
   uint pass;     // 1: add Partial, 2: store to Partial (not the last dispatch)
+  uint a_shift, b_shift;  // added to A's and B's indices (window start, block origin)
+  uint c_base, y_base;    // the block's first element in C and in Y/Partial
+  uint ldy;               // Y's row stride (its full N)
 } p;
 
 const uint TILE = 64, TK = 16;
@@ -47,10 +54,10 @@ void main() {
     for (uint e = t; e < TILE * TK; e += 256) {
       uint kk = e % TK, mm = e / TK;
       uint m = row0 + mm, k = k0 + kk;
-      tile_a[kk][mm] = (m < p.M && k < p.K) ? float(a[a_off + m * p.sam + k * p.sak]) : 0.0;
+      tile_a[kk][mm] = (m < p.M && k < p.K) ? float(a[a_off + m * p.sam + k * p.sak + p.a_shift]) : 0.0;
       uint nn = e % TILE, kb = e / TILE;
       uint n = col0 + nn, k2 = k0 + kb;
-      tile_b[kb][nn] = (n < p.N && k2 < p.K) ? float(b[b_off + k2 * p.sbk + n * p.sbn]) : 0.0;
+      tile_b[kb][nn] = (n < p.N && k2 < p.K) ? float(b[b_off + k2 * p.sbk + n * p.sbn + p.b_shift]) : 0.0;
     }
     barrier();
     for (uint kk = 0; kk < TK; ++kk) {
@@ -69,7 +76,7 @@ void main() {
     for (int j = 0; j < 4; ++j) {
       uint n = col0 + tx + 16 * j;
       if (n >= p.N) continue;
-      uint at = batch * p.M * p.N + m * p.N + n;
+      uint at = p.y_base + batch * p.M * p.ldy + m * p.ldy + n;
       float sum = acc[i][j];
       if ((p.pass & 1u) != 0u) sum += partial[at];
       if ((p.pass & 2u) != 0u) {
@@ -77,7 +84,7 @@ void main() {
         continue;
       }
       float v = p.alpha * sum;
-      if (HAS_BIAS != 0) v += p.beta * float(c[m * p.scm + n * p.scn]);
+      if (HAS_BIAS != 0) v += p.beta * float(c[p.c_base + m * p.scm + n * p.scn]);
       y[at] = STORAGE(v);
     }
   }

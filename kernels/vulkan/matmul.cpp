@@ -2,8 +2,12 @@
 // axes through a per-batch offset table; 1-D operands follow numpy (prepend/append a unit
 // axis, removed from the result by the inferred output shape). Where the driver caps the loop
 // iterations of an invocation (lavapipe), a long inner dimension is summed over several
-// dispatches through an fp32 scratch of Y's size (matmul_loops).
+// dispatches through an fp32 scratch of Y's size (matmul_loops). An operand larger than one
+// binding (maxStorageBufferRange: torch Linear weights of vgg/alexnet on lavapipe) is bound in
+// aligned windows: B (N,K) by column blocks of Y, A (M,K) by row blocks, A (K,M) and B (K,N) by
+// K windows summed through the same scratch (plan_gemm). Y, C and the scratch are bound whole.
 #include <algorithm>
+#include <numeric>
 
 #include "kernels/vulkan/vk_kernel.hpp"
 
@@ -35,50 +39,178 @@ int64_t tiles_per_dispatch(const KernelContext& ctx) {
 struct Gemm {
   int64_t M, N, K;
   int64_t sam, sak, sbk, sbn, scm = 0, scn = 0;
+  bool ta = false, tb = false;  // A stored (K, M), B stored (N, K)
   double alpha = 1, beta = 0;
   std::vector<int32_t> offsets;  // (a_off, b_off) per batch
 };
 
-void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
+// What one product needs to know about its operands to be planned (supports and run agree).
+struct Dims {
+  int64_t M, N, K, batches;
+  bool ta, tb;
+  size_t elem;                          // bytes per element of A, B, C and Y
+  int64_t a_numel, b_numel, c_numel;  // c_numel 0: no C
+};
+
+// How the product is cut: Y in blocks of mb rows x nb columns, K in windows of kw (each the full
+// extent when not split), K windows further in dispatches of `per` tiles under the loop cap.
+// window_a/window_b: the operand is larger than one binding and is bound a window at a time
+// (A (M,K): rows of its M block; A (K,M): rows of the K window; B (N,K): rows of the N block;
+// B (K,N): rows of the K window). Window starts are multiples of the binding alignment.
+struct Plan {
+  int64_t mb = 0, nb = 0, kw = 0, per = 0;
+  bool window_a = false, window_b = false, partial = false;
+  std::string why;  // non-empty: decline
+};
+
+// Rows of `row_bytes` per window: at most `cap`, a multiple of `unit` (so that every window
+// starts at an aligned byte offset), preferably of `prefer` too; 0 when not one unit fits.
+int64_t window_rows(int64_t cap, int64_t unit, int64_t prefer) {
+  int64_t both = std::lcm(unit, prefer);
+  if (cap >= both) return cap / both * both;
+  return cap / unit * unit;
+}
+
+Plan plan_gemm(const KernelContext& ctx, const Dims& d) {
+  Plan p;
+  const DeviceCaps& caps = device_caps(ctx);
+  const uint64_t limit = binding_limit(ctx);
+  const int64_t align = static_cast<int64_t>(caps.storage_alignment);
+  const int64_t y_numel = d.batches * d.M * d.N;
+  auto too_big = [&](const char* what, uint64_t bytes, const std::string& tail) {
+    return str(what, " has ", bytes, " bytes, more than the device's maxStorageBufferRange (", limit, ")", tail);
+  };
+  using Named = std::pair<const char*, int64_t>;
+  for (auto [what, n] : std::initializer_list<Named>{{"A", d.a_numel}, {"B", d.b_numel}, {"C", d.c_numel}, {"Y", y_numel}})
+    if (n >= (int64_t{1} << 31)) return p.why = str(what, " has more than 2^31 elements"), p;
+  if (static_cast<uint64_t>(y_numel) * d.elem > limit)
+    return p.why = too_big("the output Y", y_numel * d.elem, " (Y is bound whole)"), p;
+  if (static_cast<uint64_t>(d.c_numel) * d.elem > limit)
+    return p.why = too_big("C", d.c_numel * d.elem, " (C is bound whole)"), p;
+  uint64_t a_bytes = static_cast<uint64_t>(d.a_numel) * d.elem, b_bytes = static_cast<uint64_t>(d.b_numel) * d.elem;
+  p.window_a = a_bytes > limit;
+  p.window_b = b_bytes > limit;
+  if ((p.window_a || p.window_b) && d.batches > 1)
+    return p.why = too_big(p.window_a ? "A" : "B", p.window_a ? a_bytes : b_bytes,
+                           str("; batched MatMul (", d.batches, " products) binds its operands whole")),
+           p;
+  if (d.batches > static_cast<int64_t>(caps.max_groups[2]))
+    return p.why = str(d.batches, " batches exceed the device's workgroup count"), p;
+  p.mb = d.M, p.nb = d.N, p.kw = d.K;
+  int64_t unit_m = 1, unit_n = 1, unit_k = 1, cap_k = d.K;
+  // A row of `row` elements: the alignment unit of row counts and how many rows fit.
+  auto rows = [&](int64_t row, int64_t& unit, int64_t& cap, const char* what) -> std::string {
+    int64_t row_bytes = row * static_cast<int64_t>(d.elem);
+    unit = std::lcm(unit, align / std::gcd(align, row_bytes));
+    cap = std::min(cap, static_cast<int64_t>(limit / static_cast<uint64_t>(row_bytes)));
+    if (cap < unit)
+      return str(what, " has ", what[0] == 'A' ? a_bytes : b_bytes, " bytes, more than the device's ",
+                 "maxStorageBufferRange (", limit, "), and not one aligned window of ", unit, " rows of ", row_bytes,
+                 " bytes fits");
+    return "";
+  };
+  if (p.window_a && !d.ta) {
+    if (auto why = rows(d.K, unit_m, p.mb, "A (M x K)"); !why.empty()) return p.why = why, p;
+    p.mb = window_rows(p.mb, unit_m, 64);
+  }
+  if (p.window_b && d.tb) {
+    if (auto why = rows(d.K, unit_n, p.nb, "B (N x K)"); !why.empty()) return p.why = why, p;
+    p.nb = window_rows(p.nb, unit_n, 64);
+  }
+  if (p.window_a && d.ta)
+    if (auto why = rows(d.M, unit_k, cap_k, "A (K x M)"); !why.empty()) return p.why = why, p;
+  if (p.window_b && !d.tb)
+    if (auto why = rows(d.N, unit_k, cap_k, "B (K x N)"); !why.empty()) return p.why = why, p;
+  if (cap_k < d.K) p.kw = window_rows(cap_k, unit_k, kTileK);
+  // A single product larger than the grid is cut into blocks too (batches are not).
+  int64_t max_m = static_cast<int64_t>(caps.max_groups[1]) * 64, max_n = static_cast<int64_t>(caps.max_groups[0]) * 64;
+  if (d.batches == 1) {
+    if (p.mb > max_m) p.mb = max_m / unit_m * unit_m;
+    if (p.nb > max_n) p.nb = max_n / unit_n * unit_n;
+  } else if (p.mb > max_m || p.nb > max_n) {
+    return p.why = "grid beyond the device's workgroup count", p;
+  }
+  p.per = tiles_per_dispatch(ctx);
+  if (p.per < 1) return p.why = loop_budget_ok(ctx, matmul_loops(1), "one 16-deep K tile of the tiled GEMM"), p;
+  p.partial = p.kw < d.K || (d.K + kTileK - 1) / kTileK > p.per;
+  if (p.partial && static_cast<uint64_t>(y_numel) * 4 > limit)
+    return p.why = str("K = ", d.K, " is summed over several dispatches (", p.kw < d.K ? "K windows of a large operand" : "loop cap",
+                       ") through an fp32 scratch of ", y_numel * 4,
+                       " bytes, more than the device's maxStorageBufferRange (", limit, ")"),
+           p;
+  return p;
+}
+
+// A tensor bound in windows must start at an aligned offset itself (else launch() would copy
+// all of it for every window): such a view is copied once here.
+Tensor aligned(const KernelContext& ctx, const Tensor& t) {
+  auto* rec = static_cast<Buffer*>(t.storage()->handle());
+  uint64_t start = rec->offset + static_cast<uint64_t>(t.offset()) * dtype_size(t.dtype());
+  return start % device_caps(ctx).storage_alignment ? t.clone() : t;
+}
+
+void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tensor& b_in, const Tensor* c,
               Tensor& y) {
   int64_t batches = static_cast<int64_t>(g.offsets.size() / 2);
   if (y.numel() == 0) return;
-  const DeviceCaps& caps = device_caps(ctx);
+  Dims dims{g.M, g.N, g.K, batches, g.ta, g.tb, dtype_size(y.dtype()), a_in.numel(), b_in.numel(),
+            c ? c->numel() : 0};
+  Plan plan = plan_gemm(ctx, dims);
+  if (!plan.why.empty()) throw BackendError(str("[", ctx.op->name, "] ", plan.why, " (supports should decline)"));
+  Tensor a = plan.window_a ? aligned(ctx, a_in) : a_in, b = plan.window_b ? aligned(ctx, b_in) : b_in;
+  const size_t elem = dims.elem;
   Tensor table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32,
                                    ctx.device);
-  Launch l;
-  l.shader = "matmul";
-  l.variant = variant_for(y.dtype());
-  l.spec = {c ? 1 : 0};
-  l.args = {input(a), input(b), input(c ? *c : a), input(table), output(y)};
-  l.groups[0] = static_cast<uint32_t>((g.N + 63) / 64);
-  l.groups[1] = static_cast<uint32_t>((g.M + 63) / 64);
-  l.groups[2] = static_cast<uint32_t>(batches);
-  if (l.groups[0] > caps.max_groups[0] || l.groups[1] > caps.max_groups[1] || l.groups[2] > caps.max_groups[2])
-    throw Unsupported(str("[", ctx.op->name, "] grid beyond the device's workgroup count"));
-  int64_t tiles = (g.K + kTileK - 1) / kTileK, per = tiles_per_dispatch(ctx);
-  if (per < 1) throw BackendError(str("[", ctx.op->name, "] one K tile exceeds the loop cap (supports should decline)"));
-  auto push = [&](Launch& d, int64_t k_begin, int64_t k_end, uint32_t pass) {
-    for (int64_t v : {g.M, g.N, k_end, g.sam, g.sak, g.sbk, g.sbn, g.scm, g.scn}) d.push_u(v);
-    d.push_f(g.alpha);
-    d.push_f(g.beta);
-    d.push_u(k_begin);
-    d.push_u(pass);
-  };
-  if (tiles <= per) {  // one dispatch; the offset table stands in for the unused Partial binding
-    l.args.push_back(input(table));
-    push(l, 0, g.K, 0);
-    launch(ctx, std::move(l));
-    return;
-  }
-  // K slices of `per` tiles each, summed in fp32 through `partial` (indexed like Y).
-  Tensor partial = Tensor::empty({batches * g.M * g.N}, DType::f32, ctx.device);
-  l.args.push_back(output(partial));
-  for (int64_t k_begin = 0; k_begin < g.K; k_begin += per * kTileK) {
-    int64_t k_end = std::min(g.K, k_begin + per * kTileK);
-    Launch d = l;
-    push(d, k_begin, k_end, (k_begin > 0 ? 1u : 0u) | (k_end < g.K ? 2u : 0u));
-    launch(ctx, std::move(d));
+  Tensor partial = plan.partial ? Tensor::empty({batches * g.M * g.N}, DType::f32, ctx.device) : table;
+  // Dispatches of at most `per` K tiles (one when the cap allows all of K).
+  const int64_t step = plan.per >= (g.K + kTileK - 1) / kTileK ? std::max<int64_t>(g.K, 1) : plan.per * kTileK;
+  for (int64_t m0 = 0; m0 < g.M; m0 += plan.mb) {
+    int64_t m1 = std::min(g.M, m0 + plan.mb);
+    for (int64_t n0 = 0; n0 < g.N; n0 += plan.nb) {
+      int64_t n1 = std::min(g.N, n0 + plan.nb);
+      int64_t w0 = 0;
+      do {  // K windows (one unless an operand is windowed along K); K = 0 still runs once (beta * C)
+        int64_t w1 = std::min(g.K, w0 + plan.kw);
+        // The operands' windows (element start and count; whole tensors when not windowed).
+        int64_t a_start = 0, a_count = -1, b_start = 0, b_count = -1;
+        if (plan.window_a) {
+          a_start = g.ta ? w0 * g.M : m0 * g.K;
+          a_count = g.ta ? (w1 - w0) * g.M : (m1 - m0) * g.K;
+        }
+        if (plan.window_b) {
+          b_start = g.tb ? n0 * g.K : w0 * g.N;
+          b_count = g.tb ? (n1 - n0) * g.K : (w1 - w0) * g.N;
+        }
+        auto window = [&](const Tensor& t, int64_t start, int64_t count) {
+          if (count < 0) return input(t);
+          return Arg{t, false, static_cast<size_t>(start) * elem, static_cast<size_t>(count) * elem};
+        };
+        int64_t k0 = w0;
+        do {
+          int64_t k1 = std::min(w1, k0 + step);
+          Launch l;
+          l.shader = "matmul";
+          l.variant = variant_for(y.dtype());
+          l.spec = {c ? 1 : 0};
+          l.args = {window(a, a_start, a_count), window(b, b_start, b_count), input(c ? *c : table), input(table),
+                    output(y), plan.partial ? output(partial) : input(table)};
+          l.groups[0] = static_cast<uint32_t>((n1 - n0 + 63) / 64);
+          l.groups[1] = static_cast<uint32_t>((m1 - m0 + 63) / 64);
+          l.groups[2] = static_cast<uint32_t>(batches);
+          for (int64_t v : {m1 - m0, n1 - n0, k1, g.sam, g.sak, g.sbk, g.sbn, g.scm, g.scn}) l.push_u(v);
+          l.push_f(g.alpha);
+          l.push_f(g.beta);
+          l.push_u(k0);
+          l.push_u((k0 > 0 ? 1u : 0u) | (k1 < g.K ? 2u : 0u));
+          // Shifts modulo 2^32: the block origin less the window start, in elements.
+          for (int64_t v : {m0 * g.sam - a_start, n0 * g.sbn - b_start, m0 * g.scm + n0 * g.scn, m0 * g.N + n0, g.N})
+            l.push_u(static_cast<uint64_t>(v));
+          launch(ctx, std::move(l));
+          k0 = k1;
+        } while (k0 < w1);
+        w0 = w1;
+      } while (w0 < g.K);
+    }
   }
 }
 
@@ -102,6 +234,13 @@ void matmul_vulkan(KernelContext& ctx) {
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) out[i] = std::max(ab[i], bb[i]);
   int64_t batches = shape_numel(out);
+  if (shape_numel(bb) == 1) {
+    // One B for every batch: A's batches are consecutive rows of one (batches*M, K) product.
+    g.M *= batches;
+    g.offsets = {0, 0};
+    run_gemm(ctx, g, ctx.in(0), ctx.in(1), nullptr, ctx.out(0));
+    return;
+  }
   std::vector<int64_t> coord(rank, 0);
   for (int64_t t = 0; t < batches; ++t) {
     int64_t ao = 0, bo = 0, rest = t;
@@ -124,6 +263,7 @@ void gemm_vulkan(KernelContext& ctx) {
   const Tensor& b = ctx.in(1);
   bool ta = ctx.attrs->get_int("transA", 0) != 0, tb = ctx.attrs->get_int("transB", 0) != 0;
   Gemm g;
+  g.ta = ta, g.tb = tb;
   g.M = ta ? a.dim(1) : a.dim(0);
   g.K = ta ? a.dim(0) : a.dim(1);
   g.N = tb ? b.dim(0) : b.dim(1);
@@ -151,32 +291,36 @@ std::string matmul_supports(const KernelContext& ctx) {
   if (ctx.in(0).dtype() != ctx.in(1).dtype()) return "A and B have different dtypes";
   if (ctx.has_input(2) && ctx.in(2).dtype() != ctx.in(0).dtype()) return "C has another dtype";
   if (ctx.in(0).rank() < 1 || ctx.in(1).rank() < 1) return "scalar operand";
-  // The inner dimension is split over dispatches under the loop cap, down to one K tile each.
   const Shape &as = ctx.in(0).shape(), &bs = ctx.in(1).shape();
-  int64_t k = as.back(), rows = as.size() >= 2 ? as[as.size() - 2] : 1, cols = bs.size() >= 2 ? bs.back() : 1;
-  int64_t batches = 1;  // MatMul's broadcast batch count
+  Dims d{};
+  d.elem = dtype_size(ctx.in(0).dtype());
+  d.a_numel = ctx.in(0).numel();
+  d.b_numel = ctx.in(1).numel();
+  d.c_numel = ctx.has_input(2) ? ctx.in(2).numel() : 0;
+  d.batches = 1;
   if (ctx.op->name == "Gemm") {
     if (as.size() != 2 || bs.size() != 2) return fits_bindings(ctx);  // shape inference rejects these
-    bool ta = ctx.attrs->get_int("transA", 0) != 0, tb = ctx.attrs->get_int("transB", 0) != 0;
-    k = ta ? as[0] : as[1];
-    rows = ta ? as[1] : as[0];
-    cols = tb ? bs[0] : bs[1];
+    d.ta = ctx.attrs->get_int("transA", 0) != 0, d.tb = ctx.attrs->get_int("transB", 0) != 0;
+    d.K = d.ta ? as[0] : as[1];
+    d.M = d.ta ? as[1] : as[0];
+    d.N = d.tb ? bs[0] : bs[1];
+    if ((d.tb ? bs[1] : bs[0]) != d.K) return fits_bindings(ctx);  // run reports the mismatch
   } else {
+    d.K = as.back();
+    d.M = as.size() >= 2 ? as[as.size() - 2] : 1;
+    d.N = bs.size() >= 2 ? bs.back() : 1;
+    if ((bs.size() >= 2 ? bs[bs.size() - 2] : bs[0]) != d.K) return fits_bindings(ctx);  // run reports it
+    // MatMul's broadcast batch count, as matmul_vulkan folds it.
     size_t ra = as.size() > 2 ? as.size() - 2 : 0, rb = bs.size() > 2 ? bs.size() - 2 : 0, rank = std::max(ra, rb);
+    int64_t b_batches = 1;
     for (size_t i = 0; i < rank; ++i) {
       int64_t da = i + ra >= rank ? as[i + ra - rank] : 1, db = i + rb >= rank ? bs[i + rb - rank] : 1;
-      batches *= std::max(da, db);
+      d.batches *= std::max(da, db);
+      b_batches *= db;
     }
+    if (b_batches == 1) d.M *= d.batches, d.batches = 1;
   }
-  int64_t per = tiles_per_dispatch(ctx);
-  if (per < 1) return loop_budget_ok(ctx, matmul_loops(1), "one 16-deep K tile of the tiled GEMM");
-  if ((k + kTileK - 1) / kTileK > per) {
-    uint64_t scratch = static_cast<uint64_t>(batches * rows * cols) * 4;
-    if (scratch > device_caps(ctx).max_storage_range)
-      return str("K = ", k, " is summed over several dispatches (loop cap) through an fp32 scratch of ", scratch,
-                 " bytes, more than the device's maxStorageBufferRange");
-  }
-  return fits_bindings(ctx);
+  return plan_gemm(ctx, d).why;
 }
 
 }  // namespace

@@ -26,7 +26,13 @@ void set_grid(Launch& l, const DeviceCaps& caps, uint64_t groups) {
   l.groups[2] = 1;
 }
 
+uint64_t binding_limit(const KernelContext& ctx) {
+  uint64_t limit = device_caps(ctx).max_storage_range, forced = binding_limit_override();
+  return forced ? std::min(limit, forced) : limit;
+}
+
 void launch(const KernelContext& ctx, Launch l) {
+  uint64_t max_range = binding_limit(ctx);
   Context& c = device_context(ctx);
   std::lock_guard lock(c.mutex);
   const DeviceCaps& caps = c.caps();
@@ -51,9 +57,9 @@ void launch(const KernelContext& ctx, Launch l) {
     }
     VkDeviceSize end_of_record = rec->offset + rec->size;
     VkDeviceSize range = std::min<VkDeviceSize>(std::max<size_t>(bytes, 4), end_of_record - start);
-    if (range > caps.max_storage_range)
+    if (range > max_range)
       throw BackendError(str("[", l.shader, "] binding of ", range, " bytes exceeds maxStorageBufferRange ",
-                             caps.max_storage_range, " (the kernel should have declined)"));
+                             max_range, " (the kernel should have declined)"));
     bindings.push_back({rec->buffer, start, range, a.write});
   }
   const Pipeline& p = c.pipeline(l.shader + ":" + l.variant, static_cast<uint32_t>(bindings.size()),
@@ -63,12 +69,12 @@ void launch(const KernelContext& ctx, Launch l) {
 }
 
 std::string fits_bindings(const KernelContext& ctx) {
-  const DeviceCaps& caps = device_caps(ctx);
+  const uint64_t limit = binding_limit(ctx);
   auto check_one = [&](const Tensor& t, const char* what, size_t i) -> std::string {
     if (!t.defined()) return "";
-    if (t.nbytes() > caps.max_storage_range)
+    if (t.nbytes() > limit)
       return str(what, " ", i, " has ", t.nbytes(), " bytes, more than the device's maxStorageBufferRange (",
-                 caps.max_storage_range, ")");
+                 limit, ")");
     if (t.numel() >= (int64_t{1} << 31)) return str(what, " ", i, " has more than 2^31 elements");
     return "";
   };
@@ -107,9 +113,9 @@ std::string fits_bindings(const KernelContext& ctx) {
     for (size_t i = 0; i < infer.outputs.size(); ++i) {
       const ValueInfo& o = infer.outputs[i];
       size_t bytes = static_cast<size_t>(shape_numel(o.shape)) * dtype_size(o.dtype);
-      if (bytes > caps.max_storage_range)
+      if (bytes > limit)
         return str("output ", i, " would have ", bytes, " bytes, more than the device's maxStorageBufferRange (",
-                   caps.max_storage_range, ")");
+                   limit, ")");
     }
   }
   return "";

@@ -48,6 +48,9 @@ void set_grid(Launch& l, const DeviceCaps& caps, uint64_t groups);
 /// Records the dispatch (skipped when it has no work).
 void launch(const KernelContext& ctx, Launch l);
 
+/// Bytes one storage-buffer binding may cover: maxStorageBufferRange, or less while the test
+/// override of vk_validation.hpp (set_binding_limit_override) asks for less.
+uint64_t binding_limit(const KernelContext& ctx);
 /// Declines (returns the reason) when any input or output is larger than one binding may be
 /// or has more elements than 32-bit indexing reaches; "" otherwise.
 std::string fits_bindings(const KernelContext& ctx);
