@@ -1,6 +1,7 @@
 #include "tests/model_fixtures.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +53,17 @@ std::vector<std::pair<std::string, std::string>> read_listing(const std::string&
 }
 
 }  // namespace
+
+Tensor repeat_batch(const Tensor& t, int64_t times) {
+  Tensor src = t.contiguous();
+  Shape shape = src.shape();
+  shape.at(0) *= times;
+  Tensor out = Tensor::empty(shape, src.dtype());
+  auto* dst = static_cast<char*>(out.raw_data());
+  for (int64_t i = 0; i < times; ++i)
+    std::memcpy(dst + i * src.nbytes(), src.raw_data(), src.nbytes());
+  return out;
+}
 
 ModelFixture load_fixture(const std::string& name) { return load_fixture_in(models_dir(), name); }
 

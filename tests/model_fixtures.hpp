@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "porta/tensor.hpp"
+
 namespace porta::test {
 
 /// One example model folder: model.onnx plus named .npy inputs and PyTorch's outputs.
@@ -23,6 +25,8 @@ std::vector<std::string> list_models();
 /// Reads models_dir()/<name>/{inputs,outputs}.txt; throws std::runtime_error naming the file
 /// and line when a listing is missing or malformed.
 ModelFixture load_fixture(const std::string& name);
+/// `times` copies of a host tensor stacked along axis 0 (a batch of copies).
+Tensor repeat_batch(const Tensor& t, int64_t times);
 /// The same for model folders under `dir` (the real-model zoo lives in the build tree).
 std::vector<std::string> list_models_in(const std::string& dir);
 ModelFixture load_fixture_in(const std::string& dir, const std::string& name);

@@ -18,18 +18,6 @@ namespace {
 
 constexpr double kModelTolerance = 1e-4;
 
-// Repeats a contiguous host tensor `times` along axis 0 (a batch of copies).
-Tensor repeat_batch(const Tensor& t, int64_t times) {
-  Tensor src = t.contiguous();
-  Shape shape = src.shape();
-  shape.at(0) *= times;
-  Tensor out = Tensor::empty(shape, src.dtype());
-  auto* dst = static_cast<char*>(out.raw_data());
-  for (int64_t i = 0; i < times; ++i)
-    std::memcpy(dst + i * src.nbytes(), src.raw_data(), src.nbytes());
-  return out;
-}
-
 // Compares one output with PyTorch's and prints its errors (rel and max abs).
 void check_output(const std::string& label, const Tensor& got_any, const Tensor& ref) {
   Tensor got = got_any.to(Device::cpu());

@@ -3,6 +3,8 @@
 // backend, against PyTorch's float64 outputs:
 //   relative error = max|porta - ref| / max|ref| <= 1e-4   (f32 models)
 // and, on a device other than the cpu, every node runs there: no node falls back to the cpu.
+// Members with a dynamic batch axis run again with a batch of two copies of the input (the
+// session compiles a second plan); both halves must match the reference the same way.
 // One test per (member, device): Zoo.<member>_<device>. The members are the folders of
 // $PORTA_ZOO_DIR (default <build>/zoo) listed in its members.txt; ctest's zoo.export fixture
 // writes them. A member listed but missing is a failure, never a skip.
@@ -86,13 +88,32 @@ class ZooRun : public ::testing::Test {
 
     std::vector<Tensor> outputs = session.run(inputs);
     ASSERT_EQ(outputs.size(), f.outputs.size());
+    std::vector<Tensor> refs;
     for (size_t k = 0; k < outputs.size(); ++k) {
-      Tensor ref = read_npy(f.outputs[k].second);
+      refs.push_back(read_npy(f.outputs[k].second));
+      const Tensor& ref = refs.back();
       ASSERT_EQ(shape_str(outputs[k].shape()), shape_str(ref.shape())) << member_ << " output " << k;
       double rel = max_relative_error(outputs[k], ref);
       std::cout << "[  zoo     ] " << member_ << " on " << device_.str() << ", output '" << f.outputs[k].first
                 << "' " << shape_str(ref.shape()) << ": relative error " << rel << "\n";
       EXPECT_LE(rel, kZooTolerance) << member_ << " on " << device_.str() << ", output " << k;
+    }
+
+    bool batched = true;
+    for (const ValueDesc& d : model.inputs()) batched = batched && !d.shape.empty() && d.shape[0] < 0;
+    if (!batched) return;
+    std::map<std::string, Tensor> doubled;
+    for (const auto& [name, file] : f.inputs) doubled[name] = repeat_batch(read_npy(file), 2).to(device_);
+    std::vector<Tensor> outputs2 = session.run(doubled);
+    ASSERT_EQ(outputs2.size(), refs.size());
+    for (size_t k = 0; k < outputs2.size(); ++k) {
+      Tensor got = outputs2[k].to(Device::cpu());
+      int64_t b = refs[k].dim(0);
+      ASSERT_EQ(got.dim(0), 2 * b) << member_ << ": batch of output " << k;
+      for (int64_t half = 0; half < 2; ++half) {
+        double rel = max_relative_error(got.slice(0, half * b, (half + 1) * b).contiguous(), refs[k]);
+        EXPECT_LE(rel, kZooTolerance) << member_ << " on " << device_.str() << ", batch of 2, copy " << half;
+      }
     }
   }
 
