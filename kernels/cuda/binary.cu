@@ -48,7 +48,8 @@ struct ModFn {
     } else {
       r = fmod(a, b);
     }
-    if (floored && r != A(0) && ((r < A(0)) != (b < A(0)))) r = static_cast<A>(r + b);
+    if constexpr (!std::is_unsigned_v<A>)  // unsigned remainders have no sign to fix
+      if (floored && r != A(0) && ((r < A(0)) != (b < A(0)))) r = static_cast<A>(r + b);
     return r;
   }
 };
