@@ -463,6 +463,43 @@ TEST(Vulkan, BatchMajorRnnIsNative) {
   }
 }
 
+// Every f32 case of every op on vulkan:0 with the device pretending to allow only 1 workgroup
+// along x: each kernel's grid must spread over y (set_grid) or the kernel must decline; either
+// way the result matches the float64 reference. This is the class of the per-dimension
+// dispatch limit (65535 on most devices), reached here with small shapes.
+TEST(Vulkan, EveryOpPastTheWorkgroupCountLimit) {
+  REQUIRE_VULKAN();
+  vk::set_group_limit_override(0, 1);
+  struct Restore {
+    ~Restore() { vk::set_group_limit_override(0, 0); }
+  } restore;
+  std::vector<const char*> names;
+  int native = 0, declined = 0;
+  for (const OpSchema* op : all_ops()) {
+    names.push_back(op->name.c_str());
+    if (!op->cases) continue;
+    for (const OpCase& c : op->cases()) {  // how many calls the kernels still take on
+      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
+      Attributes full = c.attrs;
+      for (const AttrDef& a : op->attrs)
+        if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
+      KernelContext call;
+      call.op = op;
+      call.device = kVk;
+      call.backend = &backend_for(kVk);
+      call.attrs = &full;
+      for (const InputSpec& in : c.inputs) call.inputs.push_back(in.absent ? Tensor() : make_input(in, DType::f32).to(kVk));
+      try {
+        (resolve_call(call, DType::f32).path == Path::native ? native : declined)++;
+      } catch (const Error&) {
+      }
+    }
+  }
+  EXPECT_GT(check_cases(names), 300);
+  std::cout << "[  grid    ] 1 workgroup along x: " << native << " calls native, " << declined << " not\n";
+  EXPECT_GT(native, 4 * declined);
+}
+
 // Mesa's llvmpipe (lavapipe) shares one budget of 65535 loop iterations between all the loops
 // of a shader invocation and leaves every loop silently once it is spent. The context measures
 // that cap with loop_probe.comp on first use; kernels size their work to it.

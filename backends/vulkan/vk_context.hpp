@@ -93,6 +93,9 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   const DeviceCaps& caps() const { return caps_; }
+  /// Test hook (vk_validation.hpp's set_group_limit_override): pretend the device allows at
+  /// most `x` workgroups along x (0 restores the device's own limit).
+  void override_max_groups_x(uint32_t x);
   std::string label() const { return "vulkan:" + std::to_string(index_); }
   std::recursive_mutex mutex;
 
@@ -171,6 +174,7 @@ class Context {
 
   VkPhysicalDevice physical_;
   DeviceCaps caps_;
+  uint32_t device_max_groups_x_ = 0;  // the device's own limit while a test override holds
   int index_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

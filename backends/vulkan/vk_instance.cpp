@@ -274,6 +274,7 @@ Context& context(int index) {
 bool barriers_enabled() { return g_barriers; }
 
 void set_loop_limit_override(uint64_t iterations) { g_loop_limit_override = iterations; }
+void set_group_limit_override(int index, uint32_t x) { context(index).override_max_groups_x(x); }
 uint64_t loop_limit_override() { return g_loop_limit_override; }
 void set_binding_limit_override(uint64_t bytes) { g_binding_limit_override = bytes; }
 uint64_t binding_limit_override() { return g_binding_limit_override; }

@@ -1,4 +1,7 @@
-// porta vulkan — driver limits that no Vulkan property reports, measured once per device.
+// porta vulkan — driver limits that no Vulkan property reports, measured once per device, and
+// the test hook that lowers the workgroup-count limit.
+#include <algorithm>
+
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/util.hpp"
 
@@ -25,6 +28,12 @@ uint64_t Context::loop_limit() {
   loop_limit_ = words[4] < kAsk ? words[4] : 0;
   caps_.loop_limit = loop_limit_;
   return loop_limit_;
+}
+
+void Context::override_max_groups_x(uint32_t x) {
+  std::lock_guard lock(mutex);
+  if (!device_max_groups_x_) device_max_groups_x_ = caps_.max_groups[0];
+  caps_.max_groups[0] = x ? std::min(x, device_max_groups_x_) : device_max_groups_x_;
 }
 
 }  // namespace porta::vk

@@ -39,6 +39,11 @@ uint64_t loop_limit_override();
 void set_binding_limit_override(uint64_t bytes);
 uint64_t binding_limit_override();
 
+/// Test hook: device `index` reports at most `x` workgroups along x (0 = its own limit), so
+/// every kernel's grid past the per-dimension limit (spread over y, or declined) runs with small
+/// shapes.
+void set_group_limit_override(int index, uint32_t x);
+
 /// Test hook: frees the device's unused cached memory blocks (waiting for its work first), so
 /// the next allocations create blocks again (the fault-injection sweep counts them).
 void release_cached_memory(int index);
