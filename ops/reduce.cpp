@@ -48,10 +48,13 @@ static void reduce_reference(KernelContext& ctx) {
     ++count[k];
   });
   double* dst = y.data<double>();
-  for (size_t k = 0; k < acc.size(); ++k)
-    dst[k] = kind == ReduceKind::mean ? (count[k] ? acc[k] / static_cast<double>(count[k])
-                                                  : std::numeric_limits<double>::quiet_NaN())
-                                      : acc[k];
+  bool integer = !ctx.source_dtypes.empty() && is_integer(ctx.source_dtypes[0]);
+  for (size_t k = 0; k < acc.size(); ++k) {
+    if (kind != ReduceKind::mean) dst[k] = acc[k];
+    else if (!count[k]) dst[k] = std::numeric_limits<double>::quiet_NaN();
+    else if (integer) dst[k] = std::trunc(acc[k] / static_cast<double>(count[k]));  // C division, as the kernels
+    else dst[k] = acc[k] / static_cast<double>(count[k]);
+  }
 }
 
 static std::vector<OpCase> reduce_cases(bool mean, bool sum_like) {
@@ -62,6 +65,8 @@ static std::vector<OpCase> reduce_cases(bool mean, bool sum_like) {
   // Integer means truncate: fixed inputs with exact means keep the f64 reference exact too.
   DTypeSet types = mean ? kFloats : kFloats | kI64 | kI32;
   c.push_back({"all", {in({3, 4, 5})}, {}, types});
+  // A scalar reduced over its axis 0 (numpy and torch accept it): the scalar itself.
+  c.push_back({"scalar_axis0", {in({})}, {{"axes", A{0}}}, kF32 | kF64});
   c.push_back({"all_flat", {in({3, 5})}, flat, types});
   c.push_back({"attr_axis1", {in({3, 5, 7})}, {{"axes", A{1}}}, types});
   c.push_back({"attr_axes_flat", {in({3, 5, 7})}, {{"axes", A{0, 2}}, {"keepdims", int64_t{0}}}, types});

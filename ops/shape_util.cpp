@@ -293,7 +293,9 @@ std::vector<int64_t> reduce_axes(const Shape& in, const std::vector<int64_t>& ax
     for (size_t i = 0; i < in.size(); ++i) all[i] = static_cast<int64_t>(i);
     return all;
   }
-  return normalize_axes(axes, static_cast<int64_t>(in.size()), op);
+  std::vector<int64_t> out = normalize_axes(axes, static_cast<int64_t>(in.size()), op);
+  if (in.empty()) out.clear();  // a scalar's axis 0 (normalize_axis allows it) is the scalar itself
+  return out;
 }
 
 Shape reduce_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {

@@ -21,25 +21,21 @@ enum ReduceOp : int { kSum = 0, kMean, kMax, kMin, kProd, kSumSquare, kL1, kL2, 
 std::vector<int64_t> reduced_axes(const KernelContext& ctx, bool& noop) {
   int r = ctx.in(0).rank();
   std::vector<int64_t> axes;
-  bool given = false;
   if (ctx.has_input(1)) {
     for (double a : ctx.in(1).to_doubles()) axes.push_back(static_cast<int64_t>(a));
-    given = true;
   } else if (ctx.attrs->has("axes")) {
     axes = ctx.attrs->get_ints("axes");
-    given = true;
   } else if (ctx.attrs->has("axis")) {
     axes = {ctx.attrs->get_int("axis")};
-    given = true;
   }
-  noop = false;
-  if (axes.empty()) {
-    if (given && ctx.attrs->get_int("noop_with_empty_axes", 0) != 0) {
-      noop = true;
-      return {};
-    }
+  // No axes with noop_with_empty_axes (given or not: the attribute decides), or a scalar's
+  // reduction (its axis 0 is the scalar itself, as normalize_axis allows): a copy. ArgMax/ArgMin
+  // (attribute "axis") are not copies: their scalar case goes through the kernel.
+  bool arg = ctx.attrs->has("axis");
+  noop = (axes.empty() && ctx.attrs->get_int("noop_with_empty_axes", 0) != 0) || (r == 0 && !arg);
+  if (noop) return {};
+  if (axes.empty())
     for (int i = 0; i < r; ++i) axes.push_back(i);
-  }
   for (auto& a : axes) {
     if (a < -r || a >= r) throw ShapeError(str("[", ctx.op->name, "] axis ", a, " out of range for rank ", r));
     if (a < 0) a += r;
