@@ -177,6 +177,16 @@ void conv_transpose_cpu(KernelContext& ctx) {
   std::vector<int64_t> opad;
   opdef::WindowGeometry g = opdef::transposed_geometry("ConvTranspose", x.shape(), k, *ctx.attrs, &opad);
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  Shape bshape(y.rank(), 1);
+  bshape[1] = y.dim(1);
+  auto fill_bias = [&] {
+    if (bias) y.copy_(bias->reshape(bshape).expand(y.shape()));
+    else std::memset(y.raw_data(), 0, y.nbytes());
+  };
+  if (x.dim(1) == 0) {  // no input channels (oneDNN refuses them): every output is the bias
+    fill_bias();
+    return;
+  }
   // oneDNN's deconvolution has no output_padding: it is less end padding. Where that would go
   // negative, the outputs past the reachable extent receive only the bias.
   std::vector<int64_t> pad_end(g.spatial());
@@ -198,10 +208,7 @@ void conv_transpose_cpu(KernelContext& ctx) {
   if (!reach_empty)
     run_window<dnnl::deconvolution_forward>("ConvTranspose", x, w, bias, block.raw_data(), reach, group, g,
                                             pad_end, true, weights_constant(ctx));
-  Shape bshape(y.rank(), 1);
-  bshape[1] = y.dim(1);
-  if (bias) y.copy_(bias->reshape(bshape).expand(y.shape()));
-  else std::memset(y.raw_data(), 0, y.nbytes());
+  fill_bias();
   Tensor view = y;
   for (size_t i = 0; i < g.spatial(); ++i) view = view.slice(static_cast<int>(i + 2), 0, reach[i + 2]);
   if (!reach_empty) view.copy_(block);

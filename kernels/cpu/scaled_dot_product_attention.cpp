@@ -32,6 +32,12 @@ constexpr int64_t kMaxHeadDim = 128;
 // Row-major C = alpha op(A) op(B) + beta C through oneDNN (single-threaded inside our tasks).
 void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (k == 0) {  // an empty inner product (head size 0), which oneDNN refuses: C = alpha 0 + beta C
+    float product = alpha * 0.0f;  // NaN for the default scale 1/sqrt(0), as the reference and torch
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = product + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+    return;
+  }
   dnnl_status_t st = dnnl_sgemm('N', transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (st != dnnl_success)
     throw BackendError(str("[ScaledDotProductAttention] dnnl_sgemm failed (status ", static_cast<int>(st), ") for ",
