@@ -13,17 +13,10 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-#define REQUIRE_VULKAN()                                                                            \
-  do {                                                                                              \
-    std::string why = device_unusable(kVk);                                                         \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
 
 // Forces the binding limit (and optionally the loop cap) for one test; restores the device's own.
 struct Limits {
@@ -46,29 +39,10 @@ Tensor random_input(const Shape& shape, DType dtype = DType::f32) {
 }
 
 // Resolution of one call on vulkan:0 with inputs already there.
-Resolution resolve_here(const char* name, const std::vector<Tensor>& dev, const Attributes& given = {}) {
-  const OpSchema* op = find_op(name);
-  static Attributes attrs;
-  attrs = complete_attributes(*op, given, "");
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &attrs;
-  call.inputs = dev;
-  return resolve_call(call, dev.at(0).dtype());
-}
-
-std::vector<Tensor> to_vk(const std::vector<Tensor>& host) {
-  std::vector<Tensor> dev;
-  for (const Tensor& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
-  return dev;
-}
-
 // Runs natively on vulkan:0 (asserted) and compares with the float64 reference.
 void expect_native_match(const char* name, const std::vector<Tensor>& host, const Attributes& attrs = {}) {
   std::vector<Tensor> dev = to_vk(host);
-  Resolution r = resolve_here(name, dev, attrs);
+  Resolution r = resolve_vk(name, dev, attrs);
   EXPECT_EQ(r.path, Path::native) << name << ": " << r.reason;
   std::vector<Tensor> ref = reference_op(name, host, attrs, 1);
   std::vector<Tensor> got = call_op(name, dev, attrs, 1);
@@ -82,7 +56,7 @@ void expect_native_match(const char* name, const std::vector<Tensor>& host, cons
 void expect_declined(const char* name, const std::vector<Tensor>& host, const std::string& why,
                      const Attributes& attrs = {}) {
   std::vector<Tensor> dev = to_vk(host);
-  Resolution r = resolve_here(name, dev, attrs);
+  Resolution r = resolve_vk(name, dev, attrs);
   EXPECT_NE(r.path, Path::native) << name;
   EXPECT_NE(r.reason.find(why), std::string::npos) << name << ": " << r.reason;
   std::vector<Tensor> ref = reference_op(name, host, attrs, 1);
@@ -156,36 +130,6 @@ TEST(VulkanLargeOperand, DeclinesWhatWindowsCannotDo) {
                   "fp32 scratch");
 }
 
-// The conformance cases of MatMul and Gemm under a forced 256-byte binding: many split, some
-// decline (the fallback then runs them); all must match the reference.
-int check_cases(const std::vector<const char*>& names) {
-  int checked = 0;
-  for (const char* name : names) {
-    const OpSchema* op = find_op(name);
-    if (!op || !op->cases) continue;
-    for (const OpCase& c : op->cases()) {
-      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
-      std::vector<Tensor> host;
-      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
-      std::vector<Tensor> ref;
-      try {
-        ref = reference_op(name, host, c.attrs, c.num_outputs);
-      } catch (const Error&) {
-        continue;
-      }
-      std::vector<Tensor> got = call_op(name, to_vk(host), c.attrs, c.num_outputs);
-      EXPECT_EQ(got.size(), ref.size()) << name << " " << c.name;
-      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
-        if (!ref[i].defined()) continue;
-        Comparison cmp = compare(got[i], ref[i], c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype()));
-        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
-      }
-      ++checked;
-    }
-  }
-  return checked;
-}
-
 TEST(VulkanLargeOperand, ConformanceCasesUnderATinyBinding) {
   REQUIRE_VULKAN();
   for (uint64_t loops : {uint64_t{0}, uint64_t{1221}}) {
@@ -212,7 +156,7 @@ TEST(VulkanLargeOperand, LinearWeightOverTheRealLimit) {
   std::vector<Tensor> dev = {Tensor::from_host(a.data(), {M, K}, DType::f32, kVk),
                              Tensor::from_host(b.data(), {N, K}, DType::f32, kVk),
                              Tensor::from_host(c.data(), {N}, DType::f32, kVk)};
-  Resolution r = resolve_here("Gemm", dev, kTransB);
+  Resolution r = resolve_vk("Gemm", dev, kTransB);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   Tensor got = call_op("Gemm", dev, kTransB, 1).at(0);
   std::vector<double> ref(M * N);

@@ -14,23 +14,10 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-#define REQUIRE_VULKAN()                                                                            \
-  do {                                                                                              \
-    std::string why = device_unusable(kVk);                                                         \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
-
-// Forces the cap for one test; the destructor restores the device's own.
-struct LoopCap {
-  explicit LoopCap(uint64_t n) { vk::set_loop_limit_override(n); }
-  ~LoopCap() { vk::set_loop_limit_override(0); }
-};
 
 Tensor random_input(const Shape& shape, double lo = -1, double hi = 1) {
   InputSpec s;
@@ -42,16 +29,7 @@ Tensor random_input(const Shape& shape, double lo = -1, double hi = 1) {
 
 // Resolution of one concrete call on vulkan:0 (attributes completed with their defaults).
 Resolution resolve_on_vulkan(const char* name, const std::vector<Tensor>& host, const Attributes& given = {}) {
-  const OpSchema* op = find_op(name);
-  static Attributes attrs;
-  attrs = complete_attributes(*op, given, "");
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &attrs;
-  for (const Tensor& t : host) call.inputs.push_back(t.defined() ? t.to(kVk) : Tensor());
-  return resolve_call(call, DType::f32);
+  return resolve_vk(name, to_vk(host), given, DType::f32);
 }
 
 // Runs the call on vulkan:0 and compares with the float64 reference.
@@ -66,37 +44,6 @@ void expect_matches_reference(const char* name, const std::vector<Tensor>& host,
   EXPECT_TRUE(cmp.ok) << name << ": " << cmp.message;
 }
 
-// Runs every f32 case of the named ops on vulkan:0 against the float64 reference (as in
-// tests/vulkan_test.cpp); returns how many were checked.
-int check_cases(const std::vector<const char*>& names) {
-  int checked = 0;
-  for (const char* name : names) {
-    const OpSchema* op = find_op(name);
-    if (!op || !op->cases) continue;
-    for (const OpCase& c : op->cases()) {
-      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
-      std::vector<Tensor> host, dev;
-      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
-      for (auto& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
-      std::vector<Tensor> ref;
-      try {
-        ref = reference_op(name, host, c.attrs, c.num_outputs);
-      } catch (const Error&) {
-        continue;  // error cases are checked by the conformance suite
-      }
-      std::vector<Tensor> got = call_op(name, dev, c.attrs, c.num_outputs);
-      EXPECT_EQ(got.size(), ref.size()) << name << " " << c.name;
-      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
-        if (!ref[i].defined()) continue;
-        double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype());
-        Comparison cmp = compare(got[i], ref[i], tol);
-        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
-      }
-      ++checked;
-    }
-  }
-  return checked;
-}
 
 void expect_declined(const Resolution& r, const char* what) {
   EXPECT_NE(r.path, Path::native) << what;
@@ -108,7 +55,7 @@ void expect_declined(const Resolution& r, const char* what) {
 // (batched, broadcast, transposed, with alpha, beta and C on the last one only).
 TEST(VulkanLoopCap, MatMulAndGemmSplitKMatchReference) {
   REQUIRE_VULKAN();
-  LoopCap cap(1221);
+  LoopCapOverride cap(1221);
   EXPECT_EQ(resolve_on_vulkan("MatMul", {random_input({5, 100}), random_input({100, 6})}).path, Path::native);
   EXPECT_GT(check_cases({"MatMul", "Gemm"}), 20);
   expect_matches_reference("MatMul", {random_input({70, 161}), random_input({161, 67})});  // 6 dispatches, 2x2 tiles of Y
@@ -120,7 +67,7 @@ TEST(VulkanLoopCap, MatMulAndGemmSplitKMatchReference) {
 
 TEST(VulkanLoopCap, MatMulDeclinesWhenOneKTileDoesNotFit) {
   REQUIRE_VULKAN();
-  LoopCap cap(600);  // below one K tile (636)
+  LoopCapOverride cap(600);  // below one K tile (636)
   expect_declined(resolve_on_vulkan("MatMul", {random_input({4, 8}), random_input({8, 3})}), "MatMul");
   expect_declined(resolve_on_vulkan("Gemm", {random_input({4, 8}), random_input({8, 3})}), "Gemm");
   EXPECT_GT(check_cases({"MatMul"}), 10);  // the CPU then runs them
@@ -131,7 +78,7 @@ TEST(VulkanLoopCap, MatMulDeclinesWhenOneKTileDoesNotFit) {
 // and the larger ones below split; the direct kernel's cases under the same cap still fit.
 TEST(VulkanLoopCap, ConvImplicitGemmSplitKMatchesReference) {
   REQUIRE_VULKAN();
-  LoopCap cap(1289);
+  LoopCapOverride cap(1289);
   Tensor x = random_input({2, 24, 6, 5}), w = random_input({10, 12, 3, 3}), b = random_input({10});
   Attributes grouped{{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   EXPECT_EQ(resolve_on_vulkan("Conv", {x, w, b}, grouped).path, Path::native);
@@ -146,7 +93,7 @@ TEST(VulkanLoopCap, ConvImplicitGemmSplitKMatchesReference) {
 // one output element per invocation and decline a window that does not fit, with the reason.
 TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
   REQUIRE_VULKAN();
-  LoopCap cap(400);
+  LoopCapOverride cap(400);
   // 2-D pooling: 10 + 10 per tap + (kernel + 1) per axis, so 3x3 (108) fits and 7x7 (516) does not.
   Tensor x = random_input({1, 2, 12, 12});
   Attributes small{{"kernel_shape", std::vector<int64_t>{3, 3}}}, large{{"kernel_shape", std::vector<int64_t>{7, 7}}};
@@ -176,7 +123,7 @@ TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
 TEST(VulkanLoopCap, GlobalPoolsSplitLongPlanes) {
   REQUIRE_VULKAN();
   {
-    LoopCap cap(560);
+    LoopCapOverride cap(560);
     Tensor fits = random_input({1, 3, 64, 64}), split = random_input({2, 3, 100, 120});
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
       EXPECT_EQ(resolve_on_vulkan(op, {fits}).path, Path::native) << op;
@@ -193,7 +140,7 @@ TEST(VulkanLoopCap, GlobalPoolsSplitLongPlanes) {
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(std::isnan(got[i]), i == 1) << i << ": " << got[i];
     EXPECT_GT(check_cases({"GlobalAveragePool", "GlobalMaxPool"}), 3);
   }
-  LoopCap cap(500);
+  LoopCapOverride cap(500);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     Tensor x = random_input({1, 2, 10, 10});
     expect_declined(resolve_on_vulkan(op, {x}), op);
@@ -207,7 +154,7 @@ TEST(VulkanLoopCap, GlobalPoolsSplitLongPlanes) {
 // dispatches (causal rows that end early, masks, Dv != D, D = 128).
 TEST(VulkanLoopCap, AttentionSplitsTheKeySequence) {
   REQUIRE_VULKAN();
-  LoopCap cap(500);
+  LoopCapOverride cap(500);
   Tensor q = random_input({1, 2, 20, 16}), k = random_input({1, 2, 100, 16}), v = random_input({1, 2, 100, 24});
   EXPECT_EQ(resolve_on_vulkan("ScaledDotProductAttention", {q, k, v}).path, Path::native);
   expect_matches_reference("ScaledDotProductAttention", {q, k, v});
@@ -217,7 +164,7 @@ TEST(VulkanLoopCap, AttentionSplitsTheKeySequence) {
 
 TEST(VulkanLoopCap, AttentionDeclinesWhenOneKeyTileDoesNotFit) {
   REQUIRE_VULKAN();
-  LoopCap cap(300);  // D = 128: 29 + 357
+  LoopCapOverride cap(300);  // D = 128: 29 + 357
   Tensor q = random_input({1, 1, 4, 128}), k = random_input({1, 1, 40, 128});
   expect_declined(resolve_on_vulkan("ScaledDotProductAttention", {q, k, k}), "ScaledDotProductAttention");
   expect_matches_reference("ScaledDotProductAttention", {q, k, k});  // by the composite
@@ -233,7 +180,7 @@ TEST(VulkanLoopCap, AttentionDeclinesWhenOneKeyTileDoesNotFit) {
 // splits in 4 although its single dispatch would still fit lavapipe's real count.
 TEST(VulkanLoopCap, MatMulAndGemmAtTheRealCapMatchReference) {
   REQUIRE_VULKAN();
-  LoopCap cap(0);
+  LoopCapOverride cap(0);
   // Sums of 196608 products in fp32: values in [0.5, 1] keep the relative error small and stable.
   Tensor a = random_input({2, 3 << 16}, 0.5, 1), b = random_input({3 << 16, 3}, 0.5, 1);
   EXPECT_EQ(resolve_on_vulkan("MatMul", {a, b}).path, Path::native);
@@ -244,7 +191,7 @@ TEST(VulkanLoopCap, MatMulAndGemmAtTheRealCapMatchReference) {
 
 TEST(VulkanLoopCap, ConvAtTheRealCapMatchesReference) {
   REQUIRE_VULKAN();
-  LoopCap cap(0);
+  LoopCapOverride cap(0);
   Tensor x = random_input({1, 8192, 4, 4}), w = random_input({4, 8192, 3, 3}), bias = random_input({4});
   Attributes pads{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   EXPECT_EQ(resolve_on_vulkan("Conv", {x, w, bias}, pads).path, Path::native);
@@ -253,7 +200,7 @@ TEST(VulkanLoopCap, ConvAtTheRealCapMatchesReference) {
 
 TEST(VulkanLoopCap, AttentionAtTheRealCapMatchesReference) {
   REQUIRE_VULKAN();
-  LoopCap cap(0);
+  LoopCapOverride cap(0);
   Tensor q = random_input({1, 1, 16, 64}), k = random_input({1, 1, 16384, 64}), v = random_input({1, 1, 16384, 64});
   EXPECT_EQ(resolve_on_vulkan("ScaledDotProductAttention", {q, k, v}).path, Path::native);
   expect_matches_reference("ScaledDotProductAttention", {q, k, v});

@@ -18,23 +18,10 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-#define REQUIRE_VULKAN()                                                                          \
-  do {                                                                                            \
-    std::string why = device_unusable(kVk);                                                       \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
-
-// Forces the loop cap for the test's lifetime; the destructor restores the device's own.
-struct LoopCapOverride {
-  explicit LoopCapOverride(uint64_t n) { vk::set_loop_limit_override(n); }
-  ~LoopCapOverride() { vk::set_loop_limit_override(0); }
-};
 
 using A = std::vector<int64_t>;
 
@@ -53,28 +40,6 @@ Tensor tied_input(const Shape& shape) {
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7919) % 17) - 8.0f;
   return Tensor::from_host(v.data(), shape, DType::f32, Device::cpu());
-}
-
-// How `name` resolves on vulkan:0 for these (device) inputs, attributes completed with the
-// schema's defaults.
-Resolution resolve_vk(const char* name, const std::vector<Tensor>& inputs, const Attributes& attrs, DType dtype) {
-  const OpSchema* op = find_op(name);
-  Attributes full = attrs;
-  for (const AttrDef& a : op->attrs)
-    if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &full;
-  call.inputs = inputs;
-  return resolve_call(call, dtype);
-}
-
-std::vector<Tensor> to_vk(const std::vector<Tensor>& host) {
-  std::vector<Tensor> dev;
-  for (const Tensor& t : host) dev.push_back(t.to(kVk));
-  return dev;
 }
 
 // Runs the op on vulkan:0 and compares every output with the float64 reference.

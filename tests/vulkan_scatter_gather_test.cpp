@@ -12,36 +12,10 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-#define REQUIRE_VULKAN()                                                                          \
-  do {                                                                                            \
-    std::string why = device_unusable(kVk);                                                       \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
-
-struct LoopCapOverride {
-  explicit LoopCapOverride(uint64_t n) { vk::set_loop_limit_override(n); }
-  ~LoopCapOverride() { vk::set_loop_limit_override(0); }
-};
-
-Resolution resolve_vk(const char* name, const std::vector<Tensor>& inputs, const Attributes& attrs) {
-  const OpSchema* op = find_op(name);
-  Attributes full = attrs;
-  for (const AttrDef& a : op->attrs)
-    if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &full;
-  call.inputs = inputs;
-  return resolve_call(call, inputs.at(0).dtype());
-}
 
 // Every f32 case of the scatters, natively on vulkan:0, against the reference.
 int check_scatter_cases() {

@@ -15,6 +15,7 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
@@ -27,15 +28,6 @@ const bool kValidationInstalled = [] {
   });
   return true;
 }();
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-// Fails (never skips) when the backend is built but the device cannot be used.
-#define REQUIRE_VULKAN()                                                             \
-  do {                                                                               \
-    std::string why = device_unusable(kVk);                                          \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
 
 Tensor random_tensor(const Shape& shape, double lo = -2, double hi = 2) {
   InputSpec s;
@@ -279,37 +271,6 @@ namespace {
 // The conformance suite runs reductions with the device's preferred strategy (subgroup
 // arithmetic on lavapipe); this runs every case of the reducing ops again with the
 // shared-memory tree, so both strategies are checked against the float64 reference.
-// Runs every f32 case of the named ops on vulkan:0 against the float64 reference; returns how
-// many cases were checked.
-int check_cases(const std::vector<const char*>& names) {
-  int checked = 0;
-  for (const char* name : names) {
-    const OpSchema* op = find_op(name);
-    if (!op || !op->cases) continue;
-    for (const OpCase& c : op->cases()) {
-      if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
-      std::vector<Tensor> host, dev;
-      for (const InputSpec& s : c.inputs) host.push_back(s.absent ? Tensor() : make_input(s, DType::f32));
-      for (auto& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
-      std::vector<Tensor> ref;
-      try {
-        ref = reference_op(name, host, c.attrs, c.num_outputs);
-      } catch (const Error&) {
-        continue;  // error cases are checked by the conformance suite
-      }
-      std::vector<Tensor> got = call_op(name, dev, c.attrs, c.num_outputs);
-      EXPECT_EQ(got.size(), ref.size()) << name << " " << c.name;
-      for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
-        if (!ref[i].defined()) continue;
-        double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(got[i].dtype());
-        Comparison cmp = compare(got[i], ref[i], tol);
-        EXPECT_TRUE(cmp.ok) << name << " " << c.name << " output " << i << ": " << cmp.message;
-      }
-      ++checked;
-    }
-  }
-  return checked;
-}
 
 // The conformance suite runs reductions with the device's preferred strategy (subgroup
 // arithmetic on lavapipe); this runs every case of the reducing ops again with the
@@ -527,11 +488,6 @@ Resolution resolve_rnn(int gates, int64_t hidden, int64_t input_size, int64_t se
                  random_tensor({1, gates * hidden, hidden}).to(kVk)};
   return resolve_call(call, DType::f32);
 }
-
-struct LoopCapOverride {
-  explicit LoopCapOverride(uint64_t n) { vk::set_loop_limit_override(n); }
-  ~LoopCapOverride() { vk::set_loop_limit_override(0); }
-};
 
 // With a cap of 60 iterations the RNN conformance cases (hidden 4, input 5: 19 per step) run
 // two steps per dispatch, so every case carries h and c across dispatches, in both directions,

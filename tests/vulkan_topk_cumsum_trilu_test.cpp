@@ -12,22 +12,10 @@
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
 
 namespace porta::test {
 namespace {
-
-constexpr Device kVk{DeviceType::vulkan, 0};
-
-#define REQUIRE_VULKAN()                                                                          \
-  do {                                                                                            \
-    std::string why = device_unusable(kVk);                                                       \
-    ASSERT_TRUE(why.empty()) << "the Vulkan backend is built but vulkan:0 is unusable: " << why; \
-  } while (0)
-
-struct LoopCapOverride {
-  explicit LoopCapOverride(uint64_t n) { vk::set_loop_limit_override(n); }
-  ~LoopCapOverride() { vk::set_loop_limit_override(0); }
-};
 
 Tensor random_input(const Shape& shape, DType dtype = DType::f32, double lo = -2, double hi = 2) {
   InputSpec s;
@@ -38,26 +26,6 @@ Tensor random_input(const Shape& shape, DType dtype = DType::f32, double lo = -2
 }
 
 Tensor i64_values(std::vector<double> v, Shape shape) { return Tensor::from_values(v, shape, DType::i64); }
-
-Resolution resolve_vk(const char* name, const std::vector<Tensor>& inputs, const Attributes& attrs, DType dtype) {
-  const OpSchema* op = find_op(name);
-  Attributes full = attrs;
-  for (const AttrDef& a : op->attrs)
-    if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &full;
-  call.inputs = inputs;
-  return resolve_call(call, dtype);
-}
-
-std::vector<Tensor> to_vk(const std::vector<Tensor>& host) {
-  std::vector<Tensor> dev;
-  for (const Tensor& t : host) dev.push_back(t.defined() ? t.to(kVk) : Tensor());
-  return dev;
-}
 
 // Runs natively on vulkan:0 and matches the float64 reference in every output.
 void expect_native_and_right(const char* name, const std::vector<Tensor>& host, const Attributes& attrs,
