@@ -67,6 +67,12 @@ PORTA_REGISTER_OP(LayerNormalization) {
       if (ctx.outputs.size() > 1 && ctx.out(1).defined()) ctx.out(1).data<double>()[o] = mean;
       if (ctx.outputs.size() > 2 && ctx.out(2).defined()) ctx.out(2).data<double>()[o] = inv;
     }
+    // Statistics over an empty extent are 0/0: NaN, as ReduceMean of nothing (the rows of Y are
+    // empty then, and the Mean/InvStdDev outputs still have one element per outer index).
+    if (inner == 0)
+      for (size_t k = 1; k < 3 && k < ctx.outputs.size(); ++k)
+        if (ctx.out(k).defined())
+          for (int64_t i = 0; i < ctx.out(k).numel(); ++i) ctx.out(k).data<double>()[i] = std::nan("");
   };
   s.cases = [] {
     std::vector<OpCase> c;
@@ -83,6 +89,10 @@ PORTA_REGISTER_OP(LayerNormalization) {
     c.push_back(stats2);
     c.push_back({"length1", {in({6, 1}), in({1}), in({1})}, {}, kF32});
     c.push_back({"empty_outer", {in({0, 4}), in({4}), in({4})}, {}, kF32});
+    // Normalized over nothing: Y is empty, Mean and InvStdDev are NaN (found by porta_fuzz_ops).
+    OpCase empty_stats{"empty_extent_stats", {in({3, 0}), in({3, 0}), in({3, 0})}, {{"axis", int64_t{0}}}, kF32};
+    empty_stats.num_outputs = 3;
+    c.push_back(empty_stats);
     OpCase big{"4096x4096", {in({4096, 4096}), in({4096}), in({4096})}, {}, kF32};
     big.perf = true;
     c.push_back(big);
