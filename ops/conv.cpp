@@ -117,6 +117,8 @@ PORTA_REGISTER_OP(Conv) {
                  A{{"kernel_shape", std::vector<int64_t>{2, 2}}}, f});
     c.push_back({"2d_1x1", {in({1, 1, 1, 1}), in({1, 1, 1, 1}), in({1})}, {}, f});
     c.push_back({"2d_pointwise", {in({2, 8, 5, 3}), in({16, 8, 1, 1}), in({16})}, {}, f});
+    // No input channels: every output is the bias (found by porta_fuzz_ops: oneDNN refuses it).
+    c.push_back({"no_input_channels", {in({2, 0, 13}), in({4, 0, 5}), in({4})}, {}, kF32});
     c.push_back({"1d", {in({2, 3, 13}), in({4, 3, 5}), in({4})},
                  A{{"pads", std::vector<int64_t>{2, 1}}, {"strides", std::vector<int64_t>{2}}}, f});
     c.push_back({"1d_dilated_group", {in({1, 4, 15}), in({4, 2, 3}), in_absent()},

@@ -159,6 +159,16 @@ void conv_cpu(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
+  if (x.dim(1) == 0) {  // no input channels (oneDNN refuses them): every output is the bias
+    Shape bshape(y.rank(), 1);
+    bshape[1] = y.dim(1);
+    Tensor plain = ctx.has_input(2) ? ctx.in(2).reshape(bshape).expand(y.shape()).contiguous()
+                                    : Tensor::zeros(y.shape(), DType::f32);
+    // stored as the session keeps y (channel-blocked inside a Conv/MaxPool chain)
+    reorder_into(wrap_ptr(plain_desc(y.shape(), DType::f32), plain.raw_data()),
+                 wrap_ptr(stored_desc(y.shape(), activation_layout(*ctx.attrs).dst_blocked), y.raw_data()));
+    return;
+  }
   Shape k(w.shape().begin() + 2, w.shape().end());
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
