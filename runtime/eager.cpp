@@ -91,12 +91,16 @@ DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,
 }
 
 static std::atomic<bool> g_poison{false};
-void set_poison_outputs(bool on) { g_poison = on; }
+static std::atomic<bool> g_poison_finite{false};
+void set_poison_outputs(bool on, bool finite) {
+  g_poison = on;
+  g_poison_finite = finite;
+}
 
 void poison(Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
   std::vector<unsigned char> bytes(t.nbytes(), 0x5A);
-  if (is_floating(t.dtype())) {
+  if (is_floating(t.dtype()) && !g_poison_finite) {
     size_t n = static_cast<size_t>(t.numel());
     visit_dtype(t.dtype(), [&](auto tag) {
       using T = decltype(tag);

@@ -41,7 +41,9 @@ DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,
 int default_output_count(const OpSchema& op, const Attributes& attrs);
 /// When on, every output an eager call allocates is first filled with a poison pattern
 /// (NaN for floats, 0x5A bytes otherwise) so tests catch elements a kernel never writes.
-void set_poison_outputs(bool on);
+/// `finite`: 0x5A bytes for floats too (a large finite value), for outputs whose right value is
+/// NaN, which a NaN poison cannot tell from an element never written.
+void set_poison_outputs(bool on, bool finite = false);
 void poison(Tensor& t);
 /// Rethrows the current exception with "node 'name': " added after its "[op]" tag,
 /// keeping the error kind.

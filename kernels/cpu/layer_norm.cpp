@@ -4,7 +4,9 @@
 // oneDNN's layer_normalization did the f32 rows before; on the small rows of the example
 // models (4x128, 32x64) its per-call cost (argument maps, two internal allocations per
 // execution) was most of the time: mlp's three LayerNorms took 2-3 us each.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernels/cpu/dnn_util.hpp"
 #include "kernels/cpu/target_clones.hpp"
@@ -65,6 +67,18 @@ void layer_norm_cpu(KernelContext& ctx) {
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "LayerNormalization");
   Shape norm(x.shape().begin() + axis, x.shape().end());
   int64_t inner = shape_numel(norm), outer = inner == 0 ? 0 : x.numel() / inner;
+  if (inner == 0) {  // statistics of nothing are 0/0; Y is empty, Mean/InvStdDev are not
+    for (size_t k = 1; k < 3; ++k)
+      if (wants(ctx, k))
+        visit_dtype(ctx.out(k).dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (std::is_floating_point_v<T>) {
+            T* p = ctx.out(k).data<T>();
+            std::fill(p, p + ctx.out(k).numel(), std::numeric_limits<T>::quiet_NaN());
+          }
+        });
+    return;
+  }
   if (x.numel() == 0) return;
   double eps = ctx.attrs->get_float("epsilon");
   Tensor scale = ctx.in(1).expand(norm).contiguous();

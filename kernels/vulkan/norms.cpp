@@ -3,7 +3,9 @@
 // norm.comp runs a whole row in one workgroup, so rows whose loops exceed the driver's cap on
 // loop iterations per invocation (vk_kernel.hpp's loop_limit) decline; batchnorm.comp has no loop.
 #include <algorithm>
+#include <limits>
 
+#include "kernels/vulkan/movement.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
@@ -63,6 +65,10 @@ void layer_norm_vulkan(KernelContext& ctx) {
   auto full = [&](const Tensor& t) { return t.numel() == R ? t : t.expand(normalised).contiguous(); };
   Tensor scale = full(ctx.in(1)), bias = ctx.has_input(2) ? full(ctx.in(2)) : Tensor();
   run_norm(ctx, rows, R, 1, false, scale, bias.defined() ? &bias : nullptr, stats);
+  if (R == 0)  // statistics of nothing are 0/0 (the rows of Y are empty; Mean/InvStdDev are not)
+    for (size_t k = 1; k < 3; ++k)
+      if (wants(ctx, k) && ctx.out(k).numel())
+        run_fill(ctx, ctx.out(k), std::numeric_limits<double>::quiet_NaN());
 }
 
 std::string layer_norm_supports(const KernelContext& ctx) {
