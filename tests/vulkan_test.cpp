@@ -408,19 +408,12 @@ TEST(Vulkan, BatchMajorRnnIsNative) {
   REQUIRE_VULKAN();
   Attributes attrs{{"layout", int64_t{1}}, {"direction", std::string("bidirectional")}};
   for (int gates : {4, 3}) {
-    const OpSchema* op = find_op(gates == 4 ? "LSTM" : "GRU");
-    Attributes full = attrs;
-    for (const AttrDef& a : op->attrs)
-      if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
-    KernelContext call;
-    call.op = op;
-    call.device = kVk;
-    call.backend = &backend_for(kVk);
-    call.attrs = &full;
-    call.inputs = {random_tensor({3, 7, 5}).to(kVk), random_tensor({2, gates * 4, 5}).to(kVk),
-                   random_tensor({2, gates * 4, 4}).to(kVk)};
-    Resolution r = resolve_call(call, DType::f32);
-    EXPECT_EQ(r.path, Path::native) << op->name << ": " << r.reason;
+    const char* op = gates == 4 ? "LSTM" : "GRU";
+    Resolution r = resolve_vk(op,
+                              {random_tensor({3, 7, 5}).to(kVk), random_tensor({2, gates * 4, 5}).to(kVk),
+                               random_tensor({2, gates * 4, 4}).to(kVk)},
+                              attrs);
+    EXPECT_EQ(r.path, Path::native) << op << ": " << r.reason;
   }
 }
 
@@ -441,17 +434,10 @@ TEST(Vulkan, EveryOpPastTheWorkgroupCountLimit) {
     if (!op->cases) continue;
     for (const OpCase& c : op->cases()) {  // how many calls the kernels still take on
       if (c.perf || !dtype_in(c.dtypes, DType::f32)) continue;
-      Attributes full = c.attrs;
-      for (const AttrDef& a : op->attrs)
-        if (!full.has(a.name) && a.default_value) full.set(a.name, *a.default_value);
-      KernelContext call;
-      call.op = op;
-      call.device = kVk;
-      call.backend = &backend_for(kVk);
-      call.attrs = &full;
-      for (const InputSpec& in : c.inputs) call.inputs.push_back(in.absent ? Tensor() : make_input(in, DType::f32).to(kVk));
+      std::vector<Tensor> inputs;
+      for (const InputSpec& in : c.inputs) inputs.push_back(in.absent ? Tensor() : make_input(in, DType::f32));
       try {
-        (resolve_call(call, DType::f32).path == Path::native ? native : declined)++;
+        (resolve_vk(op->name.c_str(), to_vk(inputs), c.attrs, DType::f32).path == Path::native ? native : declined)++;
       } catch (const Error&) {
       }
     }
@@ -474,19 +460,10 @@ TEST(Vulkan, DriverLoopCapIsMeasured) {
 
 // One LSTM/GRU call builder for the resolution checks below.
 Resolution resolve_rnn(int gates, int64_t hidden, int64_t input_size, int64_t seq) {
-  const OpSchema* op = find_op(gates == 4 ? "LSTM" : "GRU");
-  static Attributes full;
-  full = Attributes{};
-  for (const AttrDef& a : op->attrs)
-    if (a.default_value) full.set(a.name, *a.default_value);
-  KernelContext call;
-  call.op = op;
-  call.device = kVk;
-  call.backend = &backend_for(kVk);
-  call.attrs = &full;
-  call.inputs = {random_tensor({seq, 1, input_size}).to(kVk), random_tensor({1, gates * hidden, input_size}).to(kVk),
-                 random_tensor({1, gates * hidden, hidden}).to(kVk)};
-  return resolve_call(call, DType::f32);
+  return resolve_vk(gates == 4 ? "LSTM" : "GRU",
+                    {random_tensor({seq, 1, input_size}).to(kVk), random_tensor({1, gates * hidden, input_size}).to(kVk),
+                     random_tensor({1, gates * hidden, hidden}).to(kVk)},
+                    {}, DType::f32);
 }
 
 // With a cap of 60 iterations the RNN conformance cases (hidden 4, input 5: 19 per step) run
