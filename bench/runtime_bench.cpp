@@ -1,4 +1,4 @@
-// Runtime costs the CLI cannot isolate (issue 7):
+// Runtime costs the CLI cannot isolate:
 //   BM_tensor_empty/<bytes>      Tensor::empty on cpu (allocation + bookkeeping + free).
 //   BM_copy_host_to_cpu/<bytes>  Tensor::copy_from_host into a cpu tensor (GB/s).
 //   BM_copy_cpu_to_host/<bytes>  Tensor::copy_to_host from a cpu tensor (GB/s).

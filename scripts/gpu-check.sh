@@ -9,7 +9,7 @@
 #   3. the example models on cuda:0 against PyTorch's saved outputs, what runs where
 #      (`porta ops`: every node should say native), and their time (`porta run`);
 #   4. compute-sanitizer memcheck over the cuda:0 conformance cases of every kernel family and
-#      every kernel new in issue 4, racecheck over the kernels that share memory between threads;
+#      every kernel added with the custom-op set, racecheck over the kernels that share memory between threads;
 #   5. the GPU performance checks (tests/gpu_perf_test.cpp) and `porta bench` on cuda:0;
 #   6. a results table, printed and written to $OUT/gpu-check.md (or build-gpu/gpu-check.md).
 # Every stage runs even when an earlier one fails (stages that cannot run without the build
@@ -127,7 +127,7 @@ fi
 if needs "$TESTS" "compute-sanitizer memcheck"; then
   # ops_filter A|B|...: the conformance cases of those ops on cuda:0.
   ops_filter() { echo "$1" | tr '|' '\n' | sed 's|.*|Ops/Conformance.*/&_*cuda_0|' | paste -sd:; }
-  # memcheck: every kernel family once and every kernel added for issue 4 (the whole suite
+  # memcheck: every kernel family once and every kernel added with the custom-op set (the whole suite
   # under memcheck would not fit the budget; the perf-size cases are skipped by the suite).
   CHECKED='MaxPool|AveragePool|GlobalMaxPool|ArgMax|ArgMin|Pad|Range|ConstantOfShape|Shape|Pow|InstanceNormalization|ConvTranspose|Conv|LSTM|GRU|Gather|Add|Where|Cast|Transpose|Slice|Concat|Tile|ReduceSum|ReduceMax|Softmax|LayerNormalization|BatchNormalization|MatMul|Gemm|ScaledDotProductAttention|RotaryEmbedding|NormalizeImage'
   run "compute-sanitizer memcheck" 150 compute-sanitizer --tool memcheck --error-exitcode 3 \

@@ -298,7 +298,7 @@ TEST(Vulkan, DirectConvMatchesReference) {
   EXPECT_GT(check_cases({"Conv"}), 3);
 }
 
-// Issue 3: no op silently falls back to the CPU. Every op the CPU runs natively for f32 has a
+// No op silently falls back to the CPU. Every op the CPU runs natively for f32 has a
 // native Vulkan kernel for f32, and the integer kernels (i32 always, i64 with shaderInt64)
 // cover arithmetic, comparisons, Where, Cast and Range. (Single calls may still decline for
 // device limits or attribute values; `porta ops` shows those per node.)
