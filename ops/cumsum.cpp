@@ -42,9 +42,7 @@ PORTA_REGISTER_OP(CumSum) {
     const Tensor& x = ctx.in(0);
     int64_t axis = cumsum_axis(ctx);
     bool exclusive = ctx.attrs->get_int("exclusive") != 0, reverse = ctx.attrs->get_int("reverse") != 0;
-    int64_t n = x.shape()[axis], outer = 1, inner = 1;
-    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
-    for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+    auto [outer, n, inner] = split_at_axis(x.shape(), axis);
     const double* src = x.data<double>();
     double* dst = ctx.out(0).data<double>();
     for (int64_t o = 0; o < outer; ++o)

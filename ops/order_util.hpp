@@ -8,6 +8,19 @@
 
 namespace porta::opdef {
 
+/// A tensor seen as [outer, n, inner] around `axis` (rows of n elements `inner` apart), the
+/// geometry TopK and CumSum share on every backend.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  AxisSplit g;
+  g.n = shape.at(static_cast<size_t>(axis));
+  for (int64_t i = 0; i < axis; ++i) g.outer *= shape[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < shape.size(); ++i) g.inner *= shape[i];
+  return g;
+}
+
 /// TopK's order: whether element (a, at index ia) comes before (b, ib) in the output. Larger
 /// first when `largest`, else smaller first; NaN counts as larger than every number (as in
 /// PyTorch), so NaNs come first with largest = 1 and last with largest = 0; equal values (NaN

@@ -44,9 +44,8 @@ PORTA_REGISTER_OP(TopK) {
     Tensor &values = ctx.out(0), &indices = ctx.out(1);
     int64_t axis = normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
     bool largest = ctx.attrs->get_int("largest") != 0;
-    int64_t n = x.shape()[axis], k = values.shape()[axis], outer = 1, inner = 1;
-    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
-    for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+    auto [outer, n, inner] = split_at_axis(x.shape(), axis);
+    int64_t k = values.shape()[axis];
     const double* src = x.data<double>();
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {

@@ -35,9 +35,7 @@ void cumsum_cpu(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   int64_t axis = opdef::cumsum_axis(ctx);
   bool exclusive = ctx.attrs->get_int("exclusive") != 0, reverse = ctx.attrs->get_int("reverse") != 0;
-  int64_t n = x.shape()[axis], outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  auto [outer, n, inner] = opdef::split_at_axis(x.shape(), axis);
   if (y.numel() == 0) return;
   auto run = [&](auto elem, auto acc) {
     using S = decltype(elem);

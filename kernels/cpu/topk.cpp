@@ -39,9 +39,8 @@ void topk_cpu(KernelContext& ctx) {
   Tensor &values = ctx.out(0), &indices = ctx.out(1);
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
   bool largest = ctx.attrs->get_int("largest") != 0;
-  int64_t n = x.shape()[axis], k = values.shape()[axis], outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  auto [outer, n, inner] = opdef::split_at_axis(x.shape(), axis);
+  int64_t k = values.shape()[axis];
   if (values.numel() == 0) return;
   visit_dtype(x.dtype(), [&](auto tag) {
     using S = decltype(tag);

@@ -8,6 +8,7 @@
 // (the CPU kernel runs). K comes from the output shape: nothing is read back from the device.
 #include "kernels/cuda/gpu_kernel.hpp"
 #include "ops/common.hpp"
+#include "ops/order_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -68,8 +69,9 @@ void topk_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor &values = ctx.out(0), &indices = ctx.out(1);
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  int64_t n = x.shape()[axis], k = values.shape()[axis], inner = 1;
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  const opdef::AxisSplit rows = opdef::split_at_axis(x.shape(), axis);
+  int64_t n = rows.n, inner = rows.inner;
+  int64_t k = values.shape()[axis];
   if (values.numel() == 0) return;
   const int device = ctx.device.index;
   const int64_t total = x.numel();

@@ -17,8 +17,8 @@ void cumsum_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   int64_t axis = opdef::cumsum_axis(ctx);
   if (y.numel() == 0) return;
-  int64_t n = x.shape()[axis], inner = 1;
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  const opdef::AxisSplit rows = opdef::split_at_axis(x.shape(), axis);
+  int64_t n = rows.n, inner = rows.inner;
   uint64_t lines = static_cast<uint64_t>(x.numel() / n);
   uint64_t limit = loop_limit(ctx);
   if (limit < 2) throw BackendError("[CumSum] the loop cap leaves no step per dispatch (supports should decline)");

@@ -4,6 +4,7 @@
 // (lavapipe: about 57000 elements; then the CPU kernel runs). K comes from the output shape.
 #include "kernels/vulkan/elementwise.hpp"
 #include "ops/common.hpp"
+#include "ops/order_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -12,8 +13,9 @@ void topk_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor &values = ctx.out(0), &indices = ctx.out(1);
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  int64_t n = x.shape()[axis], k = values.shape()[axis], inner = 1;
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
+  const opdef::AxisSplit rows = opdef::split_at_axis(x.shape(), axis);
+  int64_t n = rows.n, inner = rows.inner;
+  int64_t k = values.shape()[axis];
   if (values.numel() == 0) return;
   Launch l;
   l.shader = "topk";
