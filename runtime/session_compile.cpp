@@ -20,6 +20,7 @@ struct CValue {
   DType dtype = DType::f32;
   bool present = true;
   Tensor constant;              // host value when known at compile time
+  bool from_input = false;      // known only because a graph input's value decides shapes
   int home = -1;                // slot holding it at run time
   std::map<Device, int> on;     // slots by device (home and copies)
   int origin = -1;              // Plan::nodes index of the node that produced it
@@ -83,6 +84,7 @@ class Compiler {
   const SessionOptions& options_;
   std::unique_ptr<Plan> plan_;
   std::vector<CValue> values_;
+  std::vector<bool> host_needed_;  // graph values whose contents decide shapes
   friend class PlanBuilder;
 };
 
@@ -186,7 +188,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
                        int depth) {
   if (depth > 32) throw Unsupported(str("[", op.name, "] decomposition nests too deeply"));
   std::vector<ValueInfo> infos(ins.size());
-  bool all_constant = true;
+  bool all_constant = true, from_input = false;
   for (size_t i = 0; i < ins.size(); ++i) {
     if (ins[i] < 0) {
       infos[i].present = false;
@@ -198,6 +200,16 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
     infos[i].present = cv.present;
     if (cv.constant.defined()) infos[i].value = &cv.constant;
     else all_constant = false;
+    from_input |= cv.from_input;
+  }
+  // Values known only from a shape-deciding graph input are folded where shapes need them
+  // (an output read for a shape later, or an op whose output shape follows its inputs'
+  // values); everything else runs on the device as usual, so one such input does not move
+  // the whole model onto the cpu.
+  if (all_constant && from_input && depth == 0 && op.host_inputs.empty()) {
+    bool needed = false;
+    for (int v : outs) needed |= v >= 0 && static_cast<size_t>(v) < host_needed_.size() && host_needed_[v];
+    all_constant = needed;
   }
   auto mark = [&](Path path, std::string reason, Device device) {
     if (depth == 0 && plan_node >= 0) {
@@ -243,8 +255,13 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
       cv.constant = res[i];
       cv.shape = res[i].shape();
       cv.dtype = res[i].dtype();
+      cv.from_input = from_input;
     }
-    mark(Path::folded, "inputs are constants: computed once when the session compiles", Device::cpu());
+    mark(Path::folded,
+         from_input ? "computed on the cpu when the plan is made: shapes depend on it, and its inputs follow "
+                      "from input values that decide shapes (one plan per distinct value)"
+                    : "inputs are constants: computed once when the session compiles",
+         Device::cpu());
     return;
   }
 
@@ -351,6 +368,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
 std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
                                     const std::vector<Tensor>& input_values) {
   values_.resize(graph_.values.size());
+  host_needed_ = shape_deciding_values(graph_);
   for (size_t i = 0; i < graph_.values.size(); ++i) {
     const Value& gv = graph_.values[i];
     values_[i].dtype = gv.dtype;
@@ -363,7 +381,10 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     cv.shape = input_shapes.at(k);
     int s = new_slot(cv.shape, cv.dtype, options_.device);
     plan_->slots[s].graph_input = static_cast<int>(k);
-    if (k < input_values.size() && input_values[k].defined()) cv.constant = input_values[k];
+    if (k < input_values.size() && input_values[k].defined()) {
+      cv.constant = input_values[k];
+      cv.from_input = true;
+    }
     cv.home = s;
     cv.on[options_.device] = s;
     plan_->input_slots.push_back(s);
@@ -519,7 +540,7 @@ std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& opt
   return c.run(input_shapes, input_values);
 }
 
-std::vector<bool> shape_deciding_inputs(const Graph& graph) {
+std::vector<bool> shape_deciding_values(const Graph& graph) {
   std::vector<bool> needed(graph.values.size(), false);
   for (size_t i = graph.nodes.size(); i-- > 0;) {
     const Node& n = graph.nodes[i];
@@ -532,6 +553,11 @@ std::vector<bool> shape_deciding_inputs(const Graph& graph) {
       for (int v : n.inputs)
         if (v >= 0) needed[v] = true;
   }
+  return needed;
+}
+
+std::vector<bool> shape_deciding_inputs(const Graph& graph) {
+  std::vector<bool> needed = shape_deciding_values(graph);
   std::vector<bool> out;
   for (int v : graph.inputs) out.push_back(needed[v]);
   return out;

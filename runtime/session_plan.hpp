@@ -72,5 +72,7 @@ std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& opt
 /// Graph inputs (indices) whose values decide shapes somewhere (a Reshape's shape fed by
 /// the caller, a Range limit...). Plans are specialised on their values.
 std::vector<bool> shape_deciding_inputs(const Graph& graph);
+/// The same over all graph values: those whose contents decide a shape somewhere.
+std::vector<bool> shape_deciding_values(const Graph& graph);
 
 }  // namespace porta::detail

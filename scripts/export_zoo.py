@@ -57,6 +57,8 @@ MEMBERS = {
     "gpt_decoder": ("gpt", "tokens", (2, 16), True),
     "lstm_lm": ("lstm_lm", "tokens", (1, 64), True),
     "gru_lm": ("gru_lm", "tokens", (1, 64), True),
+    # boolean-mask indexing (NonZero + GatherND): the output's length depends on the tokens
+    "masked_tokens": ("masked_tokens", "tokens", (2, 16), False),
 }
 OPSETS = (13, 17)
 VOCAB = 100
@@ -149,8 +151,23 @@ def build(torch, name):
             out, _ = self.rnn(self.emb(tokens))
             return self.head(out)
 
+    class MaskedTokens(nn.Module):
+        """Embeds the tokens, keeps the non-padding ones (h[tokens != 0]: NonZero + GatherND in
+        the export) and classifies each; the output has one row per non-padding token."""
+
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(VOCAB, d_model)
+            self.head = nn.Linear(d_model, 8)
+
+        def forward(self, tokens):
+            h = self.tok(tokens)
+            return self.head(torch.relu(h[tokens != 0]))
+
     if kind == "bert":
         return Bert()
+    if kind == "masked_tokens":
+        return MaskedTokens()
     if kind == "gpt":
         return Gpt()
     if kind == "lstm_lm":
@@ -166,7 +183,7 @@ def make_input(torch, name):
     if what == "image":
         return torch.randn(*shape, generator=g)
     tokens = torch.randint(1, VOCAB, shape, generator=g)
-    if MEMBERS[name][0] == "bert":
+    if MEMBERS[name][0] in ("bert", "masked_tokens"):
         tokens[0, -3:] = 0  # padding at the end of the first sequence
     return tokens
 

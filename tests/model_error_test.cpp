@@ -106,6 +106,26 @@ TEST(ModelErrors, AddReluModelRuns) {  // the baseline the input errors below de
   EXPECT_EQ(y[0].to(Device::cpu()).to_doubles(), std::vector<double>(24, 2.0));
 }
 
+// NonZero's output length follows the data: a session makes one plan per distinct value of
+// the inputs it depends on (here a and b, through the Add), and names the limit on how large
+// such an input may be.
+TEST(ModelErrors, ValueDependentShapes) {
+  Session session(add_relu_model(17, "Add", "NonZero"));
+  Tensor a = Tensor::from_values(std::vector<double>{1, -1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3}, {1, 3, 4}, DType::f32);
+  Tensor zero = Tensor::zeros({1, 3, 4}, DType::f32);
+  std::vector<Tensor> y = session.run({{"a", a}, {"b", zero}});
+  ASSERT_EQ(y.size(), 1u);
+  // Nonzero at flat positions 0, 1, 3 and 11 of a 1x3x4 tensor.
+  EXPECT_EQ(y[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(y[0].to(Device::cpu()).to_doubles(),
+            (std::vector<double>{0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 3, 3}));
+  // Another value, another plan: the same session follows it.
+  y = session.run({{"a", ones({1, 3, 4})}, {"b", zero}});
+  EXPECT_EQ(y[0].shape(), (Shape{3, 12}));
+  expect_error<Unsupported>([&] { session.run({{"a", ones({400, 3, 4})}, {"b", ones({400, 3, 4})}}); },
+                            {"input 'a'", "decides output shapes", "4800 elements", "4096"});
+}
+
 // Older opsets: a model loads when each op has the same definition at its opset as at 13
 // (And and Cos are unchanged since opset 7), and is refused naming every op that changed
 // (Add and Relu gained bf16 in opset 13), with both versions.
