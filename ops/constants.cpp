@@ -8,13 +8,6 @@
 namespace porta::opdef {
 namespace {
 
-// Shape's [start, end) after negative values count from the end and both clamp to [0, rank].
-std::pair<int64_t, int64_t> shape_range(const Attributes& a, int64_t rank) {
-  auto fix = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  int64_t start = fix(a.get_int("start")), end = a.has("end") ? fix(a.get_int("end")) : rank;
-  return {start, std::max(start, end)};
-}
-
 // The tensor a Constant node holds, whichever attribute carries it.
 Tensor constant_value(const Attributes& a) {
   std::vector<std::string> given;

@@ -44,6 +44,17 @@ std::vector<int64_t> optional_ints(const InferContext& ctx, size_t i) {
   return ctx.has_input(i) ? tensor_ints(ctx.value(i)) : std::vector<int64_t>{};
 }
 
+std::pair<int64_t, int64_t> shape_range(const Attributes& attrs, int64_t rank) {
+  auto fix = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  int64_t start = fix(attrs.get_int("start")), end = attrs.has("end") ? fix(attrs.get_int("end")) : rank;
+  return {start, std::max(start, end)};
+}
+
+std::vector<int64_t> shape_dims(const Shape& in, const Attributes& attrs) {
+  auto [start, end] = shape_range(attrs, static_cast<int64_t>(in.size()));
+  return std::vector<int64_t>(in.begin() + start, in.begin() + end);
+}
+
 Shape reshape_target(const Shape& in, const std::vector<int64_t>& spec, bool allowzero,
                      std::string_view op) {
   Shape out(spec.size());

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "porta/op.hpp"
@@ -19,6 +20,12 @@ std::vector<int64_t> tensor_ints(const Tensor& t);
 std::vector<int64_t> optional_ints(const KernelContext& ctx, size_t i);
 /// Same for inference (reads the host value).
 std::vector<int64_t> optional_ints(const InferContext& ctx, size_t i);
+
+/// Shape: the [start, end) of the input's dimensions it lists, after negative values count
+/// from the end and both clamp to [0, rank] (end absent: rank; empty when end <= start).
+std::pair<int64_t, int64_t> shape_range(const Attributes& attrs, int64_t rank);
+/// Shape's output values: the dimensions of `in` in shape_range.
+std::vector<int64_t> shape_dims(const Shape& in, const Attributes& attrs);
 
 /// Reshape: resolves 0 (copy input dim unless allowzero) and one -1.
 Shape reshape_target(const Shape& in, const std::vector<int64_t>& spec, bool allowzero,

@@ -1,13 +1,17 @@
 // porta runtime — dtype names and conversions, device names, version, small helpers.
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include "porta/backend.hpp"
 #include "porta/device.hpp"
 #include "porta/dtype.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
+#include "runtime/plugin_staging.hpp"
 
 namespace porta {
 
@@ -102,11 +106,71 @@ uint16_t f32_to_bf16(float value) {
 
 float bf16_to_f32(uint16_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v) << 16); }
 
-static constexpr const char* kDeviceTypeNames[kNumDeviceTypes] = {"cpu", "cuda", "hip", "vulkan"};
+// ---- device kinds -------------------------------------------------------------------------
+// Names live in a fixed table that only grows: slot i is written before the count that
+// publishes it, so device_type_name reads without a lock and its string_view stays valid.
+namespace {
+
+struct DeviceKinds {
+  std::mutex mutex;
+  std::array<std::string, kMaxDeviceTypes> names;
+  std::atomic<int> count{0};
+  DeviceKinds() {
+    for (const char* n : {"cpu", "cuda", "hip", "vulkan"}) names[count++] = n;
+  }
+};
+
+DeviceKinds& kinds() {
+  static auto* k = new DeviceKinds();  // never destroyed: names are read during exit
+  return *k;
+}
+
+std::string kind_list(std::string_view suffix) {
+  std::string out;
+  for (DeviceType t : device_types()) {
+    out += std::string(device_type_name(t)) + (t == DeviceType::cpu ? "" : std::string(suffix)) + ", ";
+  }
+  return out + "auto";
+}
+
+}  // namespace
 
 std::string_view device_type_name(DeviceType t) {
-  auto i = static_cast<unsigned>(t);
-  return i < kNumDeviceTypes ? kDeviceTypeNames[i] : "invalid";
+  DeviceKinds& k = kinds();
+  return t.id < k.count.load(std::memory_order_acquire) ? std::string_view(k.names[t.id]) : "invalid";
+}
+
+std::optional<DeviceType> find_device_type(std::string_view name) {
+  DeviceKinds& k = kinds();
+  int n = k.count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (k.names[i] == name) return DeviceType(static_cast<uint8_t>(i));
+  return std::nullopt;
+}
+
+DeviceType register_device_type(std::string_view name) {
+  bool ok = !name.empty() && name.size() < 32 && name[0] >= 'a' && name[0] <= 'z' && name != "auto";
+  for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  if (!ok)
+    throw InvalidArgument(str("[device] device kind name should be 1-31 lower-case letters, digits or '_' "
+                              "starting with a letter (and not 'auto'), got '", name, "'"));
+  DeviceKinds& k = kinds();
+  std::lock_guard lock(k.mutex);
+  if (auto t = find_device_type(name)) return *t;
+  int n = k.count.load();
+  if (n >= kMaxDeviceTypes)
+    throw InvalidArgument(str("[device] cannot register device kind '", name, "': all ", kMaxDeviceTypes,
+                              " kinds are taken (", kind_list(""), ")"));
+  k.names[n] = std::string(name);
+  k.count.store(n + 1, std::memory_order_release);
+  return DeviceType(static_cast<uint8_t>(n));
+}
+
+std::vector<DeviceType> device_types() {
+  std::vector<DeviceType> out;
+  int n = kinds().count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) out.push_back(DeviceType(static_cast<uint8_t>(i)));
+  return out;
 }
 
 std::string Device::str() const {
@@ -115,19 +179,20 @@ std::string Device::str() const {
 }
 
 Device Device::parse(std::string_view text) {
+  detail::ensure_env_plugins();  // kinds of PORTA_PLUGIN_PATH plugins are known from here on
   if (text == "auto") {
-    // Best available: cuda > hip > vulkan (a real GPU first) > cpu.
-    for (DeviceType t : {DeviceType::cuda, DeviceType::hip, DeviceType::vulkan}) {
+    // The available device whose backend reports the highest preference; cpu otherwise.
+    Device best = Device::cpu();
+    int best_rank = 0;
+    for (DeviceType t : built_backends()) {
       Backend* b = find_backend(t);
-      if (!b) continue;
-      for (int i = 0; i < b->device_count(); ++i) {
+      for (int i = 0; b && i < b->device_count(); ++i) {
         if (!b->availability(i).available) continue;
-        std::string kind = b->capabilities(i).type;
-        if (t == DeviceType::vulkan && kind == "cpu") continue;  // lavapipe is no faster than cpu
-        return Device{t, i};
+        int rank = b->capabilities(i).preference;
+        if (rank > best_rank) best = Device{t, i}, best_rank = rank;
       }
     }
-    return Device::cpu();
+    return best;
   }
   std::string_view kind = text;
   int index = 0;
@@ -135,18 +200,17 @@ Device Device::parse(std::string_view text) {
     kind = text.substr(0, colon);
     std::string_view num = text.substr(colon + 1);
     if (num.empty() || num.size() > 4 || num.find_first_not_of("0123456789") != std::string_view::npos)
-      throw InvalidArgument(porta::str("[device] bad device index in '", text,
-                                "', expected e.g. cpu, cuda:0, hip:0, vulkan:0 or auto"));
+      throw InvalidArgument(porta::str("[device] bad device index in '", text, "', expected one of ",
+                                       kind_list(":N")));
     index = std::stoi(std::string(num));
   }
-  for (int i = 0; i < kNumDeviceTypes; ++i)
-    if (kind == kDeviceTypeNames[i]) {
-      if (i == 0 && index != 0)
-        throw InvalidArgument(porta::str("[device] there is one cpu device, got '", text, "'"));
-      return Device{static_cast<DeviceType>(i), index};
-    }
-  throw InvalidArgument(porta::str("[device] unknown device '", text,
-                            "', expected cpu, cuda:N, hip:N, vulkan:N or auto"));
+  if (auto t = find_device_type(kind)) {
+    if (*t == DeviceType::cpu && index != 0)
+      throw InvalidArgument(porta::str("[device] there is one cpu device, got '", text, "'"));
+    return Device{*t, index};
+  }
+  throw InvalidArgument(porta::str("[device] unknown device '", text, "', expected one of ", kind_list(":N"),
+                                   " (a plugin's kind is known once the plugin is loaded)"));
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) {

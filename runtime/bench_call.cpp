@@ -8,6 +8,7 @@
 #include "porta/half.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/kernel_call.hpp"
 
 namespace porta::bench {
 

@@ -136,11 +136,12 @@ DType read_dtype(int value, const char* fn) {
 }
 
 Device read_device(porta_device d, const char* fn) {
-  if (d.type < 0 || d.type >= kNumDeviceTypes)
-    bad_argument(str("[", fn, "] device type should be a porta_device_type (0..", kNumDeviceTypes - 1,
-                     "), got ", d.type));
+  int kinds = static_cast<int>(device_types().size());
+  if (d.type < 0 || d.type >= kinds)
+    bad_argument(str("[", fn, "] device type should be a porta_device_type or a registered kind id (0..",
+                     kinds - 1, "), got ", d.type));
   if (d.index < 0) bad_argument(str("[", fn, "] device index should be >= 0, got ", d.index));
-  return Device{static_cast<DeviceType>(d.type), d.index};
+  return Device{DeviceType(static_cast<uint8_t>(d.type)), d.index};
 }
 
 }  // namespace porta::capi

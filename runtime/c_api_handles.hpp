@@ -113,7 +113,7 @@ const std::string& last_error() noexcept;
 Shape read_shape(const int64_t* dims, size_t rank, const char* fn);
 DType read_dtype(int value, const char* fn);
 Device read_device(porta_device d, const char* fn);
-inline porta_device to_c(Device d) { return {static_cast<int32_t>(d.type), d.index}; }
+inline porta_device to_c(Device d) { return {static_cast<int32_t>(d.type.id), d.index}; }
 
 }  // namespace porta::capi
 

@@ -1,6 +1,7 @@
 // porta runtime — C ABI: registering op schemas and kernels given as C function pointers,
 // directly or staged for the plugin being loaded.
 #include <algorithm>
+#include <cstddef>
 
 #include "porta/porta.hpp"
 #include "runtime/c_api_callbacks.hpp"
@@ -108,13 +109,32 @@ porta_status porta_register_kernel(const porta_kernel_def* c) {
   PORTA_C_GUARD({
     const char* fn = "porta_register_kernel";
     if (!c) refuse(PORTA_ERROR_INVALID_ARGUMENT, "[porta_register_kernel] kernel should not be NULL");
-    if (c->struct_size < sizeof(porta_kernel_def))
+    // backend_name was appended in ABI version 2: a smaller struct names its kind by number.
+    const size_t before_name = offsetof(porta_kernel_def, backend_name);
+    if (c->struct_size < before_name)
       refuse(PORTA_ERROR_INVALID_ARGUMENT, str("[", fn, "] kernel struct_size should be at least ",
-                                               sizeof(porta_kernel_def), ", got ", c->struct_size));
+                                               before_name, ", got ", c->struct_size));
+    const char* kind_name = c->struct_size >= sizeof(porta_kernel_def) ? c->backend_name : nullptr;
     std::string op = read_name(c->op, fn, "op");
     if (!c->fn) refuse(PORTA_ERROR_INVALID_ARGUMENT, str("[", fn, "] kernel for '", op, "' has no function"));
-    if (c->backend < 0 || c->backend >= kNumDeviceTypes)
-      refuse(PORTA_ERROR_INVALID_ARGUMENT, str("[", fn, "] kernel for '", op, "': backend should be a porta_device_type, got ", c->backend));
+    DeviceType kind;
+    if (kind_name) {
+      auto t = find_device_type(kind_name);
+      if (!t) {
+        std::string known;
+        for (DeviceType k : device_types()) known += str(known.empty() ? "" : ", ", device_type_name(k));
+        refuse(PORTA_ERROR_INVALID_ARGUMENT,
+               str("[", fn, "] kernel for '", op, "': unknown device kind '", kind_name, "' (known: ", known,
+                   "; a plugin's backend registers its kind before its kernels)"));
+      }
+      kind = *t;
+    } else {
+      int kinds = static_cast<int>(device_types().size());
+      if (c->backend < 0 || c->backend >= kinds)
+        refuse(PORTA_ERROR_INVALID_ARGUMENT, str("[", fn, "] kernel for '", op, "': backend should be a porta_device_type or a registered kind id (0..",
+                                                 kinds - 1, "), got ", c->backend));
+      kind = DeviceType(static_cast<uint8_t>(c->backend));
+    }
     const DTypeSet all = (1u << kNumDTypes) - 1;
     if (c->dtypes == 0 || (c->dtypes & ~all))
       refuse(PORTA_ERROR_INVALID_ARGUMENT, str("[", fn, "] kernel for '", op, "': dtypes should be a non-empty set of PORTA_DTYPE_BIT values, got 0x",
@@ -125,7 +145,7 @@ porta_status porta_register_kernel(const porta_kernel_def* c) {
     check_count(c->num_outputs, schema->min_outputs(), schema->max_outputs(), op, "outputs");
     KernelDef k;
     k.op = op;
-    k.backend = static_cast<DeviceType>(c->backend);
+    k.backend = kind;
     k.dtypes = c->dtypes;
     k.source = source_name();
     k.fn = adapt_kernel(c->fn, c->user_data, op, k.source);

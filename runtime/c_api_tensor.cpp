@@ -56,7 +56,8 @@ porta_status porta_device_available(porta_device device, int* available, char* d
     Availability a;
     Backend* b = find_backend(d.type);
     if (!b)
-      a = {false, str("the ", device_type_name(d.type), " backend is not built into this porta")};
+      a = {false, str("no backend for device kind '", device_type_name(d.type),
+                      "' is registered (not built into this porta, or its plugin is not loaded)")};
     else if (d.index >= b->device_count())
       a = {false, str("no such device (", b->device_count(), " ", device_type_name(d.type), " device(s))")};
     else
@@ -173,10 +174,18 @@ porta_status porta_tensor_data(porta_tensor tensor, void** data) {
   PORTA_C_GUARD({
     Tensor& t = get(tensor, "porta_tensor_data", "tensor").tensor;
     need(data, "porta_tensor_data", "data");
-    if (t.device().type != DeviceType::cpu)
-      throw DeviceMismatch(str("[porta_tensor_data] host data exists only for cpu tensors, got ",
-                               t.describe(), "; copy it with porta_tensor_copy_to_host"));
-    *data = t.raw_data();
+    if (t.device().type == DeviceType::cpu) {
+      *data = t.raw_data();
+    } else {
+      Backend* b = t.defined() ? t.storage()->backend() : nullptr;
+      void* p = b ? b->kernel_pointer(t.storage()->handle(), static_cast<size_t>(t.offset()) * dtype_size(t.dtype()))
+                  : nullptr;
+      if (!p)
+        throw DeviceMismatch(str("[porta_tensor_data] data pointers exist only for cpu tensors and backends whose ",
+                                 "handles are pointers, got ", t.describe(), "; copy it with porta_tensor_copy_to_host, ",
+                                 "or get its handle with porta_tensor_device_handle"));
+      *data = p;
+    }
   })
 }
 

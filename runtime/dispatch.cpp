@@ -38,33 +38,32 @@ std::string backends_with(const OpSchema& op) {
   std::string out;
   for (const KernelDef* k : kernels_for(op.name)) {
     if (!out.empty()) out += ", ";
-    out += str(device_type_name(k->backend), "(", dtype_set_names(k->dtypes), ")");
+    out += str(device_type_name(k->backend), k->impl.name.empty() ? "" : str(" '", k->impl.name, "'"), "(",
+               dtype_set_names(k->dtypes), ")");
   }
   return out.empty() ? "none" : out;
+}
+
+// Why a kernel does not take a call ("" when it does): only asked for a concrete call.
+std::string declines(const KernelDef& k, const KernelContext* call) {
+  return call && k.supports ? k.supports(*call) : std::string();
 }
 
 Resolution compute(const OpSchema& op, Device device, DType dtype,
                    const KernelContext* call) {
   Resolution r;
   std::string declined;
-  const KernelDef* cpu_kernel = nullptr;
   bool have_backend_kernel = false;
   for (const KernelDef* k : kernels_for(op.name)) {
-    if (!dtype_in(k->dtypes, dtype)) continue;
-    if (k->backend == DeviceType::cpu && !cpu_kernel) cpu_kernel = k;
-    if (k->backend != device.type) continue;
+    if (!dtype_in(k->dtypes, dtype) || k->backend != device.type) continue;
     have_backend_kernel = true;
-    if (call && k->supports) {
-      std::string why = k->supports(*call);
-      if (!why.empty()) {
-        declined += str(declined.empty() ? "" : "; ", k->source, " kernel declined: ", why);
-        continue;
-      }
+    if (std::string why = declines(*k, call); !why.empty()) {
+      declined += str(declined.empty() ? "" : "; ", kernel_label(*k), " declined: ", why);
+      continue;
     }
     r.path = Path::native;
     r.kernel = k;
-    r.reason = str(device_type_name(device.type), " kernel for ", dtype_name(dtype),
-                   k->source == "builtin" ? "" : str(" from ", k->source));
+    r.reason = str(kernel_label(*k), " for ", dtype_name(dtype), declined.empty() ? "" : str(" (", declined, ")"));
     return r;
   }
   std::string why_not_native =
@@ -76,13 +75,15 @@ Resolution compute(const OpSchema& op, Device device, DType dtype,
     r.reason = str(why_not_native, "; runs its decomposition on ", device.str());
     return r;
   }
-  if (device.type != DeviceType::cpu && cpu_kernel &&
-      !(call && cpu_kernel->supports && !cpu_kernel->supports(*call).empty())) {
-    r.path = Path::fallback;
-    r.kernel = cpu_kernel;
-    r.reason = str(why_not_native, "; no decomposition; runs on cpu with copies");
-    return r;
-  }
+  if (device.type != DeviceType::cpu)
+    for (const KernelDef* k : kernels_for(op.name)) {
+      if (k->backend != DeviceType::cpu || !dtype_in(k->dtypes, dtype) || !declines(*k, call).empty()) continue;
+      r.path = Path::fallback;
+      r.kernel = k;
+      r.reason = str(why_not_native, "; no decomposition; runs on cpu with copies",
+                     k->impl.name.empty() ? "" : str(" (", kernel_label(*k), ")"));
+      return r;
+    }
   r.path = Path::unsupported;
   r.reason = str("[", op.name, "] no kernel for dtype ", dtype_name(dtype), " on ", device.str(),
                  declined.empty() ? "" : str(" (", declined, ")"),
@@ -141,7 +142,7 @@ const Resolution& resolve(const OpSchema& op, Device device, DType dtype) {
 Resolution resolve_call(const KernelContext& call, DType dtype) {
   const Resolution& r = resolve(*call.op, call.device, dtype);
   // Only kernels with a `supports` check can change the answer for a concrete call.
-  if (r.path == Path::native && !r.kernel->supports) return r;
+  if ((r.path == Path::native || r.path == Path::fallback) && !r.kernel->supports) return r;
   if (r.path == Path::native || r.path == Path::fallback) return compute(*call.op, call.device, dtype, &call);
   return r;
 }

@@ -1,5 +1,6 @@
 // porta runtime — eager op calls: infer, resolve, run (native, composite or fallback).
 #include "runtime/eager.hpp"
+#include "runtime/kernel_call.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -26,17 +27,7 @@ namespace detail {
     } else {
       msg = add + msg;
     }
-    std::string kind = e.kind();
-    if (kind == "InvalidModel") throw InvalidModel(msg);
-    if (kind == "ShapeError") throw ShapeError(msg);
-    if (kind == "DTypeError") throw DTypeError(msg);
-    if (kind == "DeviceMismatch") throw DeviceMismatch(msg);
-    if (kind == "Unsupported") throw Unsupported(msg);
-    if (kind == "OutOfMemory") throw OutOfMemory(msg);
-    if (kind == "BackendUnavailable") throw BackendUnavailable(msg);
-    if (kind == "BackendError") throw BackendError(msg);
-    if (kind == "InvalidArgument") throw InvalidArgument(msg);
-    throw Error(msg);
+    e.rethrow_with(msg);
   }
 }
 
@@ -60,26 +51,6 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
   ctx.outputs.resize(num_outputs);
   op.infer(ctx);
   return std::move(ctx.outputs);
-}
-
-static thread_local uint64_t t_constant_inputs = 0;
-uint64_t constant_inputs() { return t_constant_inputs; }
-ConstantInputsScope::ConstantInputsScope(uint64_t mask) : saved_(t_constant_inputs) { t_constant_inputs = mask; }
-ConstantInputsScope::~ConstantInputsScope() { t_constant_inputs = saved_; }
-
-static std::atomic<KernelCallHook> g_call_hooks[kNumDeviceTypes] = {};
-
-void set_kernel_call_hook(DeviceType type, KernelCallHook hook) {
-  g_call_hooks[static_cast<int>(type)].store(hook, std::memory_order_release);
-}
-
-void run_kernel(const KernelDef& kernel, KernelContext& ctx) {
-  if (!kernel.strided_inputs)
-    for (auto& t : ctx.inputs)
-      if (t.defined() && !t.is_contiguous()) t = t.contiguous();
-  KernelCallHook hook = g_call_hooks[static_cast<int>(ctx.device.type)].load(std::memory_order_acquire);
-  if (hook) hook(kernel, ctx);
-  else kernel.fn(ctx);
 }
 
 DType dispatch_dtype(const OpSchema& op, const std::vector<ValueInfo>& inputs,

@@ -1,4 +1,4 @@
-// porta runtime — Conv + BatchNormalization folding and Conv + Relu fusion (contracts in
+// porta runtime — Conv + BatchNormalization folding and activation fusion (contracts in
 // graph_fusion.hpp). Exported CNNs in eval mode keep BatchNormalization after every Conv when
 // exported with training=PRESERVE, and nearly every Conv is followed by Relu; each rewrite
 // removes one full pass over the activation per block.
@@ -73,45 +73,66 @@ void drop_nodes(Graph& g, const std::vector<bool>& drop) {
       if (v >= 0) g.values[v].producer = static_cast<int>(i);
 }
 
-// The Relu node reading the Conv at `conv` when the pair fuses, else -1.
-int fusable_relu(const Graph& g, size_t conv, const std::vector<int>& consumers, const std::vector<bool>& is_output) {
-  const Node& c = g.nodes[conv];
-  if (c.op->name != "Conv" || !c.op->domain.empty() || c.outputs.size() != 1 || c.outputs[0] < 0) return -1;
-  if (c.inputs.size() < 2 || c.inputs[1] < 0 || g.values[c.inputs[1]].dtype != DType::f32) return -1;
+// Whether every kernel that may run `op` for `dtype` on `device` applies `activation` itself:
+// the device's kernels (at least one), and the cpu's, which take the calls they decline.
+bool kernels_fuse(const OpSchema& op, DType dtype, Device device, const std::string& activation) {
+  bool native = false;
+  for (const KernelDef* k : kernels_for(op.name)) {
+    if (!dtype_in(k->dtypes, dtype) || (k->backend != device.type && k->backend != DeviceType::cpu)) continue;
+    native |= k->backend == device.type;
+    if (std::find(k->fused_activations.begin(), k->fused_activations.end(), activation) == k->fused_activations.end())
+      return false;
+  }
+  return native;
+}
+
+bool has_activation_attr(const OpSchema& op) {
+  for (const AttrDef& a : op.attrs)
+    if (a.name == "porta_activation") return true;
+  return false;
+}
+
+// The activation node reading the node at `producer` when the pair fuses on `device`, else -1.
+int fusable_activation(const Graph& g, size_t producer, Device device, const std::vector<int>& consumers,
+                       const std::vector<bool>& is_output) {
+  const Node& c = g.nodes[producer];
+  if (!has_activation_attr(*c.op) || c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty()) return -1;
   if (!c.attrs.get_string("porta_activation", "").empty()) return -1;
   int y = c.outputs[0];
   if (consumers[y] != 1 || is_output[y]) return -1;
+  int dispatch = c.op->dispatch_input < 0 ? -1 : c.inputs.at(std::min<size_t>(c.op->dispatch_input, c.inputs.size() - 1));
+  DType dtype = dispatch >= 0 ? g.values[dispatch].dtype : g.values[y].dtype;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& r = g.nodes[i];
     if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
-    if (r.op->name != "Relu" || !r.op->domain.empty() || r.inputs.size() != 1) return -1;
-    if (r.outputs.size() != 1 || r.outputs[0] < 0) return -1;
-    return static_cast<int>(i);
+    if (!r.op->domain.empty() || r.inputs.size() != 1 || r.outputs.size() != 1 || r.outputs[0] < 0) return -1;
+    return kernels_fuse(*c.op, dtype, device, r.op->name) ? static_cast<int>(i) : -1;
   }
   return -1;
 }
 
 }  // namespace
 
-std::shared_ptr<const Graph> fuse_conv_relu(const std::shared_ptr<const Graph>& graph, bool enabled) {
+std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>& graph, Device device,
+                                              bool enabled) {
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const Graph& g = *graph;
   std::vector<int> consumers = consumer_counts(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int v : g.outputs) is_output[v] = true;
-  std::vector<std::pair<size_t, int>> pairs;  // (conv node, relu node)
+  std::vector<std::pair<size_t, int>> pairs;  // (producer node, activation node)
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    int relu = fusable_relu(g, i, consumers, is_output);
-    if (relu >= 0) pairs.emplace_back(i, relu);
+    int act = fusable_activation(g, i, device, consumers, is_output);
+    if (act >= 0) pairs.emplace_back(i, act);
   }
   if (pairs.empty()) return graph;
   auto out = std::make_shared<Graph>(g);
   std::vector<bool> drop(out->nodes.size(), false);
-  for (auto [conv_index, relu_index] : pairs) {
-    Node& conv = out->nodes[conv_index];
-    conv.attrs.set("porta_activation", std::string("Relu"));
-    conv.outputs[0] = out->nodes[relu_index].outputs[0];  // the Conv's own output value is orphaned
-    drop[relu_index] = true;
+  for (auto [producer_index, act_index] : pairs) {
+    Node& producer = out->nodes[producer_index];
+    producer.attrs.set("porta_activation", out->nodes[act_index].op->name);
+    producer.outputs[0] = out->nodes[act_index].outputs[0];  // the producer's own output value is orphaned
+    drop[act_index] = true;
   }
   drop_nodes(*out, drop);
   return out;

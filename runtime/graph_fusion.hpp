@@ -6,8 +6,8 @@
 
 namespace porta::detail {
 
-/// False when PORTA_FUSE=0: the rewrites below, and the blocked activation layouts that cpu
-/// plans chain between Conv and MaxPool steps (runtime/session_compile.cpp), are off.
+/// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
+/// chain between kernels declaring one (runtime/session_compile.cpp), are off.
 bool fusion_enabled();
 
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:
@@ -19,14 +19,15 @@ bool fusion_enabled();
 /// output. Returns `graph` itself when nothing folds. PORTA_FUSE=0 turns folding off.
 std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Graph>& graph);
 
-/// Fuses each Relu that directly follows a Conv into that Conv as its porta-internal
-/// `porta_activation = "Relu"` attribute (ops/conv.cpp), so the cpu kernel applies it as a
-/// oneDNN post-op instead of a separate pass. Applies only when the Conv (default domain, f32
-/// weights, no activation yet) has one output that feeds that Relu alone and is not a graph
-/// output. The Relu node disappears; the Conv (keeping its name) produces its output. Only cpu
-/// kernels honour the attribute, so sessions on other devices, and sessions that keep every
-/// intermediate value (`keep_values`), are left alone: pass `enabled` = false for them.
-/// Returns `graph` itself when nothing fuses. PORTA_FUSE=0 turns fusion off.
-std::shared_ptr<const Graph> fuse_conv_relu(const std::shared_ptr<const Graph>& graph, bool enabled);
+/// Fuses each single-input activation node that directly follows a node whose op has the
+/// attribute `porta_activation` (Conv) into that node, by setting the attribute to the
+/// activation's op name, when every kernel that may run the node on `device` for its dtype
+/// declares that activation (KernelDef::fused_activations; the cpu's kernels too, as they take
+/// calls the device's decline). Applies only when the node has one output that feeds that
+/// activation alone and is not a graph output. The activation node disappears; the producer
+/// (keeping its name) produces its output. Sessions that keep every intermediate value
+/// (`keep_values`) pass `enabled` = false. Returns `graph` itself when nothing fuses.
+/// PORTA_FUSE=0 turns fusion off.
+std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
 
 }  // namespace porta::detail

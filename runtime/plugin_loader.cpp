@@ -79,15 +79,25 @@ const porta_plugin_api& api_table() {
     a.builder_value = porta_builder_value;
     a.vulkan_register_shader = porta_vulkan_register_shader;
     a.vulkan_dispatch = porta_vulkan_dispatch;
+    a.register_backend = porta_register_backend;
+    a.device_type_find = porta_device_type_find;
+    a.tensor_device_handle = porta_tensor_device_handle;
     return a;
   }();
   return api;
 }
 
-// Registers what the plugin staged; on a conflict found only now, removes what was added.
+// Registers what the plugin staged (backends first, so its kernels' kinds have one); on a
+// conflict found only now, removes what was added.
 void commit(detail::PluginStaging& st) {
   std::vector<std::string> added_ops;
+  std::vector<DeviceType> added_backends;
   try {
+    for (auto& b : st.backends) {
+      DeviceType t = b->type();
+      register_backend(std::move(b), st.source);
+      added_backends.push_back(t);
+    }
     for (auto& op : st.ops) {
       std::string name = op.name;
       register_op(std::move(op));
@@ -97,6 +107,7 @@ void commit(detail::PluginStaging& st) {
   } catch (...) {
     detail::unregister_source(st.source);
     for (auto& name : added_ops) detail::unregister_op(name);
+    for (DeviceType t : added_backends) detail::unregister_backend(t);
     throw;
   }
 }
@@ -155,11 +166,14 @@ std::string load_plugin(const std::string& path) {
   // Kernels name the plugin by the name it gave, not the file name.
   for (auto& k : staging.kernels) k.source = name;
   staging.source = name;
-  PluginInfo pi{name, canonical, {}, {}};  // before commit, which moves the staged entries
+  PluginInfo pi{name, canonical, {}, {}, {}};  // before commit, which moves the staged entries
   for (auto& op : staging.ops) pi.ops.push_back(op.name);
   for (auto& k : staging.kernels) pi.kernels.push_back(str(device_type_name(k.backend), ":", k.op));
+  for (auto& b : staging.backends) pi.backends.emplace_back(device_type_name(b->type()));
   commit(staging);
-  lib.keep = true;  // kernels point into it from now on; never closed
+  // Kernels and backends point into it from now on: never closed, so memory a plugin device
+  // handed out can be freed at any time, even while the process exits.
+  lib.keep = true;
   l.plugins.push_back(std::move(pi));
   return name;
 }

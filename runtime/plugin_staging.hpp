@@ -1,9 +1,11 @@
 // porta runtime — registrations made while a plugin's init runs are staged here and committed
 // to the registry only when the whole plugin is accepted (see runtime/plugin_loader.cpp).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "porta/backend.hpp"
 #include "porta/op.hpp"
 
 namespace porta::detail {
@@ -12,6 +14,7 @@ struct PluginStaging {
   std::string source;                ///< the plugin's name: KernelDef::source of its kernels
   std::vector<OpSchema> ops;
   std::vector<KernelDef> kernels;
+  std::vector<std::unique_ptr<Backend>> backends;  ///< porta_register_backend adapters
   std::vector<std::string> refused;  ///< messages of registrations that were refused
 };
 
@@ -24,5 +27,8 @@ void ensure_env_plugins();
 
 /// Removes an op schema (rolling back a refused plugin). Kernels go with unregister_source.
 void unregister_op(const std::string& name);
+/// Takes a backend out of the registry (rolling back a refused plugin); the object is kept
+/// alive, since pointers to it may have been handed out.
+void unregister_backend(DeviceType type);
 
 }  // namespace porta::detail

@@ -31,8 +31,19 @@ Registry& registry() {
   return *r;
 }
 
-std::array<std::unique_ptr<Backend>, kNumDeviceTypes>& backends() {
-  static auto* b = new std::array<std::unique_ptr<Backend>, kNumDeviceTypes>();
+// One slot per device kind. Lookups read the atomic pointer without a lock; a backend, once
+// registered, is never destroyed (a rolled-back plugin's goes to `retired`), so a pointer
+// handed out stays valid.
+struct BackendTable {
+  std::mutex mutex;
+  std::array<std::atomic<Backend*>, kMaxDeviceTypes> slots{};
+  std::array<std::unique_ptr<Backend>, kMaxDeviceTypes> owned;
+  std::array<std::string, kMaxDeviceTypes> sources;
+  std::vector<std::unique_ptr<Backend>> retired;
+};
+
+BackendTable& backends() {
+  static auto* b = new BackendTable();  // never destroyed: storages free through it at exit
   return *b;
 }
 
@@ -106,12 +117,39 @@ void register_kernel(KernelDef kernel) {
     throw InvalidArgument(str("[registry] kernel for '", kernel.op, "' accepts no dtype"));
   auto& list = r.kernels[kernel.op];
   for (auto& k : list)
-    if (k->backend == kernel.backend && (k->dtypes & kernel.dtypes))
-      throw InvalidArgument(str("[registry] a ", device_type_name(kernel.backend), " kernel for '",
-                                kernel.op, "' with dtypes ", dtype_set_names(k->dtypes & kernel.dtypes),
-                                " is already registered (from ", k->source, ")"));
-  list.push_back(std::make_unique<KernelDef>(std::move(kernel)));
+    if (k->backend == kernel.backend && (k->dtypes & kernel.dtypes) && k->impl.priority == kernel.impl.priority)
+      throw InvalidArgument(str("[registry] a ", kernel_label(*k), " for '", kernel.op, "' with dtypes ",
+                                dtype_set_names(k->dtypes & kernel.dtypes), " and priority ", k->impl.priority,
+                                " is already registered (from ", k->source, "); another implementation for ",
+                                "those dtypes needs a name and a different priority"));
+  // Kept in the order the dispatcher tries them: by priority, highest first (stable).
+  auto at = std::find_if(list.begin(), list.end(),
+                         [&](auto& k) { return k->impl.priority < kernel.impl.priority; });
+  list.insert(at, std::make_unique<KernelDef>(std::move(kernel)));
   r.generation++;
+}
+
+bool register_kernel_at_load(KernelDef kernel) {
+  register_kernel(std::move(kernel));
+  return true;
+}
+
+bool register_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn,
+                             SupportsFn supports, KernelImpl impl) {
+  KernelDef k;
+  k.op = op;
+  k.backend = backend;
+  k.dtypes = dtypes;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.impl = std::move(impl);
+  register_kernel(std::move(k));
+  return true;
+}
+
+std::string kernel_label(const KernelDef& k) {
+  return str(device_type_name(k.backend), " kernel", k.impl.name.empty() ? "" : str(" '", k.impl.name, "'"),
+             k.source == "builtin" ? "" : str(" from ", k.source));
 }
 
 const OpSchema* find_op(std::string_view name) {
@@ -215,23 +253,50 @@ void unregister_op(const std::string& name) {
 
 // ---- backends -----------------------------------------------------------------------------
 
-void register_backend(std::unique_ptr<Backend> backend) {
-  auto i = static_cast<size_t>(backend->type());
-  if (backends()[i]) throw InvalidArgument(str("[registry] backend '", device_type_name(backend->type()),
-                                               "' registered twice"));
-  backends()[i] = std::move(backend);
+void register_backend(std::unique_ptr<Backend> backend, std::string source) {
+  if (!backend) throw InvalidArgument("[registry] register_backend was given no backend");
+  DeviceType t = backend->type();
+  if (device_type_name(t) == "invalid")
+    throw InvalidArgument(str("[registry] backend reports device kind id ", int(t.id),
+                              ", which was never registered (use register_device_type)"));
+  BackendTable& b = backends();
+  std::lock_guard lock(b.mutex);
+  if (b.owned[t.id])
+    throw InvalidArgument(str("[registry] a backend for device kind '", device_type_name(t),
+                              "' is already registered (from ", b.sources[t.id], "); refusing a second one from ",
+                              source));
+  b.sources[t.id] = std::move(source);
+  b.owned[t.id] = std::move(backend);
+  b.slots[t.id].store(b.owned[t.id].get(), std::memory_order_release);
 }
 
 Backend* find_backend(DeviceType type) {
-  auto i = static_cast<size_t>(type);
-  return i < kNumDeviceTypes ? backends()[i].get() : nullptr;
+  return type.id < kMaxDeviceTypes ? backends().slots[type.id].load(std::memory_order_acquire) : nullptr;
 }
+
+std::string backend_source(DeviceType type) {
+  BackendTable& b = backends();
+  std::lock_guard lock(b.mutex);
+  return type.id < kMaxDeviceTypes && b.owned[type.id] ? b.sources[type.id] : std::string();
+}
+
+namespace detail {
+void unregister_backend(DeviceType type) {
+  BackendTable& b = backends();
+  std::lock_guard lock(b.mutex);
+  if (type.id >= kMaxDeviceTypes || !b.owned[type.id]) return;
+  b.slots[type.id].store(nullptr, std::memory_order_release);
+  b.retired.push_back(std::move(b.owned[type.id]));
+  b.sources[type.id].clear();
+}
+}  // namespace detail
 
 Backend& backend_for(Device device) {
   Backend* b = find_backend(device.type);
   if (!b)
-    throw BackendUnavailable(str("[device] ", device.str(), ": the ", device_type_name(device.type),
-                                 " backend is not built into this porta"));
+    throw BackendUnavailable(str("[device] ", device.str(), ": no backend for device kind '",
+                                 device_type_name(device.type),
+                                 "' is registered (not built into this porta, or its plugin is not loaded)"));
   if (device.index < 0 || device.index >= b->device_count())
     throw BackendUnavailable(str("[device] ", device.str(), ": no such device (", b->device_count(),
                                  " ", device_type_name(device.type), " device(s))"));
@@ -241,20 +306,21 @@ Backend& backend_for(Device device) {
 }
 
 std::vector<Device> all_devices() {
+  detail::ensure_env_plugins();
   std::vector<Device> out;
-  for (int t = 0; t < kNumDeviceTypes; ++t) {
-    Backend* b = backends()[t].get();
+  for (DeviceType t : device_types()) {
+    Backend* b = find_backend(t);
     if (!b) continue;
     int n = std::max(1, b->device_count());
-    for (int i = 0; i < n; ++i) out.push_back(Device{static_cast<DeviceType>(t), i});
+    for (int i = 0; i < n; ++i) out.push_back(Device{t, i});
   }
   return out;
 }
 
 std::vector<DeviceType> built_backends() {
   std::vector<DeviceType> out;
-  for (int t = 0; t < kNumDeviceTypes; ++t)
-    if (backends()[t]) out.push_back(static_cast<DeviceType>(t));
+  for (DeviceType t : device_types())
+    if (find_backend(t)) out.push_back(t);
   return out;
 }
 

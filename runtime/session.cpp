@@ -9,6 +9,7 @@
 #include "porta/session.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/kernel_call.hpp"
 #include "runtime/graph_fusion.hpp"
 #include "runtime/session_plan.hpp"
 
@@ -30,8 +31,8 @@ struct Session::Impl {
   Impl(Model m, SessionOptions o)
       : model(std::move(m)),
         options(o),
-        graph(detail::fuse_conv_relu(detail::fold_conv_batch_norm(model.graph_ptr()),
-                                     o.device.type == DeviceType::cpu && !o.keep_values)),
+        graph(detail::fuse_activations(detail::fold_conv_batch_norm(model.graph_ptr()), o.device,
+                                       !o.keep_values)),
         value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).
@@ -274,7 +275,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
               ctx.inputs[i] = step.inputs[i] < 0 ? Tensor() : slots[step.inputs[i]].tensor;
             for (size_t i = 0; i < step.outputs.size(); ++i)
               ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
-            detail::ConstantInputsScope constants(step.constant_inputs);
+            ctx.constant_inputs = step.constant_inputs;
             detail::run_kernel(*step.kernel, ctx);
             break;
           }

@@ -9,6 +9,7 @@
 #include "runtime/eager.hpp"
 #include "runtime/graph_fusion.hpp"
 #include "runtime/placement.hpp"
+#include "ops/shape_util.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta::detail {
@@ -78,7 +79,6 @@ class Compiler {
                    const std::string& name, int plan_node);
   void plan_memory();
   void keep_node_values();
-  void chain_blocked_layouts();
 
   const Graph& graph_;
   const SessionOptions& options_;
@@ -111,12 +111,6 @@ ValueId PlanBuilder::constant(const Tensor& value) {
 const Shape& PlanBuilder::shape(ValueId v) const { return c_.values_.at(v).shape; }
 DType PlanBuilder::dtype(ValueId v) const { return c_.values_.at(v).dtype; }
 
-// A tensor with the right shape and dtype but a single element of storage (zero strides):
-// lets `supports` functions inspect a call without real data.
-Tensor shape_probe(const Shape& shape, DType dtype) {
-  Tensor one = Tensor::zeros({1}, dtype);
-  return one.as_strided(shape, std::vector<int64_t>(shape.size(), 0), 0);
-}
 
 int Compiler::slot_on(int v, Device device, int plan_node) {
   CValue& cv = values_.at(v);
@@ -222,16 +216,10 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
 
   // Shape reads only its input's shape: always known here.
   if (op.name == "Shape" && op.domain.empty()) {
-    const Shape& s = infos.at(0).shape;
-    int64_t r = static_cast<int64_t>(s.size());
-    int64_t start = attrs.get_int("start", 0), end = attrs.get_int("end", r);
-    if (start < 0) start += r;
-    if (end < 0) end += r;
-    start = std::clamp<int64_t>(start, 0, r);
-    end = std::clamp<int64_t>(end, start, r);
-    std::vector<double> dims(s.begin() + start, s.begin() + end);
+    std::vector<int64_t> d = opdef::shape_dims(infos.at(0).shape, attrs);
+    std::vector<double> dims(d.begin(), d.end());
     CValue& out = values_.at(outs.at(0));
-    out.constant = Tensor::from_values(dims, {end - start}, DType::i64);
+    out.constant = Tensor::from_values(dims, {static_cast<int64_t>(d.size())}, DType::i64);
     out.shape = out.constant.shape();
     out.dtype = DType::i64;
     mark(Path::folded, "shape known when the session compiles", Device::cpu());
@@ -318,10 +306,13 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
     throw Unsupported(str("[", op.name, "] node '", name, "': strict mode forbids running on the CPU instead of ",
                           device.str(), ": ", r.reason));
   switch (r.path) {
-    case Path::native:
-      mark(Path::native, r.reason, device);
+    case Path::native: {
+      const std::string fused = attrs.get_string("porta_activation", "");
+      mark(Path::native, fused.empty() ? r.reason : str(r.reason, "; applies the ", fused, " that followed it (fused)"),
+           device);
       emit_kernel(op, attrs, r.kernel, device, ins, outs, name, plan_node);
       return;
+    }
     case Path::fallback:
       mark(Path::fallback, r.reason, Device::cpu());
       emit_kernel(op, attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
@@ -408,66 +399,11 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     plan_->output_slots.push_back(s);
   }
   if (options_.keep_values) keep_node_values();
-  else chain_blocked_layouts();
+  else chain_private_layouts(*plan_);
   plan_memory();
   return std::move(plan_);
 }
 
-// Values passed from one cpu Conv or MaxPool step straight to others stay in the channel-
-// blocked layout the cpu kernels compute in (oneDNN's nChw16c), instead of each Conv reordering
-// its input in and its output back to NCHW and MaxPool reading the plain layout: each such
-// step gets the porta-internal attribute porta_layout ("blocked_src", "blocked_dst" or
-// "blocked"; contract in kernels/cpu/dnn_layout.hpp). The bytes are the same either way (the
-// kernels block only tensors whose channels fill whole blocks), so slots and buffers do not
-// change. A value qualifies when a builtin cpu kernel step produces it as output 0 of a Conv
-// (group 1) or a MaxPool (no Indices output), every step that reads it is such a step reading
-// it as input 0, and it is f32 and no graph output. Only cpu plans, not with keep_values (kept
-// values are read as plain tensors) nor with PORTA_FUSE=0.
-void Compiler::chain_blocked_layouts() {
-  if (options_.device.type != DeviceType::cpu || !fusion_enabled()) return;
-  auto layout_aware = [](const Step& st) {
-    if (st.kind != StepKind::kernel || st.device.type != DeviceType::cpu || !st.kernel ||
-        st.kernel->source != "builtin" || !st.ctx.op || !st.ctx.op->domain.empty())
-      return false;
-    if (st.ctx.op->name == "Conv") return st.ctx.attrs->get_int("group", 1) == 1;
-    if (st.ctx.op->name == "MaxPool") return st.outputs.size() < 2 || st.outputs[1] < 0;
-    return false;
-  };
-  auto& slots = plan_->slots;
-  std::vector<int> producer(slots.size(), -1);
-  std::vector<bool> refused(slots.size(), false);  // read by a step that needs it plain
-  for (size_t i = 0; i < plan_->steps.size(); ++i) {
-    const Step& st = plan_->steps[i];
-    bool aware = layout_aware(st);
-    for (size_t k = 0; k < st.inputs.size(); ++k)
-      if (st.inputs[k] >= 0 && (!aware || k != 0)) refused[st.inputs[k]] = true;
-    if (aware && !st.outputs.empty() && st.outputs[0] >= 0) producer[st.outputs[0]] = static_cast<int>(i);
-  }
-  for (int s : plan_->output_slots) refused[s] = true;
-  for (const Slot& sl : slots)
-    if (sl.alias_of >= 0) refused[sl.alias_of] = true;
-  std::vector<uint8_t> sides(plan_->steps.size(), 0);  // bit 0: src blocked, bit 1: dst blocked
-  for (size_t i = 0; i < plan_->steps.size(); ++i) {
-    const Step& st = plan_->steps[i];
-    int s = st.inputs.empty() ? -1 : st.inputs[0];
-    if (s < 0 || producer[s] < 0 || refused[s] || slots[s].dtype != DType::f32 || slots[s].graph_input >= 0) continue;
-    sides[i] |= 1;  // only layout-aware steps read an unrefused slot
-    sides[producer[s]] |= 2;
-  }
-  static const char* const kLayouts[] = {"", "blocked_src", "blocked_dst", "blocked"};
-  std::map<const Attributes*, Attributes*> writable;  // steps see their attributes as const
-  for (Attributes& a : plan_->attrs) writable[&a] = &a;
-  static const char* const kNotes[] = {"", "input", "output", "input and output"};
-  for (size_t i = 0; i < plan_->steps.size(); ++i) {
-    if (!sides[i]) continue;
-    const Step& st = plan_->steps[i];
-    writable.at(st.ctx.attrs)->set("porta_layout", std::string(kLayouts[sides[i]]));
-    if (st.plan_node >= 0 && st.name == plan_->nodes[st.plan_node].node)  // not a composite's part
-      plan_->nodes[st.plan_node].reason += str("; ", kNotes[sides[i]], " kept channel-blocked where the channels fill blocks");
-  }
-}
-
-// Records where each node output lives; plan_memory keeps those slots out of the pool.
 void Compiler::keep_node_values() {
   for (const Node& n : graph_.nodes)
     for (int v : n.outputs) {

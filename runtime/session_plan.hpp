@@ -69,6 +69,13 @@ std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& opt
                                    const std::vector<Shape>& input_shapes,
                                    const std::vector<Tensor>& input_values);
 
+/// A tensor with the right shape and dtype but a single element of storage (zero strides):
+/// lets `supports` and `layout_ok` functions inspect a call without real data.
+Tensor shape_probe(const Shape& shape, DType dtype);
+/// Keeps values in a private layout between steps whose kernels declare the same one
+/// (KernelDef::private_layout; the contract is in plan_layouts.cpp).
+void chain_private_layouts(Plan& plan);
+
 /// Graph inputs (indices) whose values decide shapes somewhere (a Reshape's shape fed by
 /// the caller, a Range limit...). Plans are specialised on their values.
 std::vector<bool> shape_deciding_inputs(const Graph& graph);

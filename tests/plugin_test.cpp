@@ -126,7 +126,7 @@ TEST(Plugin, GoodPluginRunsInAModelOnEveryDevice) {
 
 TEST(Plugin, OtherAbiVersionIsRefusedNamingBoth) {
   expect_refused([] { load_plugin(plugin("abi99")); },
-                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 1"});
+                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 2"});
   for (auto& p : loaded_plugins()) EXPECT_NE(p.name, "test_abi99");
   porta_status s = porta_load_plugin(plugin("abi99").c_str());
   EXPECT_EQ(s, PORTA_ERROR_ABI_MISMATCH);
@@ -136,7 +136,7 @@ TEST(Plugin, OtherAbiVersionIsRefusedNamingBoth) {
 TEST(Plugin, RedefiningAnOpIsRefusedAndNothingStays) {
   expect_refused([] { load_plugin(plugin("duplicate")); }, {"test_duplicate", "op 'Relu' already exists"});
   EXPECT_EQ(find_op("TestDupHelper"), nullptr);  // registered before the refusal, rolled back
-  for (const KernelDef* k : kernels_for("Relu")) EXPECT_EQ(k->source, "builtin");
+  for (const KernelDef* k : kernels_for("Relu")) EXPECT_NE(k->source, "test_duplicate");
   // porta keeps working.
   Tensor y = call_op("Relu", {Tensor::from_values({-1, 2}, {2}, DType::f32)}).at(0);
   EXPECT_EQ(y.to_doubles(), (std::vector<double>{0, 2}));
@@ -165,7 +165,7 @@ TEST(Plugin, PluginPathFeedsTheCliWhichSaysWhereKernelsCameFrom) {
 
   r = porta_cli("PORTA_PLUGIN_PATH=" + plugin("good"), "ops " + negate_model_file());
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("TestNegate  native  cpu kernel for f32 from test_good"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("TestNegate  native  cpu kernel from test_good for f32"), std::string::npos) << r.output;
 
   r = porta_cli("", "ops " + negate_model_file());  // without the plugin: a clear error
   EXPECT_EQ(r.status, 2) << r.output;

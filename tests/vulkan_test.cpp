@@ -14,6 +14,7 @@
 #include "backends/vulkan/vk_context.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
+#include "runtime/kernel_call.hpp"
 #include "tests/test_util.hpp"
 #include "tests/vulkan_shared_test.hpp"
 
@@ -307,6 +308,9 @@ TEST(Vulkan, EveryF32OpAndTheIntegerOpsAreNative) {
   int checked = 0;
   for (const OpSchema* op : all_ops()) {
     if (resolve(*op, Device::cpu(), DType::f32).path != Path::native) continue;
+    // NonZero's output length follows its input's values, which porta reads on the host before
+    // any kernel runs (a host input): sessions fold it, eager calls run it on the cpu.
+    if (op->name == "NonZero") continue;
     const Resolution& r = resolve(*op, kVk, DType::f32);
     EXPECT_EQ(r.path, Path::native) << op->name << " f32: " << r.reason;
     ++checked;

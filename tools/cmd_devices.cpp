@@ -1,5 +1,6 @@
 // porta devices — one line per device of every built backend; --caps adds each device's
-// capability record, --kernels its kernels.
+// capability record, --kernels its kernels (several for one op are listed in the order the
+// dispatcher tries them).
 #include <iostream>
 
 #include "tools/cli.hpp"
@@ -25,7 +26,9 @@ int cmd_devices(const Args& args) {
       for (const OpSchema* op : all_ops())
         for (const KernelDef* k : kernels_for(op->name))
           if (k->backend == d.type)
-            std::cout << "  " << op->name << " " << dtype_set_names(k->dtypes) << " (" << k->source << ")\n";
+            std::cout << "  " << op->name << " " << dtype_set_names(k->dtypes)
+                      << (k->impl.name.empty() ? "" : str(" '", k->impl.name, "' priority ", k->impl.priority))
+                      << (k->supports ? " (may decline)" : "") << " (" << k->source << ")\n";
     }
   }
   return 0;

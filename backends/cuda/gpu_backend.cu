@@ -158,6 +158,8 @@ class GpuBackend final : public Backend {
     c.dtypes = (1u << kNumDTypes) - 1;
     c.subgroup_size = d.info.warp_size;
     c.timestamps = true;
+    // "auto" prefers a CUDA device, then a HIP one, to any Vulkan device (100 and less).
+    c.preference = DeviceType::PORTA_GPU_BACKEND == DeviceType::cuda ? 300 : 200;
     c.extra.emplace_back("arch", d.arch);
     c.extra.emplace_back("multiprocessors", std::to_string(d.info.multiprocessors));
     return c;

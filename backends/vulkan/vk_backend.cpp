@@ -94,6 +94,9 @@ class VulkanBackend final : public Backend {
                  (c.int64_arithmetic ? dtype_bit(DType::i64) : 0);
     out.subgroup_size = static_cast<int>(c.subgroup_size);
     out.timestamps = c.timestamps;
+    // "auto" takes a real GPU (below CUDA/HIP) but not a CPU implementation (lavapipe), which
+    // is no faster than porta's cpu backend.
+    out.preference = c.type == "cpu" ? 0 : 100;
     auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
     auto& e = out.extra;
     e.emplace_back("vulkan", version_str(c.api_version));

@@ -29,6 +29,10 @@ struct Capabilities {
   DTypeSet dtypes = 0;                 ///< dtypes the device computes with
   int subgroup_size = 1;               ///< warp / wavefront / subgroup width
   bool timestamps = false;             ///< device timers available
+  /// How strongly Device::parse("auto") should pick this device: the available device with
+  /// the highest value wins (ties: first registered kind, lowest index); 0 or less never
+  /// (cpu is what "auto" gives when no device is above 0).
+  int preference = 0;
   std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific facts
 };
 
@@ -67,6 +71,13 @@ class Backend {
   virtual void synchronize(int index) = 0;
   /// Host pointer for a handle when host-addressable (cpu), else nullptr.
   virtual void* host_pointer(void* handle) const { (void)handle; return nullptr; }
+  /// What a C kernel callback of this backend gets from porta_tensor_data for a tensor that
+  /// starts `byte_offset` bytes into the allocation `handle`, or nullptr when the backend's
+  /// kernels reach memory another way (Vulkan: porta_vulkan_dispatch).
+  virtual void* kernel_pointer(void* handle, size_t byte_offset) const {
+    void* p = host_pointer(handle);
+    return p ? static_cast<char*>(p) + byte_offset : nullptr;
+  }
   /// Device timer (optional: nullptr when the device has none).
   virtual std::unique_ptr<Timer> create_timer(int index) { (void)index; return nullptr; }
   /// Called before and after a session runs a sequence of kernels on the device, so a
@@ -75,16 +86,23 @@ class Backend {
   virtual void end_batch(int index) { (void)index; }
 };
 
-/// Registers the backend for its device kind; called once per backend at library load.
-void register_backend(std::unique_ptr<Backend> backend);
-/// The backend for a kind, or nullptr when it was not built.
+/// Registers the backend for its device kind (in-tree: at library load, with
+/// PORTA_REGISTER_BACKEND; a plugin's: through porta_register_backend). A kind has at most one
+/// backend: a second one is refused with InvalidArgument naming the kind. `source` names who
+/// registered it ("porta" for in-tree backends, else the plugin's name). A backend is never
+/// unregistered once accepted: memory it handed out stays freeable until the process exits.
+void register_backend(std::unique_ptr<Backend> backend, std::string source = "porta");
+/// The backend for a kind, or nullptr when none is registered (not built, or its plugin not
+/// loaded).
 Backend* find_backend(DeviceType type);
+/// Who registered the backend of `type` ("porta" or a plugin's name; "" when none).
+std::string backend_source(DeviceType type);
 /// The backend for a device; throws BackendUnavailable (with the reason) when the device is
 /// not built or not usable.
 Backend& backend_for(Device device);
 /// Every device of every built backend, available or not.
 std::vector<Device> all_devices();
-/// Device kinds that were compiled in.
+/// Device kinds that have a backend (compiled in or from a plugin), in id order.
 std::vector<DeviceType> built_backends();
 
 }  // namespace porta

@@ -12,6 +12,8 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
   /// Short name of the error kind ("ShapeError", ...), for CLIs and the C ABI.
   virtual const char* kind() const noexcept { return "Error"; }
+  /// Throws an error of the same kind with another message (adding context on the way up).
+  [[noreturn]] virtual void rethrow_with(const std::string& message) const { throw Error(message); }
 };
 
 #define PORTA_DEFINE_ERROR(Name)                                            \
@@ -19,6 +21,9 @@ class Error : public std::runtime_error {
    public:                                                                  \
     explicit Name(const std::string& message) : Error(message) {}          \
     const char* kind() const noexcept override { return #Name; }           \
+    [[noreturn]] void rethrow_with(const std::string& message) const override { \
+      throw Name(message);                                                  \
+    }                                                                       \
   };
 
 /// The model file is malformed, truncated, or refers to things that do not exist.

@@ -64,8 +64,13 @@ struct KernelContext {
   /// (reference only) dtype each input had before it was converted to f64, so references of
   /// dtype-sensitive ops (integer Div, wrap-around of narrow integers) can follow it.
   std::vector<DType> source_dtypes;
+  /// Bit i set: input i is a session constant (a weight: its storage and contents never change
+  /// while the session lives), so a kernel may cache data derived from it (reordered weights)
+  /// keyed on its storage. 0 for eager calls.
+  uint64_t constant_inputs = 0;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
+  bool is_constant_input(size_t i) const { return i < 64 && ((constant_inputs >> i) & 1); }
   Tensor& out(size_t i) { return outputs.at(i); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
 };
@@ -73,14 +78,34 @@ using KernelFn = std::function<void(KernelContext&)>;
 /// Returns "" to accept the call, or the reason it declines (shapes, limits, attributes).
 using SupportsFn = std::function<std::string(const KernelContext&)>;
 
+/// One implementation among several of an op on a backend (as oneDNN keeps an ordered list
+/// per primitive): the dispatcher tries them in descending priority, skipping those whose
+/// `supports` declines the call, and `porta ops` names the one chosen and why the ones before
+/// it declined. Kernels of one (op, backend) whose dtypes overlap must differ in priority.
+struct KernelImpl {
+  std::string name;   ///< "onednn", "rows", "cudnn"...; "" for the only kernel of its op
+  int priority = 0;   ///< higher is tried first
+};
+
 struct KernelDef {
   std::string op;             ///< op name
   DeviceType backend = DeviceType::cpu;
+  KernelImpl impl;            ///< name and place among the backend's kernels for the op
   DTypeSet dtypes = 0;        ///< accepted dtypes of the op's dispatch input
   KernelFn fn;
   SupportsFn supports;        ///< optional
   bool strided_inputs = false;  ///< kernel handles non-contiguous inputs itself
   std::string source = "builtin";  ///< "builtin" or the plugin's name
+  /// Activations (op names, e.g. "Relu") the kernel applies to its output when the call
+  /// carries the attribute `porta_activation` naming one. A session folds an activation into
+  /// its producer only when every kernel that may run the producer declares it.
+  std::vector<std::string> fused_activations;
+  /// A backend-private layout ("" for none) in which the kernel can read input 0 and write
+  /// output 0 when `layout_ok(call)` holds. A session keeps a value in it when its producer and
+  /// every reader are such kernels with the same layout on one device, and tells each step
+  /// through the attribute `porta_layout`: "blocked_src", "blocked_dst" or "blocked" (both).
+  std::string private_layout;
+  std::function<bool(const KernelContext&)> layout_ok;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -173,12 +198,21 @@ struct OpSchema {
 /// Registers an op; throws InvalidArgument if the name exists (in any domain).
 void register_op(OpSchema schema);
 /// Registers a kernel; checked against its op's schema when the registry is first used.
+/// Throws InvalidArgument when a kernel of the same (op, backend) with overlapping dtypes and
+/// the same priority exists (their order would be arbitrary).
 void register_kernel(KernelDef kernel);
+/// register_kernel for PORTA_REGISTER_KERNEL (and for a KernelDef built whole); returns true.
+bool register_kernel_at_load(KernelDef kernel);
+bool register_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn,
+                             SupportsFn supports = nullptr, KernelImpl impl = {});
+/// "cpu kernel", "cpu kernel 'onednn'", "cpu kernel from my_plugin": how messages name one.
+std::string kernel_label(const KernelDef& kernel);
 /// nullptr when unknown.
 const OpSchema* find_op(std::string_view name);
 const OpSchema* find_op(std::string_view domain, std::string_view name);
 std::vector<const OpSchema*> all_ops();
-/// Kernels registered for an op (after PORTA_DISABLE_KERNELS is applied).
+/// Kernels registered for an op (after PORTA_DISABLE_KERNELS is applied), per backend in the
+/// order the dispatcher tries them.
 std::vector<const KernelDef*> kernels_for(std::string_view op);
 
 // Dtype sets for kernel registration.
@@ -211,31 +245,14 @@ inline constexpr DTypeSet kAllTypes = kNumeric | kBool;
   }                                                                                  \
   static ::porta::OpSchema porta_op_schema_##Name()
 
-/// Registers a kernel: PORTA_REGISTER_KERNEL(Relu, cpu, kF32 | kF64, relu_cpu)
-#define PORTA_REGISTER_KERNEL(Op, Backend, DTypes, Fn)                                  \
-  namespace {                                                                        \
-  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) = [] {  \
-    ::porta::KernelDef k;                                                            \
-    k.op = #Op;                                                                      \
-    k.backend = ::porta::DeviceType::Backend;                                        \
-    k.dtypes = (DTypes);                                                             \
-    k.fn = (Fn);                                                                     \
-    ::porta::register_kernel(std::move(k));                                          \
-    return true;                                                                     \
-  }();                                                                               \
-  }
-
-/// Same, with a `supports` function that may decline calls.
-#define PORTA_REGISTER_KERNEL_IF(Op, Backend, DTypes, Fn, SupportsFn)                   \
-  namespace {                                                                        \
-  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) = [] {  \
-    ::porta::KernelDef k;                                                            \
-    k.op = #Op;                                                                      \
-    k.backend = ::porta::DeviceType::Backend;                                        \
-    k.dtypes = (DTypes);                                                             \
-    k.fn = (Fn);                                                                     \
-    k.supports = (SupportsFn);                                                       \
-    ::porta::register_kernel(std::move(k));                                          \
-    return true;                                                                     \
-  }();                                                                               \
+/// Registers a kernel at library load:
+///   PORTA_REGISTER_KERNEL(Relu, cpu, kF32 | kF64, relu_cpu)
+///   PORTA_REGISTER_KERNEL(Softmax, cpu, kF32, softmax_rows, rows_supports)   // may decline
+///   PORTA_REGISTER_KERNEL(Conv, cpu, kF32, conv_winograd, winograd_supports,
+///                         (::porta::KernelImpl{"winograd", 10}))             // one of several
+/// No lambda: hipcc gives lambdas in namespace-scope initializers of one file one mangled name.
+#define PORTA_REGISTER_KERNEL(Op, Backend, DTypes, ...)                                     \
+  namespace {                                                                             \
+  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) =           \
+      ::porta::register_kernel_at_load(#Op, ::porta::DeviceType::Backend, (DTypes), __VA_ARGS__); \
   }

@@ -15,7 +15,19 @@
  * porta carries on without the plugin. Kernels it registers report the plugin's name as their
  * source (`porta devices --kernels`, `porta ops`).
  *
+ * A plugin may also bring a whole device kind: register_backend with a porta_backend_def
+ * (below) adds a kind of that name (a new id), and porta reaches the plugin's memory only
+ * through the def's functions. Kernels for the new kind register as usual, naming the kind
+ * in porta_kernel_def.backend_name; ops without such a kernel run as their composite on the
+ * new device, or on the cpu with copies.
+ *
+ * Lifetime: an accepted plugin is never unloaded (dlclose is never called on it), so its
+ * kernels, its backend and the memory its devices handed out stay valid until the process
+ * exits; porta may free such memory during exit. A refused plugin is closed before any of
+ * its registrations became visible, so no porta object refers to it.
+ *
  * The first two fields of porta_plugin_api and porta_plugin_info never move, in any version.
+ * Fields are appended at the end of porta_plugin_api, with a new PORTA_ABI_VERSION.
  */
 #ifndef PORTA_PLUGIN_H
 #define PORTA_PLUGIN_H
@@ -36,6 +48,57 @@ typedef struct porta_plugin_info {
   uint32_t abi_version;  /**< PORTA_ABI_VERSION the plugin was built with */
   const char* name;      /**< short name, e.g. "example_swish"; must stay valid (static) */
 } porta_plugin_info;
+
+/* ---- backends from a plugin -------------------------------------------------------------- */
+
+/** What a device of a plugin backend can do (porta_backend_def.capabilities fills it). Strings
+ *  are copied by porta before the call returns. */
+typedef struct porta_backend_caps {
+  size_t struct_size;         /**< set by porta: sizeof(porta_backend_caps) */
+  const char* name;           /**< human-readable device name */
+  const char* type;           /**< "cpu", "discrete", "integrated", "accelerator", ... */
+  uint64_t total_memory;      /**< bytes; 0 = unknown */
+  uint64_t max_buffer_bytes;  /**< largest single allocation a kernel may use; 0 = no limit */
+  uint32_t dtypes;            /**< PORTA_DTYPE_BIT set the device computes with */
+  int32_t subgroup_size;      /**< 1 when the notion does not apply */
+  int32_t preference;         /**< how strongly "auto" picks it: highest wins, <= 0 never */
+} porta_backend_caps;
+
+/** A device backend implemented by a plugin: every device of kind `name` is served by these
+ *  functions. `index` is the device index (0 .. device_count-1). Handles are the plugin's own:
+ *  porta stores and passes them back, never dereferences them. Functions returning a status
+ *  report failures with porta_set_error + a non-OK status (allocate: PORTA_ERROR_OUT_OF_MEMORY
+ *  when the memory is not there); porta raises them as its own errors. All are required. */
+typedef struct porta_backend_def {
+  size_t struct_size;          /**< sizeof(porta_backend_def) */
+  const char* name;            /**< the device kind: lower-case letters, digits, '_'; not a built-in kind */
+  void* user_data;             /**< passed to every function */
+  int32_t pointer_handles;     /**< nonzero: handles are addresses to which byte offsets add, and
+                                    porta_tensor_data returns handle + offset on this kind */
+  int32_t (*device_count)(void* user_data);
+  /** *available = 1 with the device's name in `detail`, or 0 with the reason (NUL-terminated,
+   *  at most `capacity` bytes). */
+  porta_status (*availability)(void* user_data, int32_t index, int* available, char* detail,
+                               size_t capacity);
+  porta_status (*capabilities)(void* user_data, int32_t index, porta_backend_caps* caps);
+  /** `bytes` may be 0; the handle may then be anything deallocate accepts. */
+  porta_status (*allocate)(void* user_data, int32_t index, size_t bytes, void** handle);
+  void (*deallocate)(void* user_data, int32_t index, void* handle, size_t bytes);
+  porta_status (*copy_from_host)(void* user_data, int32_t index, void* dst, size_t dst_offset,
+                                 const void* src, size_t bytes);
+  porta_status (*copy_to_host)(void* user_data, int32_t index, void* dst, const void* src,
+                               size_t src_offset, size_t bytes);
+  porta_status (*copy_on_device)(void* user_data, int32_t index, void* dst, size_t dst_offset,
+                                 const void* src, size_t src_offset, size_t bytes);
+  /** Waits for all queued work of the device. */
+  porta_status (*synchronize)(void* user_data, int32_t index);
+} porta_backend_def;
+
+/** Registers a backend (from a plugin's init: staged with the plugin's other registrations).
+ *  Refused with PORTA_ERROR_ALREADY_EXISTS when the kind already has a backend (a built-in
+ *  kind, or another plugin's), PORTA_ERROR_INVALID_ARGUMENT for a bad name or a missing
+ *  function. */
+PORTA_API porta_status porta_register_backend(const porta_backend_def* backend);
 
 /** The functions a plugin may call, by pointer (same contracts as in porta.h). */
 typedef struct porta_plugin_api {
@@ -88,6 +151,11 @@ typedef struct porta_plugin_api {
 
   porta_status (*vulkan_register_shader)(const char* name, const void* spirv, size_t bytes);
   porta_status (*vulkan_dispatch)(porta_kernel_context* ctx, const porta_vulkan_dispatch_desc* desc);
+
+  /* Since ABI version 2. */
+  porta_status (*register_backend)(const porta_backend_def* backend);
+  porta_status (*device_type_find)(const char* name, int32_t* type);
+  porta_status (*tensor_device_handle)(porta_tensor tensor, void** handle, size_t* byte_offset);
 } porta_plugin_api;
 
 typedef porta_status (*porta_plugin_init_fn)(const porta_plugin_api* api, porta_plugin_info* info);

@@ -11,9 +11,11 @@ struct PluginInfo {
   std::string path;                  ///< canonical path of the shared library
   std::vector<std::string> ops;      ///< ops it added
   std::vector<std::string> kernels;  ///< kernels it added, as "backend:Op"
+  std::vector<std::string> backends; ///< device kinds it added a backend for ("hostsim")
 };
 
-/// Loads a plugin now and returns its name; loading the same file again does nothing.
+/// Loads a plugin now and returns its name; loading the same file again does nothing. A
+/// plugin, once accepted, is never unloaded (its backends may hold memory until exit).
 /// Throws (InvalidArgument, Unsupported, or an Error with the ABI versions) when the file is
 /// not a porta plugin, was built for another ABI version, or registers an op that exists or a
 /// kernel that disagrees with its op; nothing of a refused plugin stays registered.

@@ -31,7 +31,7 @@
 
 #ifndef PORTA_ABI_VERSION
 /** The ABI version these declarations describe. */
-#define PORTA_ABI_VERSION 1u
+#define PORTA_ABI_VERSION 2u
 #endif
 
 #ifdef __cplusplus
@@ -79,20 +79,28 @@ typedef enum porta_dtype {
 /** Bit of a dtype in a dtype set (porta_kernel_def.dtypes). */
 #define PORTA_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
 
+/** The built-in device kinds. The set is open: a backend registered at run time (a plugin's,
+ *  see porta/plugin.h) adds a kind with the next id, found by name with porta_device_type_find. */
 typedef enum porta_device_type {
   PORTA_DEVICE_CPU = 0, PORTA_DEVICE_CUDA = 1, PORTA_DEVICE_HIP = 2, PORTA_DEVICE_VULKAN = 3
 } porta_device_type;
 
 /** A device by value: a kind and an index. */
 typedef struct porta_device {
-  int32_t type;  /**< porta_device_type */
+  int32_t type;  /**< a device kind id: porta_device_type or one from porta_device_type_find */
   int32_t index;
 } porta_device;
+
+/** The id of the device kind named `name` ("cpu", "vulkan", a plugin's "hostsim"); unknown
+ *  names are PORTA_ERROR_INVALID_ARGUMENT with the known kinds in the message. */
+PORTA_API porta_status porta_device_type_find(const char* name, int32_t* type);
+/** The name of a device kind id; the string stays valid for the life of the process. */
+PORTA_API porta_status porta_device_type_name(int32_t type, const char** name);
 
 /** Every device of every built backend, available or not. `devices` may be NULL to ask for
  *  the count only; otherwise `capacity` must be at least the count. */
 PORTA_API porta_status porta_device_list(porta_device* devices, size_t capacity, size_t* count);
-/** Parses "cpu", "vulkan:0", "cuda:1", "auto". */
+/** Parses "cpu", "vulkan:0", "cuda:1", "<registered kind>:N", "auto". */
 PORTA_API porta_status porta_device_parse(const char* text, porta_device* device);
 /** Whether a device is usable; `detail` (optional, NUL-terminated, truncated to capacity)
  *  receives its name or the reason it is not. */
@@ -122,9 +130,14 @@ PORTA_API porta_status porta_tensor_shape(porta_tensor tensor, int64_t* dims, si
 PORTA_API porta_status porta_tensor_dtype(porta_tensor tensor, porta_dtype* dtype);
 PORTA_API porta_status porta_tensor_device(porta_tensor tensor, porta_device* device);
 PORTA_API porta_status porta_tensor_nbytes(porta_tensor tensor, size_t* bytes);
-/** Host pointer to the first element; only for cpu tensors (else PORTA_ERROR_DEVICE_MISMATCH).
- *  Inside a kernel callback this is how a cpu kernel reaches its data. */
+/** Pointer to the first element for a kernel of the tensor's backend: the host pointer on cpu;
+ *  on a plugin backend whose handles are pointers (porta_backend_def.pointer_handles), its
+ *  handle plus the tensor's byte offset. Other devices: PORTA_ERROR_DEVICE_MISMATCH. Inside a
+ *  kernel callback this is how a cpu or plugin kernel reaches its data. */
 PORTA_API porta_status porta_tensor_data(porta_tensor tensor, void** data);
+/** The backend's own handle of the tensor's allocation (what its allocate returned; the host
+ *  pointer on cpu) and the byte offset of the tensor's first element in it. Any device. */
+PORTA_API porta_status porta_tensor_device_handle(porta_tensor tensor, void** handle, size_t* byte_offset);
 /** Frees the handle (the data goes when nothing else refers to it). NULL is accepted. */
 PORTA_API porta_status porta_tensor_free(porta_tensor tensor);
 
@@ -236,7 +249,9 @@ typedef struct porta_op_schema {
 
 /** A kernel: `fn` runs `op` on `backend` for dispatch dtypes in `dtypes` (PORTA_DTYPE_BIT set).
  *  `num_inputs`/`num_outputs` state the call signature the kernel was written for; they must
- *  fit the op's schema. */
+ *  fit the op's schema. `backend_name`, when not NULL, names the device kind instead of
+ *  `backend` (any kind registered so far, e.g. the one the same plugin registered with
+ *  register_backend); an unknown name is PORTA_ERROR_INVALID_ARGUMENT. */
 typedef struct porta_kernel_def {
   size_t struct_size;          /**< sizeof(porta_kernel_def) */
   const char* op;
@@ -246,6 +261,7 @@ typedef struct porta_kernel_def {
   int32_t num_outputs;
   porta_kernel_fn fn;
   void* user_data;
+  const char* backend_name;    /**< NULL: `backend` says the kind */
 } porta_kernel_def;
 
 /** Registers an op (refused when an op of that name exists) / a kernel (refused when the op

@@ -4,16 +4,13 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "ops/shape_util.hpp"
 
 namespace porta::cpu {
 
 static void shape_cpu(KernelContext& ctx) {
-  const Shape& dims = ctx.in(0).shape();
-  int64_t rank = static_cast<int64_t>(dims.size());
-  auto fix = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  int64_t start = fix(ctx.attrs->get_int("start"));
-  int64_t* y = ctx.out(0).data<int64_t>();
-  for (int64_t i = 0; i < ctx.out(0).numel(); ++i) y[i] = dims[start + i];
+  std::vector<int64_t> dims = opdef::shape_dims(ctx.in(0).shape(), *ctx.attrs);
+  std::copy(dims.begin(), dims.end(), ctx.out(0).data<int64_t>());
 }
 
 // The inferred output has the attribute's shape and dtype, so the bytes copy over as they are.

@@ -5,7 +5,7 @@
 //         is reordered in and a plain output reordered back per call (inside a session's
 //         Conv/MaxPool chain they arrive and leave blocked: see ActivationLayout). Weights that are session
 //         constants are reordered once and cached (keyed on their storage, which a session
-//         never changes; see constant_inputs()); other weights are reordered per call.
+//         never changes; KernelContext::constant_inputs); other weights are reordered per call.
 //   plain — activations and weights stay in NC[D]HW / OI[D]HW; the primitive (gemm-based)
 //         works on them directly.
 // Measured single-threaded on cnn's convs (3->16 @64x64, 16->32 @32x32, 32->64 @16x16, 3x3):
@@ -19,7 +19,6 @@
 
 #include "kernels/cpu/dnn_layout.hpp"
 #include "ops/window.hpp"
-#include "runtime/eager.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -153,7 +152,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   reorder_into(dst, stored_dst);
 }
 
-bool weights_constant(const KernelContext&) { return (detail::constant_inputs() >> 1) & 1; }
+bool weights_constant(const KernelContext& ctx) { return ctx.is_constant_input(1); }
 
 void conv_cpu(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
@@ -226,7 +225,23 @@ void conv_transpose_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Conv, cpu, kF32, conv_cpu)
+// Conv declares the fused Relu (a oneDNN post-op) and oneDNN's channel-blocked activation
+// layout (kernels/cpu/dnn_layout.hpp), for calls without groups.
+namespace {
+const bool conv_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "Conv";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32;
+  k.fn = conv_cpu;
+  k.fused_activations = {"Relu"};
+  k.private_layout = kOneDnnBlocked;
+  k.layout_ok = [](const KernelContext& call) {
+    return call.attrs->get_int("group", 1) == 1 && call.in(0).dtype() == DType::f32;
+  };
+  return k;
+}());
+}  // namespace
 PORTA_REGISTER_KERNEL(ConvTranspose, cpu, kF32, conv_transpose_cpu)
 
 }  // namespace porta::cpu

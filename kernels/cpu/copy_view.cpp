@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
+#include "ops/broadcast_util.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 
@@ -18,21 +19,8 @@ struct Geometry {
 
 // Drops size-1 dims and merges neighbours that are contiguous in both tensors.
 Geometry coalesce(const Tensor& s, const Tensor& d) {
-  Geometry g;
-  for (int i = 0; i < s.rank(); ++i) {
-    if (s.shape()[i] == 1) continue;
-    int64_t n = s.shape()[i], ss = s.strides()[i], ds = d.strides()[i];
-    if (!g.shape.empty() && g.src.back() == ss * n && g.dst.back() == ds * n) {
-      g.shape.back() *= n;
-      g.src.back() = ss;
-      g.dst.back() = ds;
-    } else {
-      g.shape.push_back(n);
-      g.src.push_back(ss);
-      g.dst.push_back(ds);
-    }
-  }
-  return g;
+  opdef::MergedDims m = opdef::merge_dims(s.shape(), {s.strides(), d.strides()});
+  return {std::move(m.sizes), std::move(m.strides[0]), std::move(m.strides[1])};
 }
 
 // Offsets of outer index `r` over dims `dims` (row-major over those dims).

@@ -1,14 +1,12 @@
 // porta cpu kernels — broadcast indexing helpers.
 #include "kernels/cpu/cpu_common.hpp"
 
+#include "ops/broadcast_util.hpp"
+
 namespace porta::cpu {
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape) {
-  std::vector<int64_t> s(out_shape.size(), 0);
-  size_t lead = out_shape.size() - t.shape().size();
-  for (size_t i = 0; i < t.shape().size(); ++i)
-    s[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
-  return s;
+  return opdef::broadcast_strides(t.shape(), t.strides(), out_shape);
 }
 
 BroadcastIter::BroadcastIter(const Shape& out, const std::vector<const Tensor*>& inputs) : shape(out) {

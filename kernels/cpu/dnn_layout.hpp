@@ -16,9 +16,12 @@ inline dnnl::memory::format_tag channel_blocked_tag(const Shape& s) {
   return s.size() == 3 ? tag::nCw8c : s.size() == 4 ? tag::nChw8c : tag::nCdhw8c;
 }
 
-/// How a Conv or MaxPool step stores its activations: the porta-internal attribute
-/// `porta_layout` that the session compiler sets on cpu plans only (runtime/session_compile.cpp,
-/// chain_blocked_layouts) — "" (both plain), "blocked_src", "blocked_dst" or "blocked" (both).
+/// The private layout the cpu Conv and MaxPool kernels declare (KernelDef::private_layout).
+inline constexpr const char* kOneDnnBlocked = "onednn-channel-blocked";
+
+/// How a Conv or MaxPool step stores its activations: the attribute `porta_layout` that the
+/// session compiler sets between kernels declaring kOneDnnBlocked (runtime/session_compile.cpp,
+/// chain_private_layouts) — "" (both plain), "blocked_src", "blocked_dst" or "blocked" (both).
 /// A blocked side holds the tensor's logical NC[D]HW contents in channel_blocked_tag's layout
 /// when that tag applies to its shape, and plain otherwise; producer and consumer of a value
 /// apply the same rule to the same shape, so they agree without telling each other the block.
@@ -69,7 +72,7 @@ inline void reorder_into(const dnnl::memory& from, const dnnl::memory& to) {
 
 /// Weights `w` (described by `plain` over its data) in the layout `want` a primitive asked
 /// for. When `constant` (a session constant: its storage never changes while the session
-/// lives, see detail::constant_inputs) the reordered copy is made once and cached, keyed on the
+/// lives, KernelContext::constant_inputs) the reordered copy is made once and cached, keyed on the
 /// storage; otherwise it is reordered per call. `plain` itself when it already matches.
 dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant);
 

@@ -1,7 +1,8 @@
 // Expand and Tile on cpu: both are strided views of the input (stride 0 along repeated
-// axes) copied into the output.
+// axes; Tile's from ops/view_util.hpp) copied into the output.
 #include "kernels/cpu/copy_view.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "ops/view_util.hpp"
 
 namespace porta::cpu {
 
@@ -10,24 +11,13 @@ static void expand_cpu(KernelContext& ctx) {
   if (y.numel() > 0) copy_strided(ctx.in(0).expand(y.shape()), y);
 }
 
-// Output axis i of size r*d is viewed as two axes (r, d); the input is read with stride 0
-// along r and its own stride along d.
 static void tile_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  Shape split;
-  std::vector<int64_t> src_strides;
-  for (int i = 0; i < x.rank(); ++i) {
-    int64_t d = x.shape()[i];
-    split.push_back(y.shape()[i] / d);
-    split.push_back(d);
-    src_strides.push_back(0);
-    src_strides.push_back(x.strides()[i]);
-  }
-  Tensor src = x.as_strided(split, src_strides, x.offset());
-  Tensor dst = y.as_strided(split, contiguous_strides(split), y.offset());
-  copy_strided(src, dst);
+  opdef::TileViews t = opdef::tile_views(opdef::view_of(x), opdef::view_of(y));
+  copy_strided(x.as_strided(t.src.shape, t.src.strides, t.src.offset),
+               y.as_strided(t.dst.shape, t.dst.strides, t.dst.offset));
 }
 
 PORTA_REGISTER_KERNEL(Expand, cpu, kAllTypes, expand_cpu)

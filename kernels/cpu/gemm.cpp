@@ -9,7 +9,6 @@
 
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/target_clones.hpp"
-#include "runtime/eager.hpp"
 
 // Vec16 below is a 64-byte vector; its helpers are inlined into every clone of
 // small_gemm_rows, so GCC's note that passing one out of line on a target without AVX-512
@@ -80,7 +79,7 @@ using GemmPrimitive = MaybePrimitive<dnnl::matmul>;
 
 void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   DType t = ctx.out(0).dtype();
-  const bool b_constant = (detail::constant_inputs() >> 1) & 1;
+  const bool b_constant = ctx.is_constant_input(1);
   auto b_plain = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
   auto p = cached<GemmPrimitive>(
       dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias, g.c_dims,
@@ -208,7 +207,7 @@ void gemm_small(KernelContext& ctx, const GemmCall& g) {
   dnnl::memory transposed;
   if (g.tb) {  // B is n x k: a k x n copy
     auto have = wrap_ptr(strided_desc({g.k, g.n}, {1, g.k}, DType::f32), b.raw_data());
-    transposed = weights_for(b, have, plain_desc({g.k, g.n}, DType::f32), (detail::constant_inputs() >> 1) & 1);
+    transposed = weights_for(b, have, plain_desc({g.k, g.n}, DType::f32), ctx.is_constant_input(1));
     bk = static_cast<const float*>(transposed.get_data_handle());
   }
   const float* c = g.has_c ? ctx.in(2).data<float>() : nullptr;

@@ -159,7 +159,22 @@ void average_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, false); }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(MaxPool, cpu, kF32 | kF64 | kI8 | kU8, max_pool_cpu)
+// MaxPool reads and writes oneDNN's channel-blocked layout (kernels/cpu/dnn_layout.hpp) for f32
+// calls without the Indices output.
+namespace {
+const bool max_pool_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "MaxPool";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32 | kF64 | kI8 | kU8;
+  k.fn = max_pool_cpu;
+  k.private_layout = kOneDnnBlocked;
+  k.layout_ok = [](const KernelContext& call) {
+    return call.in(0).dtype() == DType::f32 && (call.outputs.size() < 2 || !call.outputs[1].defined());
+  };
+  return k;
+}());
+}  // namespace
 PORTA_REGISTER_KERNEL(AveragePool, cpu, kF32 | kF64, average_pool_cpu)
 
 }  // namespace porta::cpu

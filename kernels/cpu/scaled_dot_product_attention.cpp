@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
+#include "ops/attention_util.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 
@@ -45,11 +46,7 @@ void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const floa
 }
 
 std::string sdpa_supports(const KernelContext& ctx) {
-  int64_t d = ctx.in(0).shape()[3], dv = ctx.in(2).shape()[3];
-  if (d > kMaxHeadDim || dv > kMaxHeadDim)
-    return str("head sizes D = ", d, ", Dv = ", dv, " exceed ", kMaxHeadDim,
-               " (the fused kernel keeps a query block's accumulators in cache)");
-  return "";
+  return opdef::attention_heads_fit(ctx, kMaxHeadDim, "the fused kernel keeps a query block's accumulators in cache");
 }
 
 struct Problem {
@@ -127,7 +124,7 @@ void sdpa_cpu(KernelContext& ctx) {
   p.v = ctx.in(2).data<float>();
   if (ctx.has_input(3)) {
     p.mask = ctx.in(3).data<float>();
-    p.mask_strides = broadcast_strides(ctx.in(3), {p.B, p.H, p.Sq, p.Skv});
+    p.mask_strides = opdef::attention_mask_strides(ctx);
   }
   int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
@@ -150,6 +147,6 @@ void sdpa_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(ScaledDotProductAttention, cpu, kF32, sdpa_cpu, sdpa_supports)
+PORTA_REGISTER_KERNEL(ScaledDotProductAttention, cpu, kF32, sdpa_cpu, sdpa_supports)
 
 }  // namespace porta::cpu

@@ -1,25 +1,19 @@
-// Softmax / LogSoftmax on cpu. f32 along the last axis (the common case: attention, classifier
-// heads): porta's own row loop. Other f32 axes and bf16: oneDNN's softmax_v2 (softmax_accurate
-// / softmax_log). f64: a three-pass scalar loop (max, sum of exp, normalize).
+// Softmax / LogSoftmax on cpu, three implementations tried in order:
+// - "rows" (f32, softmax along the last axis, the common case: attention, classifier heads):
+//   porta's own row loop;
+// - "onednn" (f32 along other axes, bf16): oneDNN's softmax_v2 (softmax_accurate / softmax_log);
+// - f64: a three-pass scalar loop (max, sum of exp, normalize).
 #include <cmath>
 #include <vector>
 
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_util.hpp"
-#include "ops/common.hpp"
+#include "ops/order_util.hpp"
 
 namespace porta::cpu {
 namespace {
 
 using SoftmaxPrimitive = MaybePrimitive<dnnl::softmax_v2_forward>;
-
-// The tensor seen as outer x len x inner with the softmax along the middle axis.
-Shape softmax_view(const Tensor& x, int64_t axis) {
-  int64_t len = x.rank() == 0 ? 1 : x.shape()[axis], outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
-  for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
-  return {outer, len, inner};
-}
 
 void softmax_loop(const double* x, double* y, const Shape& v, bool log) {
   int64_t len = v[1], inner = v[2];
@@ -67,15 +61,32 @@ void softmax_rows_f32(const float* x, float* y, int64_t rows, int64_t len, bool 
   });
 }
 
-void softmax_cpu(KernelContext& ctx, bool log) {
+// The view outer x len x inner of input 0 with the softmax along the middle axis.
+Shape softmax_view(const KernelContext& ctx) {
+  const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+  return {g.outer, g.n, g.inner};
+}
+
+void softmax_rows(KernelContext& ctx, bool log) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (x.numel() == 0) return;
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), ctx.op->name);
-  Shape v = softmax_view(x, axis);
-  if (x.dtype() == DType::f64) return softmax_loop(x.data<double>(), y.data<double>(), v, log);
-  if (x.dtype() == DType::f32 && v[2] == 1 && x.is_contiguous() && y.is_contiguous())
-    return softmax_rows_f32(x.data<float>(), y.data<float>(), v[0], v[1], log);
+  const Shape v = softmax_view(ctx);
+  softmax_rows_f32(x.data<float>(), y.data<float>(), v[0], v[1], log);
+}
+
+std::string rows_supports(const KernelContext& ctx) {
+  const Shape v = softmax_view(ctx);
+  if (v[2] != 1)
+    return str("the axis is not the innermost one (", v[2], " elements after it): the row loop reads rows");
+  return "";
+}
+
+void softmax_onednn(KernelContext& ctx, bool log) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (x.numel() == 0) return;
+  const Shape v = softmax_view(ctx);
   auto p = cached<SoftmaxPrimitive>(dnn_key(log ? "logsoftmax" : "softmax", x.dtype(), v), [&] {
     auto r = std::make_shared<SoftmaxPrimitive>();
     try {
@@ -98,12 +109,25 @@ void softmax_cpu(KernelContext& ctx, bool log) {
                     {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
 }
 
-void softmax_kernel(KernelContext& ctx) { softmax_cpu(ctx, false); }
-void log_softmax_kernel(KernelContext& ctx) { softmax_cpu(ctx, true); }
+void softmax_f64(KernelContext& ctx, bool log) {
+  if (ctx.in(0).numel() == 0) return;
+  softmax_loop(ctx.in(0).data<double>(), ctx.out(0).data<double>(), softmax_view(ctx), log);
+}
+
+void softmax_rows_kernel(KernelContext& ctx) { softmax_rows(ctx, false); }
+void log_softmax_rows_kernel(KernelContext& ctx) { softmax_rows(ctx, true); }
+void softmax_onednn_kernel(KernelContext& ctx) { softmax_onednn(ctx, false); }
+void log_softmax_onednn_kernel(KernelContext& ctx) { softmax_onednn(ctx, true); }
+void softmax_f64_kernel(KernelContext& ctx) { softmax_f64(ctx, false); }
+void log_softmax_f64_kernel(KernelContext& ctx) { softmax_f64(ctx, true); }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Softmax, cpu, kF32 | kF64 | kBF16, softmax_kernel)
-PORTA_REGISTER_KERNEL(LogSoftmax, cpu, kF32 | kF64 | kBF16, log_softmax_kernel)
+PORTA_REGISTER_KERNEL(Softmax, cpu, kF32, softmax_rows_kernel, rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(Softmax, cpu, kF32 | kBF16, softmax_onednn_kernel, nullptr, (KernelImpl{"onednn", 0}))
+PORTA_REGISTER_KERNEL(Softmax, cpu, kF64, softmax_f64_kernel)
+PORTA_REGISTER_KERNEL(LogSoftmax, cpu, kF32, log_softmax_rows_kernel, rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(LogSoftmax, cpu, kF32 | kBF16, log_softmax_onednn_kernel, nullptr, (KernelImpl{"onednn", 0}))
+PORTA_REGISTER_KERNEL(LogSoftmax, cpu, kF64, log_softmax_f64_kernel)
 
 }  // namespace porta::cpu

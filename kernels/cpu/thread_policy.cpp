@@ -11,7 +11,7 @@
 
 #include "porta/error.hpp"
 #include "porta/util.hpp"
-#include "runtime/eager.hpp"
+#include "runtime/kernel_call.hpp"
 
 namespace porta::cpu {
 namespace {

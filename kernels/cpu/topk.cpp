@@ -37,10 +37,8 @@ void topk_typed(const S* x, S* values, int64_t* indices, int64_t outer, int64_t 
 void topk_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor &values = ctx.out(0), &indices = ctx.out(1);
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
+  const auto [axis, outer, n, inner, k] = opdef::topk_rows(ctx);
   bool largest = ctx.attrs->get_int("largest") != 0;
-  auto [outer, n, inner] = opdef::split_at_axis(x.shape(), axis);
-  int64_t k = values.shape()[axis];
   if (values.numel() == 0) return;
   visit_dtype(x.dtype(), [&](auto tag) {
     using S = decltype(tag);

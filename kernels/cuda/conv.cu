@@ -1,6 +1,7 @@
-// porta gpu kernels — Conv (1-D to 3-D, groups, dilations, pads, strides, bias): cuDNN on
-// cuda builds that found it (conv_cudnn.cu; PORTA_CUDNN=0 turns it off), else, and on hip, as
-// im2col followed by one batched GEMM (gemm.cuh: cuBLAS on cuda, the tiled kernel on hip).
+// porta gpu kernels — Conv (1-D to 3-D, groups, dilations, pads, strides, bias), the
+// "implicit_gemm" implementation: im2col followed by one batched GEMM (gemm.cuh: cuBLAS on cuda,
+// the tiled kernel on hip). On cuda builds with cuDNN, the "cudnn" implementation
+// (conv_cudnn.cu) is tried first and this one takes the calls it declines.
 //
 // Spatial axes are padded to three (size 1, stride 1, no pad), as the reference does. The
 // column buffer holds, per image and group, [C/group * kernel volume, output volume].
@@ -36,14 +37,31 @@ __global__ void im2col_kernel(const T* x, T* col, int64_t total, int64_t channel
   }
 }
 
+}  // namespace
+
+opdef::WindowGeometry conv_window(const KernelContext& ctx) {
+  const Shape &xs = ctx.in(0).shape(), &ws = ctx.in(1).shape();
+  std::vector<int64_t> ksize = opdef::kernel_shape("Conv", *ctx.attrs, xs.size() - 2, Shape(ws.begin() + 2, ws.end()));
+  return opdef::window_geometry("Conv", xs, ksize, *ctx.attrs);
+}
+
+bool conv_bias_into(KernelContext& ctx) {
+  if (!ctx.has_input(2)) return false;
+  Tensor& y = ctx.out(0);
+  const int64_t n = y.shape()[0], m = y.shape()[1];
+  copy_view(ctx.in(2).reshape({m, 1}), y.reshape({n, m, y.numel() / std::max<int64_t>(n * m, 1)}), ctx.device);
+  return true;
+}
+
+namespace {
+
 void conv_gpu(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   const Shape &xs = x.shape(), &ws = w.shape();
   const int64_t group = ctx.attrs->get_int("group");
-  std::vector<int64_t> ksize = opdef::kernel_shape("Conv", *ctx.attrs, xs.size() - 2, Shape(ws.begin() + 2, ws.end()));
-  opdef::WindowGeometry g = opdef::window_geometry("Conv", xs, ksize, *ctx.attrs);
+  opdef::WindowGeometry g = conv_window(ctx);
   ConvDims d;
   const size_t lead = 3 - g.in.size();
   for (size_t a = 0; a < 3; ++a) {
@@ -59,10 +77,8 @@ void conv_gpu(KernelContext& ctx) {
   const int64_t n = xs[0], c = xs[1], m = ws[0], cg = c / group, mg = m / group;
   const int64_t kvol = d.kernel[0] * d.kernel[1] * d.kernel[2], ovol = d.out[0] * d.out[1] * d.out[2];
   const int device = ctx.device.index;
-  const bool bias = ctx.has_input(2);
-  if (bias)  // y = bias broadcast over [N, M, out volume]; the GEMM then adds onto it (beta 1)
-    copy_view(ctx.in(2).reshape({m, 1}), y.reshape({n, m, ovol}), ctx.device);
-  if (conv_cudnn(x, w, y, g, group, bias, device)) return;
+  // y = bias broadcast over [N, M, out volume]; the GEMM then adds onto it (beta 1).
+  const bool bias = conv_bias_into(ctx);
   visit_gpu_dtype_in<kFloats>(x.dtype(), "Conv", [&](auto tag) {
     using T = decltype(tag);
     const int64_t total = n * c * kvol * ovol;
@@ -103,6 +119,6 @@ void conv_gpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_GPU_KERNEL(Conv, kFloats, conv_gpu)
+PORTA_REGISTER_GPU_KERNEL_IMPL(Conv, kFloats, conv_gpu, nullptr, "implicit_gemm", 0)
 
 }  // namespace porta::PORTA_GPU_NS

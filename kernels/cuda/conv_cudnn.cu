@@ -1,5 +1,8 @@
-// porta gpu kernels — Conv through cuDNN's legacy forward API (cudnnConvolutionForward), for
-// cuda builds with cuDNN (detected at configure time: third_party/backend_cuda.cmake).
+// porta gpu kernels — Conv's "cudnn" implementation: cuDNN's legacy forward API
+// (cudnnConvolutionForward), registered on cuda builds with cuDNN (detected at configure time:
+// third_party/backend_cuda.cmake) ahead of the "implicit_gemm" one (conv.cu). It declines, with
+// the reason, what cuDNN does not take: PORTA_CUDNN=0, bf16, asymmetric pads, tensors past int32
+// sizes, an output size cuDNN computes differently, no algorithm within the workspace limit.
 //
 // Per distinct call shape (device, dtype, X, W, geometry, group) a plan is built once and
 // cached: descriptors (spatial axes padded to two for 1-D convolutions, as cuDNN needs four
@@ -8,15 +11,7 @@
 // and need at most 1 GiB of workspace. Nothing waits for the device.
 #include "kernels/cuda/conv_cudnn.cuh"
 
-#if defined(PORTA_HIP) || !defined(PORTA_HAVE_CUDNN)
-
-namespace porta::PORTA_GPU_NS {
-bool conv_cudnn(const Tensor&, const Tensor&, Tensor&, const opdef::WindowGeometry&, int64_t, bool, int) {
-  return false;
-}
-}  // namespace porta::PORTA_GPU_NS
-
-#else
+#if !defined(PORTA_HIP) && defined(PORTA_HAVE_CUDNN)
 #include <cudnn.h>
 
 #include <cstdint>
@@ -75,6 +70,7 @@ cudnnHandle_t handle(int device) {
 
 struct Plan {
   bool ok = false;
+  std::string why;  // when not ok: the reason the call is declined
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
@@ -109,13 +105,21 @@ std::shared_ptr<Plan> make_plan(cudnnHandle_t h, DType dtype, const Shape& xs, c
     case DType::f32: data = compute = CUDNN_DATA_FLOAT; break;
     case DType::f64: data = compute = CUDNN_DATA_DOUBLE; break;
     case DType::f16: data = CUDNN_DATA_HALF, compute = CUDNN_DATA_FLOAT; break;
-    default: return p;  // bf16: porta's kernels
+    default:
+      p->why = str("cuDNN's path takes f32, f64 and f16, got ", dtype_name(dtype));
+      return p;
   }
   const size_t n = g.spatial();
   for (size_t i = 0; i < n; ++i)
-    if (g.pad_begin[i] != g.pad_end[i]) return p;  // cuDNN pads both ends alike
+    if (g.pad_begin[i] != g.pad_end[i]) {
+      p->why = str("cuDNN pads both ends alike, the call pads ", shape_str(g.pad_begin), " / ", shape_str(g.pad_end));
+      return p;
+    }
   // Descriptors hold int dims and strides: larger tensors stay with porta's kernels.
-  if (shape_numel(xs) > INT32_MAX || shape_numel(ys) > INT32_MAX || shape_numel(ws) > INT32_MAX) return p;
+  if (shape_numel(xs) > INT32_MAX || shape_numel(ys) > INT32_MAX || shape_numel(ws) > INT32_MAX) {
+    p->why = "a tensor has more than 2^31 - 1 elements (cuDNN descriptors hold int sizes)";
+    return p;
+  }
   // 1-D: a leading spatial axis of size 1.
   const bool lift = n == 1;
   std::vector<int> xd{static_cast<int>(xs[0]), static_cast<int>(xs[1])}, yd{static_cast<int>(ys[0]), static_cast<int>(ys[1])};
@@ -148,8 +152,10 @@ std::shared_ptr<Plan> make_plan(cudnnHandle_t h, DType dtype, const Shape& xs, c
   // cuDNN must agree with ONNX on the output size, else porta's kernels run.
   std::vector<int> out(nd);
   if (cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, nd, out.data()) != CUDNN_STATUS_SUCCESS ||
-      out != yd)
+      out != yd) {
+    p->why = str("cuDNN's output size differs from ONNX's ", shape_str(ys));
     return p;
+  }
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
   PORTA_CUDNN_CHECK(device, cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y,
@@ -169,30 +175,60 @@ std::shared_ptr<Plan> make_plan(cudnnHandle_t h, DType dtype, const Shape& xs, c
     p->ok = true;
     break;
   }
+  if (!p->ok) p->why = "no cuDNN algorithm keeps the precision asked within 1 GiB of workspace";
   return p;
 }
 
-}  // namespace
-
-bool conv_cudnn(const Tensor& x, const Tensor& w, Tensor& y, const opdef::WindowGeometry& g, int64_t group,
-                bool accumulate, int device) {
-  if (cudnn_disabled() || g.spatial() < 1 || g.spatial() > 3) return false;
+// The plan for a call (built once per shape and cached), or nullptr with `why` set when cuDNN
+// is off or cannot start on the device.
+std::shared_ptr<Plan> plan_for(const KernelContext& ctx, std::string& why) {
+  if (cudnn_disabled()) {
+    why = "turned off by PORTA_CUDNN=0";
+    return nullptr;
+  }
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  const opdef::WindowGeometry g = conv_window(ctx);
+  const int device = ctx.device.index;
+  if (g.spatial() < 1 || g.spatial() > 3) {
+    why = str("cuDNN's path takes 1 to 3 spatial axes, got ", g.spatial());
+    return nullptr;
+  }
   cudnnHandle_t h = handle(device);
-  if (!h) return false;
+  if (!h) {
+    why = str("cuDNN could not start on cuda:", device);
+    return nullptr;
+  }
+  const int64_t group = ctx.attrs->get_int("group");
   static std::mutex mutex;
   static auto* plans = new std::map<std::string, std::shared_ptr<Plan>>();
   std::string key = str(device, '|', dtype_name(x.dtype()), '|', shape_str(x.shape()), '|', shape_str(w.shape()), '|',
                         group, '|', shape_str(g.strides), '|', shape_str(g.dilations), '|', shape_str(g.pad_begin), '|',
                         shape_str(g.pad_end));
-  std::shared_ptr<Plan> plan;
-  {
-    std::lock_guard lock(mutex);
-    auto it = plans->find(key);
-    if (it == plans->end())
-      it = plans->emplace(key, make_plan(h, x.dtype(), x.shape(), w.shape(), y.shape(), g, group, device)).first;
-    plan = it->second;
-  }
-  if (!plan->ok) return false;
+  std::lock_guard lock(mutex);
+  auto it = plans->find(key);
+  if (it == plans->end())
+    it = plans->emplace(key, make_plan(h, x.dtype(), x.shape(), w.shape(), ctx.outputs.at(0).shape(), g, group, device))
+             .first;
+  why = it->second->why;
+  return it->second;
+}
+
+std::string conv_cudnn_supports(const KernelContext& ctx) {
+  std::string why;
+  std::shared_ptr<Plan> plan = plan_for(ctx, why);
+  return plan && plan->ok ? std::string() : why;
+}
+
+void conv_cudnn(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  std::string why;
+  std::shared_ptr<Plan> plan = plan_for(ctx, why);
+  if (!plan || !plan->ok) throw Unsupported(str("[Conv] cuda kernel 'cudnn' called for a call it declines: ", why));
+  const int device = ctx.device.index;
+  // The bias is written first and cuDNN adds onto it (beta 1).
+  const bool accumulate = conv_bias_into(ctx);
   Tensor workspace = plan->workspace ? Tensor::empty({static_cast<int64_t>(plan->workspace)}, DType::u8, x.device())
                                      : Tensor();
   void* ws = plan->workspace ? device_ptr<unsigned char>(workspace) : nullptr;
@@ -200,12 +236,15 @@ bool conv_cudnn(const Tensor& x, const Tensor& w, Tensor& y, const opdef::Window
   const float alpha_f = 1.0f, beta_f = accumulate ? 1.0f : 0.0f;
   const bool f64 = x.dtype() == DType::f64;
   PORTA_CUDNN_CHECK(device, cudnnConvolutionForward(
-                                h, f64 ? static_cast<const void*>(&alpha_d) : &alpha_f, plan->x,
+                                handle(device), f64 ? static_cast<const void*>(&alpha_d) : &alpha_f, plan->x,
                                 first_byte(x), plan->w, first_byte(w), plan->conv, plan->algo,
                                 ws, plan->workspace, f64 ? static_cast<const void*>(&beta_d) : &beta_f, plan->y,
                                 const_cast<void*>(first_byte(y))));
-  return true;
 }
+
+}  // namespace
+
+PORTA_REGISTER_GPU_KERNEL_IMPL(Conv, kFloats, conv_cudnn, conv_cudnn_supports, "cudnn", 1)
 
 }  // namespace porta::PORTA_GPU_NS
 #endif

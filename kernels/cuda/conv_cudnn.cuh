@@ -1,18 +1,16 @@
-// porta gpu kernels — Conv through cuDNN, used by conv.cu before its implicit-GEMM path.
-// Present only in cuda builds configured with cuDNN found (PORTA_HAVE_CUDNN); elsewhere the
-// function declines every call.
+// porta gpu kernels — Conv's two cuda/hip implementations share these pieces: "cudnn"
+// (conv_cudnn.cu: cuDNN's forward convolution, cuda builds that found cuDNN) is tried first,
+// "implicit_gemm" (conv.cu: im2col and one batched GEMM, every cuda and hip build) after it.
 #pragma once
 #include "kernels/cuda/gpu_kernel.hpp"
 #include "ops/window.hpp"
 
 namespace porta::PORTA_GPU_NS {
 
-/// y = conv(x, w) (+ y when `accumulate`, which is how conv.cu adds the bias) with cuDNN's
-/// forward convolution; the algorithm is chosen once per shape and cached. Returns false,
-/// having queued nothing, when cuDNN is absent, disabled (PORTA_CUDNN=0) or does not take
-/// the call (asymmetric pads, bf16, an output size it computes differently); the caller then
-/// runs its own kernels.
-bool conv_cudnn(const Tensor& x, const Tensor& w, Tensor& y, const opdef::WindowGeometry& g,
-                int64_t group, bool accumulate, int device);
+/// The call's window geometry (kernel size from W, pads, strides, dilations).
+opdef::WindowGeometry conv_window(const KernelContext& ctx);
+/// Writes the bias (input 2, when present) broadcast over Y, for a convolution that then adds
+/// onto Y; returns whether there was one.
+bool conv_bias_into(KernelContext& ctx);
 
 }  // namespace porta::PORTA_GPU_NS

@@ -1,11 +1,12 @@
 // porta gpu kernels — data-movement ops as views copied by copy_view: Reshape-likes,
-// Identity, Dropout (inference), Transpose, Slice, Expand, Tile, Concat, Split. The views are
-// the same ones the cpu kernels copy (kernels/cpu/*.cpp), and shape values come from the same
-// helpers as inference (ops/shape_util.hpp), so geometry cannot disagree.
+// Identity, Dropout (inference), Transpose, Slice, Expand, Tile, Concat, Split. The views come
+// from ops/view_util.hpp, as on cpu and vulkan, and shape values from the same helpers as
+// inference (ops/shape_util.hpp), so geometry cannot disagree.
 #include "kernels/cuda/copy_view.cuh"
 #include "ops/common.hpp"
 #include "ops/dropout_util.hpp"
 #include "ops/shape_util.hpp"
+#include "ops/view_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -36,61 +37,37 @@ void slice_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  opdef::SliceGeometry g = opdef::slice_geometry(
-      x.shape(), opdef::optional_ints(ctx, 1), opdef::optional_ints(ctx, 2),
-      opdef::optional_ints(ctx, 3), opdef::optional_ints(ctx, 4), "Slice");
-  int64_t offset = x.offset();
-  std::vector<int64_t> strides(x.rank());
-  for (int i = 0; i < x.rank(); ++i) {
-    offset += g.start[i] * x.strides()[i];
-    strides[i] = g.step[i] * x.strides()[i];  // negative for reversed slices
-  }
-  copy_view(x.as_strided(y.shape(), strides, offset), y, ctx.device);
+  opdef::StridedView v = opdef::slice_view(opdef::view_of(x), opdef::slice_geometry_of(ctx));
+  copy_view(x.as_strided(v.shape, v.strides, v.offset), y, ctx.device);
 }
 
 void expand_gpu(KernelContext& ctx) { copy_view(ctx.in(0), ctx.out(0), ctx.device); }
 
-// Output axis i of size r*d is viewed as (r, d): the input is read with stride 0 along r.
 void tile_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  Shape split;
-  std::vector<int64_t> src_strides;
-  for (int i = 0; i < x.rank(); ++i) {
-    split.push_back(y.shape()[i] / x.shape()[i]);
-    split.push_back(x.shape()[i]);
-    src_strides.push_back(0);
-    src_strides.push_back(x.strides()[i]);
-  }
-  copy_view(x.as_strided(split, src_strides, x.offset()),
-            y.as_strided(split, contiguous_strides(split), y.offset()), ctx.device);
+  opdef::TileViews t = opdef::tile_views(opdef::view_of(x), opdef::view_of(y));
+  copy_view(x.as_strided(t.src.shape, t.src.strides, t.src.offset),
+            y.as_strided(t.dst.shape, t.dst.strides, t.dst.offset), ctx.device);
 }
 
 void concat_gpu(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), y.rank(), "Concat");
-  int64_t base = 0;
-  for (const Tensor& x : ctx.inputs) {
-    int64_t n = x.shape()[axis];
-    if (x.numel() > 0) copy_view(x, y.slice(static_cast<int>(axis), base, base + n), ctx.device);
-    base += n;
-  }
+  opdef::AxisParts p = opdef::concat_parts(ctx);
+  for (const opdef::AxisPart& part : p.parts)
+    if (ctx.in(part.index).numel() > 0)
+      copy_view(ctx.in(part.index), y.slice(static_cast<int>(p.axis), part.begin, part.begin + part.size),
+                ctx.device);
 }
 
 void split_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "Split");
-  std::vector<int64_t> split =
-      ctx.has_input(1) ? opdef::tensor_ints(ctx.in(1)) : ctx.attrs->get_ints("split", {});
-  std::vector<int64_t> sizes = opdef::split_sizes(x.shape(), axis, split, ctx.outputs.size(), "Split");
-  int64_t base = 0;
-  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
-    const Tensor& y = ctx.outputs[i];
-    if (y.defined() && y.numel() > 0)
-      copy_view(x.slice(static_cast<int>(axis), base, base + sizes[i]), y, ctx.device);
-    base += sizes[i];
-  }
+  opdef::AxisParts p = opdef::split_parts(ctx);
+  for (const opdef::AxisPart& part : p.parts)
+    if (ctx.out(part.index).numel() > 0)
+      copy_view(x.slice(static_cast<int>(p.axis), part.begin, part.begin + part.size), ctx.out(part.index),
+                ctx.device);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // porta gpu kernels — host side of the elementwise family: broadcasting and merging the
 // operands' dimensions so the device does as little index math as possible.
 #include "kernels/cuda/elementwise.cuh"
+#include "ops/broadcast_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
 
@@ -14,38 +15,17 @@ Layout make_layout(const Tensor& out, const std::vector<const Tensor*>& inputs) 
 
 Layout make_layout(const Shape& out_shape, const std::vector<int64_t>& out_strides,
                    const std::vector<const Tensor*>& inputs) {
-  const int out_rank = static_cast<int>(out_shape.size());
-  const size_t operands = inputs.size() + 1;
-  // Per output dimension: size and each operand's stride (0 where it is broadcast).
-  std::vector<int64_t> sizes;
-  std::vector<std::vector<int64_t>> strides(operands);
-  for (int d = 0; d < out_rank; ++d) {
-    if (out_shape[d] == 1) continue;  // size-1 dimensions move nothing
-    sizes.push_back(out_shape[d]);
-    strides[0].push_back(out_strides[d]);
-    for (size_t k = 1; k < operands; ++k) {
-      const Tensor& t = *inputs[k - 1];
-      int lead = out_rank - t.rank();
-      int64_t stride = 0;
-      if (d >= lead && t.shape()[d - lead] != 1) stride = t.strides()[d - lead];
-      strides[k].push_back(stride);
-    }
-  }
-  // Merge dimension d into the one before when every operand steps through both as one.
+  // Per output dimension, each operand's stride (0 where it is broadcast), then the merged
+  // dimensions every operand steps through as one.
+  std::vector<std::vector<int64_t>> strides;
+  strides.reserve(inputs.size() + 1);
+  strides.push_back(out_strides);
+  for (const Tensor* t : inputs) strides.push_back(opdef::broadcast_strides(t->shape(), t->strides(), out_shape));
+  opdef::MergedDims merged = opdef::merge_dims(out_shape, strides);
+  const size_t operands = strides.size();
   Layout l;
-  l.strides.assign(operands, {});
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    bool merge = !l.sizes.empty();
-    for (size_t k = 0; k < operands && merge; ++k)
-      merge = l.strides[k].back() == strides[k][d] * sizes[d];
-    if (merge) {
-      l.sizes.back() *= sizes[d];
-      for (size_t k = 0; k < operands; ++k) l.strides[k].back() = strides[k][d];
-    } else {
-      l.sizes.push_back(sizes[d]);
-      for (size_t k = 0; k < operands; ++k) l.strides[k].push_back(strides[k][d]);
-    }
-  }
+  l.sizes = std::move(merged.sizes);
+  l.strides = std::move(merged.strides);
   l.rank = static_cast<int>(l.sizes.size());
   l.contiguous = l.rank <= 1;
   for (size_t k = 0; k < operands && l.contiguous; ++k)

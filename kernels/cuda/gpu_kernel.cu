@@ -4,7 +4,7 @@
 namespace porta::PORTA_GPU_NS {
 
 void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsFn supports,
-                         bool strided_inputs) {
+                         bool strided_inputs, KernelImpl impl) {
   KernelDef k;
   k.op = op;
   k.backend = DeviceType::PORTA_GPU_BACKEND;
@@ -12,6 +12,7 @@ void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsF
   k.fn = std::move(fn);
   k.supports = std::move(supports);
   k.strided_inputs = strided_inputs;
+  k.impl = std::move(impl);
   register_kernel(std::move(k));
 }
 

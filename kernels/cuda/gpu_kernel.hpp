@@ -108,9 +108,10 @@ inline unsigned grid_for(int64_t n, int threads, int device) {
   return static_cast<unsigned>(std::clamp<int64_t>(wanted, 1, cap));
 }
 
-/// Registers a kernel of the backend this file is being compiled for.
+/// Registers a kernel of the backend this file is being compiled for; `impl` names it when the
+/// op has several implementations there (tried by descending priority).
 void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsFn supports,
-                         bool strided_inputs);
+                         bool strided_inputs, KernelImpl impl = {});
 
 }  // namespace porta::PORTA_GPU_NS
 
@@ -121,15 +122,21 @@ void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsF
 /// These macros register without a lambda on purpose: hipcc (clang 15) gives lambdas in
 /// namespace-scope initializers of one file the same mangled name, so with the generic
 /// PORTA_REGISTER_KERNEL several registrations in one .cu file all run the first one.
-#define PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, Strided)                      \
-  namespace {                                                                                \
-  const bool PORTA_CONCAT(porta_gpu_kernel_registered_##Op##_, __LINE__) =                      \
-      (::porta::PORTA_GPU_NS::register_gpu_kernel(#Op, (DTypes), (Fn), (Supports), (Strided)), \
-       true);                                                                                \
+#define PORTA_REGISTER_GPU_KERNEL_DEF(Op, DTypes, Fn, Supports, Strided, Impl)                  \
+  namespace {                                                                                  \
+  const bool PORTA_CONCAT(porta_gpu_kernel_registered_##Op##_, __LINE__) =                        \
+      (::porta::PORTA_GPU_NS::register_gpu_kernel(#Op, (DTypes), (Fn), (Supports), (Strided), Impl), \
+       true);                                                                                  \
   }
+#define PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, Strided) \
+  PORTA_REGISTER_GPU_KERNEL_DEF(Op, DTypes, Fn, Supports, Strided, ::porta::KernelImpl())
 #define PORTA_REGISTER_GPU_KERNEL(Op, DTypes, Fn) \
   PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, nullptr, false)
 #define PORTA_REGISTER_GPU_KERNEL_IF(Op, DTypes, Fn, Supports) \
   PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, false)
 #define PORTA_REGISTER_GPU_KERNEL_STRIDED(Op, DTypes, Fn, Supports) \
   PORTA_REGISTER_GPU_KERNEL_WITH(Op, DTypes, Fn, Supports, true)
+/// One implementation among several: PORTA_REGISTER_GPU_KERNEL_IMPL(Conv, kFloats, conv_cudnn,
+/// cudnn_supports, "cudnn", 1).
+#define PORTA_REGISTER_GPU_KERNEL_IMPL(Op, DTypes, Fn, Supports, Name, Priority) \
+  PORTA_REGISTER_GPU_KERNEL_DEF(Op, DTypes, Fn, Supports, false, (::porta::KernelImpl{Name, Priority}))

@@ -3,6 +3,7 @@
 // do not cancel), accumulating in float (f16/bf16/f32) or double (f64).
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/elementwise.cuh"
+#include "ops/common.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -58,8 +59,7 @@ Tensor dense_param(const Tensor& p, const Shape& norm, int64_t len, Device devic
 void layer_norm_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const int64_t rank = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis");
-  if (axis < 0) axis += rank;
+  const int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), rank, "LayerNormalization");
   Shape norm(x.shape().begin() + axis, x.shape().end());
   int64_t len = shape_numel(norm);
   // Rows from the leading axes, so an empty normalized shape still writes its statistics

@@ -5,6 +5,7 @@
 // kernels from device memory: the output shape already encodes what the host needed, so no
 // value is copied back and no host wait happens. Elements move by size (1/2/4/8 bytes), so
 // Pad and ConstantOfShape share four instantiations across dtypes.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cuda/elementwise.cuh"
@@ -188,14 +189,12 @@ std::string shape_supports(const KernelContext& ctx) {
 }
 
 void shape_gpu(KernelContext& ctx) {
-  const Shape& dims = ctx.in(0).shape();
   Tensor& y = ctx.out(0);
-  const int64_t rank = static_cast<int64_t>(dims.size()), n = y.numel();
+  const std::vector<int64_t> dims = opdef::shape_dims(ctx.in(0).shape(), *ctx.attrs);
+  const int64_t n = static_cast<int64_t>(dims.size());
   if (n == 0) return;
-  auto fix = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
-  const int64_t start = fix(ctx.attrs->get_int("start"));
   ShapeValues values;
-  for (int64_t i = 0; i < n; ++i) values.v[i] = dims[start + i];
+  std::copy(dims.begin(), dims.end(), values.v);
   const int device = ctx.device.index;
   shape_kernel<<<1, 64, 0, stream(device)>>>(device_ptr<int64_t>(y), n, values);
   PORTA_GPU_CHECK_LAUNCH(device, "shape_kernel");

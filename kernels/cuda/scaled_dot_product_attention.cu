@@ -8,9 +8,11 @@
 // accumulators; every thread then adds P V to its accumulators (row t / 16, columns
 // t % 16 + 16 c). Arithmetic is float for every storage type. D and Dv are at most 128
 // (declined above: the composite runs). No warp-level operations, so any warp size works.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cuda/gpu_kernel.hpp"
+#include "ops/attention_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -131,19 +133,8 @@ void sdpa_gpu(KernelContext& ctx) {
   p.scale = static_cast<float>(ctx.attrs->has("scale") ? ctx.attrs->get_float("scale")
                                                         : 1.0 / std::sqrt(static_cast<double>(p.D)));
   const bool has_mask = ctx.has_input(3);
-  if (has_mask) {
-    const Shape& ms = ctx.in(3).shape();
-    const Shape full{qs[0], qs[1], qs[2], ks[2]};
-    int64_t stride = 1;
-    for (size_t j = 0; j < ms.size(); ++j) {
-      size_t i = ms.size() - 1 - j, o = 3 - j;
-      if (ms[i] != 1 && ms[i] != full[o])
-        throw ShapeError(str("[ScaledDotProductAttention] Mask should broadcast to B,H,Sq,Skv = ", shape_str(full),
-                             ", got ", shape_str(ms)));
-      p.mask_stride[o] = ms[i] == 1 ? 0 : stride;
-      stride *= ms[i];
-    }
-  }
+  const std::vector<int64_t> mask_stride = opdef::attention_mask_strides(ctx);
+  std::copy(mask_stride.begin(), mask_stride.end(), p.mask_stride);
   const int64_t blocks = qs[0] * qs[1] * p.q_blocks;
   if (blocks > 0x7fffffff)
     throw Unsupported(str("[ScaledDotProductAttention] ", blocks, " blocks exceed the grid's x dimension"));
@@ -162,11 +153,8 @@ void sdpa_gpu(KernelContext& ctx) {
 }
 
 std::string sdpa_supports(const KernelContext& ctx) {
-  int64_t d = ctx.in(0).shape()[3], dv = ctx.in(2).shape()[3];
-  if (d > kMaxHeadDim || dv > kMaxHeadDim)
-    return str("head sizes D = ", d, ", Dv = ", dv, " exceed ", kMaxHeadDim,
-               " (the fused kernel stages Q, K and V tiles of up to 128 columns in shared memory)");
-  return "";
+  return opdef::attention_heads_fit(ctx, kMaxHeadDim,
+                                    "the fused kernel stages Q, K and V tiles of up to 128 columns in shared memory");
 }
 
 }  // namespace

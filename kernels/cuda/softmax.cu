@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cuda/block_reduce.cuh"
+#include "ops/order_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -54,15 +55,8 @@ void softmax_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  const int64_t rank = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis");
-  if (axis < 0) axis += rank;
-  if (rank > 0 && (axis < 0 || axis >= rank))
-    throw ShapeError(str("[", ctx.op->name, "] axis ", ctx.attrs->get_int("axis"),
-                         " out of range for rank ", rank));
-  int64_t len = rank == 0 ? 1 : x.shape()[axis], inner = 1;
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x.shape()[i];
-  int64_t outer = x.numel() / (len * inner);
+  const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+  const int64_t len = g.n, inner = g.inner, outer = g.outer;
   int device = ctx.device.index;
   cudaStream_t s = stream(device);
   visit_gpu_dtype_in<kFloats>(x.dtype(), ctx.op->name, [&](auto tag) {

@@ -51,16 +51,9 @@ __global__ void topk_rank_kernel(const T* x, T* values, int64_t* indices, int64_
 }
 
 std::string topk_supports(const KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  if (x.rank() == 0) return "";  // infer rejects it
-  int64_t axis = 0;
-  try {
-    axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  } catch (const Error&) {
-    return "";  // infer reports it
-  }
-  if (x.shape()[axis] > kMaxRow)
-    return str("a row of ", x.shape()[axis],
+  const int64_t row = opdef::topk_row_length(ctx);
+  if (row > kMaxRow)
+    return str("a row of ", row,
                " elements: the rank-counting kernel is quadratic in the row length (at most ", kMaxRow, ")");
   return "";
 }
@@ -68,10 +61,8 @@ std::string topk_supports(const KernelContext& ctx) {
 void topk_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor &values = ctx.out(0), &indices = ctx.out(1);
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  const opdef::AxisSplit rows = opdef::split_at_axis(x.shape(), axis);
-  int64_t n = rows.n, inner = rows.inner;
-  int64_t k = values.shape()[axis];
+  const opdef::TopKRows rows = opdef::topk_rows(ctx);
+  const int64_t n = rows.n, inner = rows.inner, k = rows.k;
   if (values.numel() == 0) return;
   const int device = ctx.device.index;
   const int64_t total = x.numel();

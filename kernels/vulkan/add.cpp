@@ -3,5 +3,5 @@
 
 namespace porta::vk {
 static void add_vulkan(KernelContext& ctx) { run_binary(ctx, kAdd); }
-PORTA_REGISTER_KERNEL_IF(Add, vulkan, kNumericVariants, add_vulkan, binary_supports)
+PORTA_REGISTER_KERNEL(Add, vulkan, kNumericVariants, add_vulkan, binary_supports)
 }  // namespace porta::vk

@@ -31,6 +31,6 @@ std::string bias_gelu_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(BiasGelu, vulkan, kF32 | kF16, bias_gelu_vulkan, bias_gelu_supports)
+PORTA_REGISTER_KERNEL(BiasGelu, vulkan, kF32 | kF16, bias_gelu_vulkan, bias_gelu_supports)
 
 }  // namespace porta::vk

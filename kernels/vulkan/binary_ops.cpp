@@ -110,15 +110,15 @@ std::string variadic_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
-PORTA_REGISTER_KERNEL_IF(Pow, vulkan, kF32 | kF16 | kI32 | kI64, pow_vulkan, pow_supports)
-PORTA_REGISTER_KERNEL_IF(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Sum, vulkan, kF32 | kF16, variadic_vulkan<kAdd>, variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Mean, vulkan, kF32 | kF16, (variadic_vulkan<kAdd, true>), variadic_supports)
-PORTA_REGISTER_KERNEL_IF(Mod, vulkan, kNumericVariants, mod_vulkan, binary_supports)
-PORTA_REGISTER_KERNEL_IF(PRelu, vulkan, kF32 | kF16, binary_vulkan<kPRelu>, binary_supports)
+PORTA_REGISTER_KERNEL(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
+PORTA_REGISTER_KERNEL(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
+PORTA_REGISTER_KERNEL(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
+PORTA_REGISTER_KERNEL(Pow, vulkan, kF32 | kF16 | kI32 | kI64, pow_vulkan, pow_supports)
+PORTA_REGISTER_KERNEL(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
+PORTA_REGISTER_KERNEL(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)
+PORTA_REGISTER_KERNEL(Sum, vulkan, kF32 | kF16, variadic_vulkan<kAdd>, variadic_supports)
+PORTA_REGISTER_KERNEL(Mean, vulkan, kF32 | kF16, (variadic_vulkan<kAdd, true>), variadic_supports)
+PORTA_REGISTER_KERNEL(Mod, vulkan, kNumericVariants, mod_vulkan, binary_supports)
+PORTA_REGISTER_KERNEL(PRelu, vulkan, kF32 | kF16, binary_vulkan<kPRelu>, binary_supports)
 
 }  // namespace porta::vk

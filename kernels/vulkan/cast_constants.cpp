@@ -5,6 +5,7 @@
 
 #include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/movement.hpp"
+#include "ops/shape_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -66,15 +67,8 @@ std::string cast_supports(const KernelContext& ctx) {
 
 // Shape's values are the input's metadata, known on the host: uploading them is the kernel.
 void shape_vulkan(KernelContext& ctx) {
-  Tensor& y = ctx.out(0);
-  const Shape& s = ctx.in(0).shape();
-  int64_t r = static_cast<int64_t>(s.size());
-  int64_t start = ctx.attrs->get_int("start", 0);
-  if (start < 0) start += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < y.numel(); ++i) dims.push_back(s.at(static_cast<size_t>(start + i)));
-  if (!dims.empty()) y.copy_from_host(dims.data(), dims.size() * sizeof(int64_t));
+  std::vector<int64_t> dims = opdef::shape_dims(ctx.in(0).shape(), *ctx.attrs);
+  if (!dims.empty()) ctx.out(0).copy_from_host(dims.data(), dims.size() * sizeof(int64_t));
 }
 
 // Constant's value is in its attributes, on the host: uploading it is the kernel. (Sessions
@@ -132,9 +126,9 @@ void run_cast(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   launch(ctx, std::move(l));
 }
 
-PORTA_REGISTER_KERNEL_IF(Cast, vulkan, kF32 | kF16 | kInts | kBool, cast_vulkan, cast_supports)
+PORTA_REGISTER_KERNEL(Cast, vulkan, kF32 | kF16 | kInts | kBool, cast_vulkan, cast_supports)
 PORTA_REGISTER_KERNEL(Shape, vulkan, kAllTypes, shape_vulkan)
 PORTA_REGISTER_KERNEL(Constant, vulkan, kAllTypes, constant_vulkan)
-PORTA_REGISTER_KERNEL_IF(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
+PORTA_REGISTER_KERNEL(ConstantOfShape, vulkan, kAllTypes, constant_of_shape_vulkan, constant_of_shape_supports)
 
 }  // namespace porta::vk

@@ -1,46 +1,27 @@
 // Concat and Split on vulkan: one copy.comp dispatch per input (Concat) or output (Split),
-// placing it at its offset along the axis.
+// placing it in its window along the axis (ops/view_util.hpp).
 #include "kernels/vulkan/movement.hpp"
 
 namespace porta::vk {
 namespace {
 
-int64_t axis_of(const KernelContext& ctx, int rank) {
-  int64_t axis = ctx.attrs->get_int("axis", 0);
-  if (axis < -rank || axis >= rank)
-    throw ShapeError(str("[", ctx.op->name, "] axis ", axis, " out of range for rank ", rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
 void concat_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
-  int64_t axis = axis_of(ctx, y.rank());
-  std::vector<int64_t> ys = strides_of(y.shape());
-  int64_t offset = 0;
-  for (const Tensor& x : ctx.inputs) {
-    if (!x.defined()) continue;
-    std::vector<int64_t> xs = strides_of(x.shape());
-    CopyPlan plan;
-    plan.dst_base = offset * ys[axis];
-    for (int i = 0; i < x.rank(); ++i) plan.axis(x.shape()[i], xs[i], ys[i]);
-    run_copy(ctx, x, y, plan);
-    offset += x.shape()[axis];
+  opdef::AxisParts p = opdef::concat_parts(ctx);
+  const opdef::StridedView whole = opdef::dense_view(y.shape());
+  for (const opdef::AxisPart& part : p.parts) {
+    const Tensor& x = ctx.in(part.index);
+    run_copy(ctx, x, opdef::dense_view(x.shape()), y, opdef::axis_window(whole, p.axis, part.begin, part.size));
   }
 }
 
 void split_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  int64_t axis = axis_of(ctx, x.rank());
-  std::vector<int64_t> xs = strides_of(x.shape());
-  int64_t offset = 0;
-  for (Tensor& y : ctx.outputs) {
-    if (!y.defined()) continue;
-    std::vector<int64_t> ys = strides_of(y.shape());
-    CopyPlan plan;
-    plan.src_base = offset * xs[axis];
-    for (int i = 0; i < y.rank(); ++i) plan.axis(y.shape()[i], xs[i], ys[i]);
-    run_copy(ctx, x, y, plan);
-    offset += y.shape()[axis];
+  opdef::AxisParts p = opdef::split_parts(ctx);
+  const opdef::StridedView whole = opdef::dense_view(x.shape());
+  for (const opdef::AxisPart& part : p.parts) {
+    Tensor& y = ctx.out(part.index);
+    run_copy(ctx, x, opdef::axis_window(whole, p.axis, part.begin, part.size), y, opdef::dense_view(y.shape()));
   }
 }
 
@@ -60,7 +41,7 @@ std::string concat_split_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Concat, vulkan, kAllTypes, concat_vulkan, concat_split_supports)
-PORTA_REGISTER_KERNEL_IF(Split, vulkan, kAllTypes, split_vulkan, concat_split_supports)
+PORTA_REGISTER_KERNEL(Concat, vulkan, kAllTypes, concat_vulkan, concat_split_supports)
+PORTA_REGISTER_KERNEL(Split, vulkan, kAllTypes, split_vulkan, concat_split_supports)
 
 }  // namespace porta::vk

@@ -52,6 +52,6 @@ std::string cumsum_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(CumSum, vulkan, kF32 | kF16 | kI32 | kI64, cumsum_vulkan, cumsum_supports)
+PORTA_REGISTER_KERNEL(CumSum, vulkan, kF32 | kF16 | kI32 | kI64, cumsum_vulkan, cumsum_supports)
 
 }  // namespace porta::vk

@@ -27,6 +27,6 @@ std::string dropout_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Dropout, vulkan, kFloats, dropout_vulkan, dropout_supports)
+PORTA_REGISTER_KERNEL(Dropout, vulkan, kFloats, dropout_vulkan, dropout_supports)
 
 }  // namespace porta::vk

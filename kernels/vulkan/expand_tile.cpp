@@ -1,6 +1,7 @@
 // Expand and Tile on vulkan: copy.comp over the output; Expand reads broadcast axes with
 // stride 0, Tile wraps each coordinate around the input's extent (src_mod).
 #include "kernels/vulkan/movement.hpp"
+#include "ops/broadcast_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -8,15 +9,8 @@ namespace {
 void expand_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
-  std::vector<int64_t> xs = strides_of(x.shape()), ys = strides_of(y.shape());
-  int lead = y.rank() - x.rank();
-  CopyPlan plan;
-  for (int i = 0; i < y.rank(); ++i) {
-    int j = i - lead;
-    int64_t stride = j < 0 || x.shape()[j] == 1 ? 0 : xs[j];
-    plan.axis(y.shape()[i], stride, ys[i]);
-  }
-  run_copy(ctx, x, y, plan);
+  opdef::StridedView from{y.shape(), opdef::broadcast_strides(x.shape(), y.shape()), 0};
+  run_copy(ctx, x, from, y, opdef::dense_view(y.shape()));
 }
 
 void tile_vulkan(KernelContext& ctx) {
@@ -39,7 +33,7 @@ std::string movement_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Expand, vulkan, kAllTypes, expand_vulkan, movement_supports)
-PORTA_REGISTER_KERNEL_IF(Tile, vulkan, kAllTypes, tile_vulkan, movement_supports)
+PORTA_REGISTER_KERNEL(Expand, vulkan, kAllTypes, expand_vulkan, movement_supports)
+PORTA_REGISTER_KERNEL(Tile, vulkan, kAllTypes, tile_vulkan, movement_supports)
 
 }  // namespace porta::vk

@@ -2,6 +2,8 @@
 // never an out-of-bounds read), normalised to non-negative int32, and gather.comp moves the
 // rows as raw bits of the element size.
 #include "kernels/vulkan/movement.hpp"
+#include "ops/common.hpp"
+#include "ops/gather_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -11,18 +13,13 @@ void gather_vulkan(KernelContext& ctx) {
   const Tensor& indices = ctx.in(1);
   Tensor& y = ctx.out(0);
   int r = data.rank();
-  int64_t axis = ctx.attrs->get_int("axis", 0);
-  if (axis < -r || axis >= r) throw ShapeError(str("[Gather] axis ", axis, " out of range for rank ", r));
-  if (axis < 0) axis += r;
+  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), r, "Gather");
   int64_t dim = data.shape()[axis];
-  std::vector<double> raw = indices.to_doubles();
+  std::vector<int64_t> raw = opdef::host_index_values(indices.to(Device::cpu()));
   std::vector<int32_t> idx(raw.size());
   for (size_t j = 0; j < raw.size(); ++j) {
-    int64_t v = static_cast<int64_t>(raw[j]);
-    if (v < -dim || v >= dim)
-      throw ShapeError(str("[Gather] index ", v, " is out of range for axis ", axis, " of size ", dim,
-                           " (data ", shape_str(data.shape()), ")"));
-    idx[j] = static_cast<int32_t>(v < 0 ? v + dim : v);
+    opdef::check_gather_index(raw[j], dim, axis, data.shape());
+    idx[j] = static_cast<int32_t>(raw[j] < 0 ? raw[j] + dim : raw[j]);
   }
   int64_t n = y.numel();
   if (n == 0) return;
@@ -52,6 +49,6 @@ std::string gather_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Gather, vulkan, kAllTypes, gather_vulkan, gather_supports)
+PORTA_REGISTER_KERNEL(Gather, vulkan, kAllTypes, gather_vulkan, gather_supports)
 
 }  // namespace porta::vk

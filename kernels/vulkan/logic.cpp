@@ -75,12 +75,12 @@ std::string where_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Equal, vulkan, kNumericVariants | kBool, compare_vulkan<0>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Less, vulkan, kNumericVariants, compare_vulkan<1>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Greater, vulkan, kNumericVariants, compare_vulkan<2>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(And, vulkan, kBool, compare_vulkan<5>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Or, vulkan, kBool, compare_vulkan<6>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Not, vulkan, kBool, compare_vulkan<8>, compare_supports)
-PORTA_REGISTER_KERNEL_IF(Where, vulkan, kAllTypes, where_vulkan, where_supports)
+PORTA_REGISTER_KERNEL(Equal, vulkan, kNumericVariants | kBool, compare_vulkan<0>, compare_supports)
+PORTA_REGISTER_KERNEL(Less, vulkan, kNumericVariants, compare_vulkan<1>, compare_supports)
+PORTA_REGISTER_KERNEL(Greater, vulkan, kNumericVariants, compare_vulkan<2>, compare_supports)
+PORTA_REGISTER_KERNEL(And, vulkan, kBool, compare_vulkan<5>, compare_supports)
+PORTA_REGISTER_KERNEL(Or, vulkan, kBool, compare_vulkan<6>, compare_supports)
+PORTA_REGISTER_KERNEL(Not, vulkan, kBool, compare_vulkan<8>, compare_supports)
+PORTA_REGISTER_KERNEL(Where, vulkan, kAllTypes, where_vulkan, where_supports)
 
 }  // namespace porta::vk

@@ -325,7 +325,7 @@ std::string matmul_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports)
-PORTA_REGISTER_KERNEL_IF(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports)
+PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports)
+PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports)
 
 }  // namespace porta::vk

@@ -28,6 +28,12 @@ std::string rank_ok(int rank) {
   return rank <= kMaxRank ? "" : str("rank ", rank, " is above the ", kMaxRank, " axes the kernel indexes");
 }
 
+std::string copy_supports(const KernelContext& ctx) {
+  if (auto why = movable(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
+  return fits_bindings(ctx);
+}
+
 void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan) {
   int64_t n = 1;
   for (int64_t s : plan.shape) n *= s;
@@ -77,6 +83,15 @@ void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, Co
     }
   set_grid(l, device_caps(ctx), (n + 255) / 256);
   launch(ctx, std::move(l));
+}
+
+void run_copy(const KernelContext& ctx, const Tensor& src, const opdef::StridedView& from, const Tensor& dst,
+              const opdef::StridedView& to) {
+  CopyPlan plan;
+  plan.src_base = from.offset;
+  plan.dst_base = to.offset;
+  for (size_t i = 0; i < to.shape.size(); ++i) plan.axis(to.shape[i], from.strides[i], to.strides[i]);
+  run_copy(ctx, src, dst, std::move(plan));
 }
 
 void run_fill_bits(const KernelContext& ctx, const Tensor& dst, uint64_t bits) {

@@ -2,6 +2,7 @@
 // bits of its size (8, 16, 32 or 64), so these kernels serve all dtypes.
 #pragma once
 #include "kernels/vulkan/vk_kernel.hpp"
+#include "ops/view_util.hpp"
 
 namespace porta::vk {
 
@@ -21,6 +22,10 @@ struct CopyPlan {
 /// Copies per `plan` from `src` into `dst` (same dtype). Axes are merged where possible;
 /// throws Unsupported beyond 6 axes after merging (supports checks avoid that).
 void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan);
+/// Copies the elements of `src` seen as view `from` into those of `dst` seen as view `to`
+/// (same shape; views relative to each tensor's first element, e.g. opdef::dense_view).
+void run_copy(const KernelContext& ctx, const Tensor& src, const opdef::StridedView& from, const Tensor& dst,
+              const opdef::StridedView& to);
 /// Fills the whole of `dst` with `value` converted to its dtype.
 void run_fill(const KernelContext& ctx, const Tensor& dst, double value);
 /// Fills `dst` with the raw bits of a one-element host tensor of dst's dtype.
@@ -29,6 +34,9 @@ void run_fill_bits(const KernelContext& ctx, const Tensor& dst, uint64_t bits);
 std::string movable(const KernelContext& ctx, DType t);
 /// Rank limit for movement kernels' supports checks.
 std::string rank_ok(int rank);
+/// What a copy.comp kernel over input 0 needs: its dtype movable, its rank within kMaxRank and
+/// every tensor within one binding. "" or the reason to decline.
+std::string copy_supports(const KernelContext& ctx);
 /// Row-major element strides of a shape.
 std::vector<int64_t> strides_of(const Shape& shape);
 

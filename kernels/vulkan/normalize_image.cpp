@@ -87,6 +87,6 @@ std::string normalize_image_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(NormalizeImage, vulkan, kU8, normalize_image_vulkan, normalize_image_supports)
+PORTA_REGISTER_KERNEL(NormalizeImage, vulkan, kU8, normalize_image_vulkan, normalize_image_supports)
 
 }  // namespace porta::vk

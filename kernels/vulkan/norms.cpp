@@ -7,6 +7,8 @@
 
 #include "kernels/vulkan/movement.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
+#include "ops/common.hpp"
+#include "ops/order_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -52,9 +54,7 @@ bool wants(const KernelContext& ctx, size_t i) { return ctx.outputs.size() > i &
 void layer_norm_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   int r = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis", -1);
-  if (axis < -r || axis >= r) throw ShapeError(str("[LayerNormalization] axis ", axis, " out of range for rank ", r));
-  if (axis < 0) axis += r;
+  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), r, "LayerNormalization");
   int64_t R = 1;
   for (int i = static_cast<int>(axis); i < r; ++i) R *= x.shape()[i];
   int64_t rows = R ? x.numel() / R : 0;
@@ -75,11 +75,12 @@ std::string layer_norm_supports(const KernelContext& ctx) {
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   const Tensor& x = ctx.in(0);
-  int r = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis", -1);
-  if (axis < 0) axis += r;
-  int64_t R = 1;
-  for (int i = static_cast<int>(std::max<int64_t>(axis, 0)); i < r; ++i) R *= x.shape()[i];
+  int64_t R = x.numel();  // with a bad axis the kernel raises inference's error
+  try {
+    const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+    R = g.n * g.inner;
+  } catch (const ShapeError&) {
+  }
   for (size_t i = 1; i < 3; ++i)
     if (ctx.has_input(i) && ctx.in(i).dtype() != x.dtype()) return "scale/bias of a dtype other than the input's";
   if (ctx.outputs.size() > 1 && ctx.outputs.size() < 3) return "only one of Mean/InvStdDev requested";
@@ -138,8 +139,8 @@ std::string batch_norm_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(LayerNormalization, vulkan, kF32 | kF16, layer_norm_vulkan, layer_norm_supports)
-PORTA_REGISTER_KERNEL_IF(InstanceNormalization, vulkan, kF32 | kF16, instance_norm_vulkan, instance_norm_supports)
-PORTA_REGISTER_KERNEL_IF(BatchNormalization, vulkan, kF32 | kF16, batch_norm_vulkan, batch_norm_supports)
+PORTA_REGISTER_KERNEL(LayerNormalization, vulkan, kF32 | kF16, layer_norm_vulkan, layer_norm_supports)
+PORTA_REGISTER_KERNEL(InstanceNormalization, vulkan, kF32 | kF16, instance_norm_vulkan, instance_norm_supports)
+PORTA_REGISTER_KERNEL(BatchNormalization, vulkan, kF32 | kF16, batch_norm_vulkan, batch_norm_supports)
 
 }  // namespace porta::vk

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/vulkan/movement.hpp"
+#include "ops/shape_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -11,21 +12,9 @@ void pad_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   int r = x.rank();
-  std::vector<double> pv = ctx.in(1).to_doubles();
-  std::vector<int64_t> axes;
-  if (ctx.has_input(3)) {
-    for (double a : ctx.in(3).to_doubles()) axes.push_back(a < 0 ? static_cast<int64_t>(a) + r : static_cast<int64_t>(a));
-  } else {
-    for (int i = 0; i < r; ++i) axes.push_back(i);
-  }
-  if (pv.size() != 2 * axes.size())
-    throw ShapeError(str("[Pad] pads should have ", 2 * axes.size(), " values, got ", pv.size()));
-  std::vector<int64_t> before(r, 0), after(r, 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] < 0 || axes[i] >= r) throw ShapeError(str("[Pad] axis out of range for rank ", r));
-    before[axes[i]] = static_cast<int64_t>(pv[i]);
-    after[axes[i]] = static_cast<int64_t>(pv[i + axes.size()]);
-  }
+  // Begins then ends, one per axis (inference checked the count and rejects an axes input).
+  std::vector<int64_t> pads = opdef::tensor_ints(ctx.in(1));
+  std::vector<int64_t> before(pads.begin(), pads.begin() + r), after(pads.begin() + r, pads.end());
   std::string mode = ctx.attrs->get_string("mode", "constant");
   if (mode != "constant") {
     if (y.numel() == 0) return;
@@ -74,13 +63,11 @@ std::string pad_supports(const KernelContext& ctx) {
   std::string mode = ctx.attrs->get_string("mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect") return str("mode '", mode, "'");
   if (ctx.has_input(2) && ctx.in(2).dtype() != ctx.in(0).dtype()) return "constant_value has another dtype";
-  if (auto why = movable(ctx, ctx.in(0).dtype()); !why.empty()) return why;
-  if (auto why = rank_ok(ctx.in(0).rank()); !why.empty()) return why;
-  return fits_bindings(ctx);
+  return copy_supports(ctx);
 }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Pad, vulkan, kAllTypes, pad_vulkan, pad_supports)
+PORTA_REGISTER_KERNEL(Pad, vulkan, kAllTypes, pad_vulkan, pad_supports)
 
 }  // namespace porta::vk

@@ -25,6 +25,6 @@ std::string range_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Range, vulkan, kNumericVariants, range_vulkan, range_supports)
+PORTA_REGISTER_KERNEL(Range, vulkan, kNumericVariants, range_vulkan, range_supports)
 
 }  // namespace porta::vk

@@ -10,6 +10,7 @@
 
 #include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/movement.hpp"
+#include "ops/common.hpp"
 #include "ops/reduce_util.hpp"
 
 namespace porta::vk {
@@ -18,30 +19,18 @@ namespace {
 enum ReduceOp : int { kSum = 0, kMean, kMax, kMin, kProd, kSumSquare, kL1, kL2, kLogSum, kLogSumExp,
                       kArgMax, kArgMin };
 
+// The reduced axes, sorted. ArgMax/ArgMin (attribute "axis") reduce one axis, none for a
+// scalar, which still goes through the kernel. The other reductions take ops/reduce_util.hpp's
+// axes, where none means a copy (noop_with_empty_axes, or a scalar's reduction): `noop`.
 std::vector<int64_t> reduced_axes(const KernelContext& ctx, bool& noop) {
-  int r = ctx.in(0).rank();
-  std::vector<int64_t> axes;
-  if (ctx.has_input(1)) {
-    for (double a : ctx.in(1).to_doubles()) axes.push_back(static_cast<int64_t>(a));
-  } else if (ctx.attrs->has("axes")) {
-    axes = ctx.attrs->get_ints("axes");
-  } else if (ctx.attrs->has("axis")) {
-    axes = {ctx.attrs->get_int("axis")};
+  const int r = ctx.in(0).rank();
+  if (ctx.attrs->has("axis")) {
+    noop = false;
+    int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), r, ctx.op->name);
+    return r == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{axis};
   }
-  // No axes with noop_with_empty_axes (given or not: the attribute decides), or a scalar's
-  // reduction (its axis 0 is the scalar itself, as normalize_axis allows): a copy. ArgMax/ArgMin
-  // (attribute "axis") are not copies: their scalar case goes through the kernel.
-  bool arg = ctx.attrs->has("axis");
-  noop = (axes.empty() && ctx.attrs->get_int("noop_with_empty_axes", 0) != 0) || (r == 0 && !arg);
-  if (noop) return {};
-  if (axes.empty())
-    for (int i = 0; i < r; ++i) axes.push_back(i);
-  for (auto& a : axes) {
-    if (a < -r || a >= r) throw ShapeError(str("[", ctx.op->name, "] axis ", a, " out of range for rank ", r));
-    if (a < 0) a += r;
-  }
-  std::sort(axes.begin(), axes.end());
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  std::vector<int64_t> axes = opdef::reduce_axes_of(ctx);
+  noop = axes.empty();
   return axes;
 }
 
@@ -248,13 +237,13 @@ std::string reduce_supports(const KernelContext& ctx) {
 constexpr DTypeSet kReduceTypes = kF32 | kF16 | kI32 | kI64;
 constexpr DTypeSet kArgTypes = kReduceTypes | kI8 | kU8;
 
-PORTA_REGISTER_KERNEL_IF(ReduceSum, vulkan, kReduceTypes, reduce_op_vulkan<kSum>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMean, vulkan, kReduceTypes, reduce_op_vulkan<kMean>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMax, vulkan, kReduceTypes, reduce_op_vulkan<kMax>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ReduceMin, vulkan, kReduceTypes, reduce_op_vulkan<kMin>, reduce_supports)
+PORTA_REGISTER_KERNEL(ReduceSum, vulkan, kReduceTypes, reduce_op_vulkan<kSum>, reduce_supports)
+PORTA_REGISTER_KERNEL(ReduceMean, vulkan, kReduceTypes, reduce_op_vulkan<kMean>, reduce_supports)
+PORTA_REGISTER_KERNEL(ReduceMax, vulkan, kReduceTypes, reduce_op_vulkan<kMax>, reduce_supports)
+PORTA_REGISTER_KERNEL(ReduceMin, vulkan, kReduceTypes, reduce_op_vulkan<kMin>, reduce_supports)
 // reduce.comp also implements Prod, SumSquare, L1, L2, LogSum and LogSumExp (OP 4-9); they are
 // registered once those ops have definitions (a kernel needs a schema to be tested against).
-PORTA_REGISTER_KERNEL_IF(ArgMax, vulkan, kArgTypes, reduce_op_vulkan<kArgMax>, reduce_supports)
-PORTA_REGISTER_KERNEL_IF(ArgMin, vulkan, kArgTypes, reduce_op_vulkan<kArgMin>, reduce_supports)
+PORTA_REGISTER_KERNEL(ArgMax, vulkan, kArgTypes, reduce_op_vulkan<kArgMax>, reduce_supports)
+PORTA_REGISTER_KERNEL(ArgMin, vulkan, kArgTypes, reduce_op_vulkan<kArgMin>, reduce_supports)
 
 }  // namespace porta::vk

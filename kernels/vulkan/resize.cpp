@@ -58,6 +58,6 @@ std::string resize_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Resize, vulkan, kF32 | kF16, resize_vulkan, resize_supports)
+PORTA_REGISTER_KERNEL(Resize, vulkan, kF32 | kF16, resize_vulkan, resize_supports)
 
 }  // namespace porta::vk

@@ -48,6 +48,6 @@ std::string rms_norm_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(RmsNorm, vulkan, kF32 | kF16, rms_norm_vulkan, rms_norm_supports)
+PORTA_REGISTER_KERNEL(RmsNorm, vulkan, kF32 | kF16, rms_norm_vulkan, rms_norm_supports)
 
 }  // namespace porta::vk

@@ -131,7 +131,7 @@ std::string rnn_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(LSTM, vulkan, kF32 | kF16, rnn_vulkan<4>, rnn_supports)
-PORTA_REGISTER_KERNEL_IF(GRU, vulkan, kF32 | kF16, rnn_vulkan<3>, rnn_supports)
+PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32 | kF16, rnn_vulkan<4>, rnn_supports)
+PORTA_REGISTER_KERNEL(GRU, vulkan, kF32 | kF16, rnn_vulkan<3>, rnn_supports)
 
 }  // namespace porta::vk

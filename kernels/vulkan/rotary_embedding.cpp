@@ -26,6 +26,6 @@ void rotary_embedding_vulkan(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(RotaryEmbedding, vulkan, kF32, rotary_embedding_vulkan, fits_bindings)
+PORTA_REGISTER_KERNEL(RotaryEmbedding, vulkan, kF32, rotary_embedding_vulkan, fits_bindings)
 
 }  // namespace porta::vk

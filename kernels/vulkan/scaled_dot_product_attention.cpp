@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/vulkan/vk_kernel.hpp"
+#include "ops/attention_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -48,21 +49,6 @@ void sdpa_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   bool has_mask = ctx.has_input(3);
-  // Element strides of Mask broadcast to [B, H, Sq, Skv]: 0 on its size-1 or missing axes.
-  std::vector<int64_t> mask_stride(4, 0);
-  if (has_mask) {
-    const Shape& ms = ctx.in(3).shape();
-    const Shape full{B, H, Sq, Skv};
-    int64_t stride = 1;
-    for (size_t j = 0; j < ms.size(); ++j) {
-      size_t i = ms.size() - 1 - j, o = 3 - j;
-      if (ms[i] != 1 && ms[i] != full[o])
-        throw ShapeError(str("[ScaledDotProductAttention] Mask should broadcast to B,H,Sq,Skv = ", shape_str(full),
-                             ", got ", shape_str(ms)));
-      mask_stride[o] = ms[i] == 1 ? 0 : stride;
-      stride *= ms[i];
-    }
-  }
   double scale = ctx.attrs->has("scale") ? ctx.attrs->get_float("scale") : 1.0 / std::sqrt(static_cast<double>(D));
   int64_t q_blocks = (Sq + kQueryBlock - 1) / kQueryBlock, groups = B * H * q_blocks;
   Launch l;
@@ -73,7 +59,7 @@ void sdpa_vulkan(KernelContext& ctx) {
             output(y)};
   for (int64_t v : {H, Sq, Skv, D, Dv, q_blocks, groups}) l.push_u(v);
   l.push_f(scale);
-  for (int64_t s : mask_stride) l.push_u(s);
+  for (int64_t s : opdef::attention_mask_strides(ctx)) l.push_u(s);
   set_grid(l, device_caps(ctx), groups);
   int64_t per = key_tiles_per_dispatch(ctx, D, Dv), tiles = (Skv + kKeyBlock - 1) / kKeyBlock;
   if (per < 1) throw BackendError("[ScaledDotProductAttention] one key tile exceeds the loop cap (supports should decline)");
@@ -97,9 +83,10 @@ void sdpa_vulkan(KernelContext& ctx) {
 
 std::string sdpa_supports(const KernelContext& ctx) {
   int64_t d = ctx.in(0).shape()[3], dv = ctx.in(2).shape()[3];
-  if (d > kMaxHeadDim || dv > kMaxHeadDim)
-    return str("head sizes D = ", d, ", Dv = ", dv, " exceed ", kMaxHeadDim,
-               " (the fused kernel keeps Q, K and V tiles of up to 128 columns in shared memory)");
+  if (auto why = opdef::attention_heads_fit(ctx, kMaxHeadDim,
+                                             "the fused kernel keeps Q, K and V tiles of up to 128 columns in shared memory");
+      !why.empty())
+    return why;
   if (device_caps(ctx).shared_memory < 26 * 1024)
     return str("the device has ", device_caps(ctx).shared_memory, " bytes of shared memory, the kernel needs 26 KiB");
   int64_t per = key_tiles_per_dispatch(ctx, d, dv);
@@ -120,6 +107,6 @@ std::string sdpa_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(ScaledDotProductAttention, vulkan, kF32, sdpa_vulkan, sdpa_supports)
+PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_vulkan, sdpa_supports)
 
 }  // namespace porta::vk

@@ -126,11 +126,11 @@ std::string scatter_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(GatherElements, vulkan, kAllTypes, gather_elements_vulkan, gather_family_supports)
-PORTA_REGISTER_KERNEL_IF(GatherND, vulkan, kAllTypes, gather_nd_vulkan, gather_family_supports)
-PORTA_REGISTER_KERNEL_IF(ScatterElements, vulkan, kF32 | kF16 | kI32 | kI64 | kI8 | kU8, scatter_elements_vulkan,
+PORTA_REGISTER_KERNEL(GatherElements, vulkan, kAllTypes, gather_elements_vulkan, gather_family_supports)
+PORTA_REGISTER_KERNEL(GatherND, vulkan, kAllTypes, gather_nd_vulkan, gather_family_supports)
+PORTA_REGISTER_KERNEL(ScatterElements, vulkan, kF32 | kF16 | kI32 | kI64 | kI8 | kU8, scatter_elements_vulkan,
                          scatter_supports)
-PORTA_REGISTER_KERNEL_IF(ScatterND, vulkan, kF32 | kF16 | kI32 | kI64 | kI8 | kU8, scatter_nd_vulkan,
+PORTA_REGISTER_KERNEL(ScatterND, vulkan, kF32 | kF16 | kI32 | kI64 | kI8 | kU8, scatter_nd_vulkan,
                          scatter_supports)
 
 }  // namespace porta::vk

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/vulkan/vk_kernel.hpp"
+#include "ops/order_util.hpp"
 
 namespace porta::vk {
 namespace {
@@ -21,27 +22,18 @@ uint64_t softmax_loops(const KernelContext& ctx, int64_t R) {
   return 3 * pass + 2 * w;
 }
 
+// Rows of R elements `inner` apart: push constants rows, R, inner (ops/order_util.hpp's split).
 template <int Log>
 void softmax_vulkan(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  Tensor& y = ctx.out(0);
-  if (x.numel() == 0) return;
-  int r = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis", -1);
-  if (r == 0) axis = 0;
-  else if (axis < -r || axis >= r) throw ShapeError(str("[", ctx.op->name, "] axis ", axis, " out of range for rank ", r));
-  if (axis < 0) axis += r;
-  int64_t R = r == 0 ? 1 : x.shape()[axis], inner = 1;
-  for (int i = static_cast<int>(axis) + 1; i < r; ++i) inner *= x.shape()[i];
-  int64_t rows = x.numel() / R;
+  if (ctx.in(0).numel() == 0) return;
+  const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+  const uint64_t rows = static_cast<uint64_t>(g.outer * g.inner);
   Launch l;
   l.shader = "softmax";
-  l.variant = variant_for(x.dtype());
+  l.variant = variant_for(ctx.in(0).dtype());
   l.spec = {Log, reduction_strategy(ctx)};
-  l.args = {input(x), output(y)};
-  l.push_u(rows);
-  l.push_u(R);
-  l.push_u(inner);
+  l.args = {input(ctx.in(0)), output(ctx.out(0))};
+  for (int64_t v : {g.outer * g.inner, g.n, g.inner}) l.push_u(v);
   set_grid(l, device_caps(ctx), rows);
   launch(ctx, std::move(l));
 }
@@ -49,11 +41,11 @@ void softmax_vulkan(KernelContext& ctx) {
 std::string softmax_supports(const KernelContext& ctx) {
   if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
-  const Tensor& x = ctx.in(0);
-  int r = x.rank();
-  int64_t axis = ctx.attrs->get_int("axis", -1);
-  if (axis < 0) axis += r;
-  int64_t R = r == 0 || axis < 0 || axis >= r ? 1 : x.shape()[axis];  // a bad axis fails in the kernel
+  int64_t R = 1;  // with a bad axis the kernel raises inference's error
+  try {
+    R = opdef::split_at_axis_attr(ctx).n;
+  } catch (const ShapeError&) {
+  }
   if (auto why = loop_budget_ok(ctx, softmax_loops(ctx, R), str("a row of ", R, " elements")); !why.empty())
     return why;
   return fits_bindings(ctx);
@@ -61,7 +53,7 @@ std::string softmax_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Softmax, vulkan, kF32 | kF16, softmax_vulkan<0>, softmax_supports)
-PORTA_REGISTER_KERNEL_IF(LogSoftmax, vulkan, kF32 | kF16, softmax_vulkan<1>, softmax_supports)
+PORTA_REGISTER_KERNEL(Softmax, vulkan, kF32 | kF16, softmax_vulkan<0>, softmax_supports)
+PORTA_REGISTER_KERNEL(LogSoftmax, vulkan, kF32 | kF16, softmax_vulkan<1>, softmax_supports)
 
 }  // namespace porta::vk

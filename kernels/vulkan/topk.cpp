@@ -10,22 +10,15 @@ namespace porta::vk {
 namespace {
 
 void topk_vulkan(KernelContext& ctx) {
+  if (ctx.out(0).numel() == 0) return;
   const Tensor& x = ctx.in(0);
-  Tensor &values = ctx.out(0), &indices = ctx.out(1);
-  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  const opdef::AxisSplit rows = opdef::split_at_axis(x.shape(), axis);
-  int64_t n = rows.n, inner = rows.inner;
-  int64_t k = values.shape()[axis];
-  if (values.numel() == 0) return;
+  const opdef::TopKRows rows = opdef::topk_rows(ctx);
   Launch l;
   l.shader = "topk";
   l.variant = numeric_variant(x.dtype());
   l.spec = {ctx.attrs->get_int("largest") != 0 ? 1 : 0};
-  l.args = {input(x), output(values), output(indices)};
-  l.push_u(x.numel());
-  l.push_u(n);
-  l.push_u(inner);
-  l.push_u(k);
+  l.args = {input(x), output(ctx.out(0)), output(ctx.out(1))};
+  for (int64_t v : {x.numel(), rows.n, rows.inner, rows.k}) l.push_u(v);
   set_grid(l, device_caps(ctx), (x.numel() + 255) / 256);
   launch(ctx, std::move(l));
 }
@@ -33,14 +26,8 @@ void topk_vulkan(KernelContext& ctx) {
 std::string topk_supports(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (auto why = numeric_ok(ctx, x.dtype()); !why.empty()) return why;
-  if (x.rank() == 0) return "";  // infer rejects it
-  int64_t axis = 0;
-  try {
-    axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "TopK");
-  } catch (const Error&) {
-    return "";  // infer reports it
-  }
-  int64_t n = x.shape()[axis];
+  const int64_t n = opdef::topk_row_length(ctx);
+  if (n < 0) return "";  // inference reports it
   if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(n) + 1, str("ranking a TopK row of ", n, " elements"));
       !why.empty())
     return why;
@@ -49,6 +36,6 @@ std::string topk_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(TopK, vulkan, kNumericVariants, topk_vulkan, topk_supports)
+PORTA_REGISTER_KERNEL(TopK, vulkan, kNumericVariants, topk_vulkan, topk_supports)
 
 }  // namespace porta::vk

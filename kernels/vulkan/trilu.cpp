@@ -35,6 +35,6 @@ std::string trilu_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL_IF(Trilu, vulkan, kAllTypes, trilu_vulkan, trilu_supports)
+PORTA_REGISTER_KERNEL(Trilu, vulkan, kAllTypes, trilu_vulkan, trilu_supports)
 
 }  // namespace porta::vk

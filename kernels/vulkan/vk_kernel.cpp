@@ -3,6 +3,7 @@
 #include "kernels/vulkan/vk_kernel.hpp"
 
 #include "backends/vulkan/vk_validation.hpp"
+#include "ops/broadcast_util.hpp"
 
 #include <algorithm>
 
@@ -151,33 +152,11 @@ std::string fp16_ok(const KernelContext& ctx, DType dtype) {
 }
 
 BroadcastMap broadcast_map(const Shape& out, const std::vector<Shape>& inputs) {
-  size_t rank = out.size();
-  BroadcastMap m;
-  std::vector<std::vector<int64_t>> strides(inputs.size(), std::vector<int64_t>(rank, 0));
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const Shape& s = inputs[k];
-    int64_t stride = 1;
-    for (size_t j = 0; j < s.size(); ++j) {
-      size_t i = s.size() - 1 - j, o = rank - 1 - j;
-      strides[k][o] = s[i] == 1 ? 0 : stride;
-      stride *= s[i];
-    }
-  }
-  // Drop size-1 axes, then merge axis pairs that are contiguous for every operand.
-  for (size_t d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    bool merge = !m.shape.empty();
-    for (size_t k = 0; merge && k < inputs.size(); ++k)
-      merge = m.strides[k].back() == strides[k][d] * out[d];
-    if (m.strides.empty()) m.strides.resize(inputs.size());
-    if (merge) {
-      m.shape.back() *= out[d];
-      for (size_t k = 0; k < inputs.size(); ++k) m.strides[k].back() = strides[k][d];
-    } else {
-      m.shape.push_back(out[d]);
-      for (size_t k = 0; k < inputs.size(); ++k) m.strides[k].push_back(strides[k][d]);
-    }
-  }
+  std::vector<std::vector<int64_t>> strides;
+  strides.reserve(inputs.size());
+  for (const Shape& s : inputs) strides.push_back(opdef::broadcast_strides(s, out));
+  opdef::MergedDims merged = opdef::merge_dims(out, strides);
+  BroadcastMap m{std::move(merged.sizes), std::move(merged.strides)};
   if (m.shape.empty()) {
     m.shape.push_back(1);
     m.strides.assign(inputs.size(), {0});

@@ -320,11 +320,11 @@ std::string max_pool_supports(const KernelContext& ctx) {
   return window_supports(ctx);
 }
 
-PORTA_REGISTER_KERNEL_IF(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports)
-PORTA_REGISTER_KERNEL_IF(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, window_supports)
-PORTA_REGISTER_KERNEL_IF(Conv, vulkan, kF32 | kF16, conv2_vulkan, window_supports)
-PORTA_REGISTER_KERNEL_IF(ConvTranspose, vulkan, kF32 | kF16, conv_transpose_vulkan, window_supports)
-PORTA_REGISTER_KERNEL_IF(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_vulkan<false>, global_pool_supports)
-PORTA_REGISTER_KERNEL_IF(GlobalMaxPool, vulkan, kF32 | kF16, global_pool_vulkan<true>, global_pool_supports)
+PORTA_REGISTER_KERNEL(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports)
+PORTA_REGISTER_KERNEL(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, window_supports)
+PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv2_vulkan, window_supports)
+PORTA_REGISTER_KERNEL(ConvTranspose, vulkan, kF32 | kF16, conv_transpose_vulkan, window_supports)
+PORTA_REGISTER_KERNEL(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_vulkan<false>, global_pool_supports)
+PORTA_REGISTER_KERNEL(GlobalMaxPool, vulkan, kF32 | kF16, global_pool_vulkan<true>, global_pool_supports)
 
 }  // namespace porta::vk

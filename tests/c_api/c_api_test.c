@@ -63,6 +63,17 @@ static void test_version_and_devices(void) {
     CHECK_FAILS(porta_device_available(bogus, &available, NULL, 0), PORTA_ERROR_INVALID_ARGUMENT,
                 "porta_device_type");
   }
+  {
+    /* Device kinds by name: the built-ins keep their enum ids; unknown names list the known. */
+    int32_t kind = -1;
+    const char* name = NULL;
+    CHECK_OK(porta_device_type_find("vulkan", &kind));
+    CHECK(kind == PORTA_DEVICE_VULKAN);
+    CHECK_OK(porta_device_type_name(PORTA_DEVICE_HIP, &name));
+    CHECK(name != NULL && strcmp(name, "hip") == 0);
+    CHECK_FAILS(porta_device_type_find("tpu", &kind), PORTA_ERROR_INVALID_ARGUMENT, "known kinds: cpu");
+    CHECK_FAILS(porta_device_type_name(42, &name), PORTA_ERROR_INVALID_ARGUMENT, "42");
+  }
 }
 
 static void test_tensors(void) {
