@@ -10,8 +10,8 @@ namespace porta::vk {
 /// Unary op codes: the OP specialization constant of unary.comp.
 enum UnaryOp : int {
   kRelu = 0, kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kTanh, kSigmoid, kLeakyRelu, kElu,
-  kErf, kSin, kCos, kFloor, kCeil, kSign, kSoftplus, kHardSigmoid, kRound, kSelu, kSilu,
-  kGelu, kHardSwish, kIdentity, kTan, kSoftsign, kClip, kCelu
+  kErf, kSin, kCos, kFloor, kCeil, kSign, kSoftplus, kHardSigmoid, kRound, kSelu, kHardSwish,
+  kTan, kSoftsign, kClip, kCelu
 };
 /// Binary op codes: the OP specialization constant of binary.comp.
 enum BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin, kFmod, kPRelu, kFlooredMod };

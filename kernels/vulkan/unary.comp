@@ -32,7 +32,7 @@ VALUE apply(VALUE x) {
     case 1: return x < VALUE(0) ? -x : x;                        // Abs
     case 2: return -x;                                           // Neg
     case 16: return x > VALUE(0) ? VALUE(1) : x < VALUE(0) ? VALUE(-1) : VALUE(0);  // Sign
-    case 27: return min(max(x, bound(p.lo_low, p.lo_high)), bound(p.hi_low, p.hi_high));  // Clip
+    case 24: return min(max(x, bound(p.lo_low, p.lo_high)), bound(p.hi_low, p.hi_high));  // Clip
   }
   return x;
 }
@@ -85,14 +85,11 @@ float apply(float x) {
     case 18: return clamp(p.alpha * x + p.beta, 0.0, 1.0);       // HardSigmoid
     case 19: return roundEven(x);                                // Round (half to even)
     case 20: return x > 0.0 ? p.gamma * x : p.gamma * p.alpha * (exp(x) - 1.0);  // Selu
-    case 21: return x * sigmoid(x);                              // (SiLU, for fused graphs)
-    case 22: return 0.5 * x * (1.0 + erf_approx(x * 0.70710678118654752));  // Gelu (exact)
-    case 23: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);          // HardSwish
-    case 24: return x;                                           // Identity
-    case 25: return tan(x);                                      // Tan
-    case 26: return x / (1.0 + abs(x));                          // Softsign
-    case 27: return min(max(x, p.alpha), p.beta);                // Clip (max wins if min > max)
-    case 28: return max(x, 0.0) + min(0.0, p.alpha * (exp(x / p.alpha) - 1.0));  // Celu
+    case 21: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);          // HardSwish
+    case 22: return tan(x);                                      // Tan
+    case 23: return x / (1.0 + abs(x));                          // Softsign
+    case 24: return min(max(x, p.alpha), p.beta);                // Clip (max wins if min > max)
+    case 25: return max(x, 0.0) + min(0.0, p.alpha * (exp(x / p.alpha) - 1.0));  // Celu
   }
   return x;
 }
