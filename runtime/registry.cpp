@@ -77,8 +77,12 @@ void load_disabled_locked(Registry& r) {
   }
 }
 
+// "backend:Op" disables every implementation of the op there, "backend:Op:name" one of them.
 bool is_disabled(const Registry& r, const KernelDef& k) {
   std::string key = str(device_type_name(k.backend), ":", k.op);
+  if (std::find(r.disabled.begin(), r.disabled.end(), key) != r.disabled.end()) return true;
+  if (k.impl.name.empty()) return false;
+  key += str(":", k.impl.name);
   return std::find(r.disabled.begin(), r.disabled.end(), key) != r.disabled.end();
 }
 

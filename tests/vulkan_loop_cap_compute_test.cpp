@@ -13,6 +13,7 @@
 #include "backends/vulkan/vk_context.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
+#include "tests/custom_test_util.hpp"
 #include "tests/test_util.hpp"
 #include "tests/vulkan_shared_test.hpp"
 
@@ -109,10 +110,7 @@ TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
   expect_matches_reference("ConvTranspose", {ct_x, ct_w});
   EXPECT_EQ(resolve_on_vulkan("ConvTranspose", {random_input({1, 20, 4, 4}), random_input({20, 2, 3, 3})}).path,
             Path::native);
-  vk::set_conv_implicit_gemm(false);
-  struct Restore {
-    ~Restore() { vk::set_conv_implicit_gemm(true); }
-  } restore;
+  DisabledKernels no_gemm("vulkan:Conv:implicit_gemm");
   expect_declined(resolve_on_vulkan("Conv", {ct_x, random_input({3, 40, 3, 3})}), "direct Conv");
   EXPECT_GT(check_cases({"Conv", "ConvTranspose"}), 10);
 }

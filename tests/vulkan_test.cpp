@@ -14,6 +14,7 @@
 #include "backends/vulkan/vk_context.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
+#include "tests/custom_test_util.hpp"
 #include "runtime/kernel_call.hpp"
 #include "tests/test_util.hpp"
 #include "tests/vulkan_shared_test.hpp"
@@ -288,14 +289,15 @@ TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
             10);
 }
 
-// Conv runs as implicit GEMM in the conformance suite; the direct kernel (used for grids too
-// large for the GEMM) is checked here on the same cases.
+// Conv runs as implicit GEMM in the conformance suite; the direct kernel (the next
+// implementation, for grids too large for the GEMM) is checked here on the same cases, with the
+// GEMM implementation disabled by name.
 TEST(Vulkan, DirectConvMatchesReference) {
   REQUIRE_VULKAN();
-  vk::set_conv_implicit_gemm(false);
-  struct Restore {
-    ~Restore() { vk::set_conv_implicit_gemm(true); }
-  } restore;
+  DisabledKernels no_gemm("vulkan:Conv:implicit_gemm");
+  const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  EXPECT_EQ(r.kernel->impl.name, "direct");
   EXPECT_GT(check_cases({"Conv"}), 3);
 }
 

@@ -233,7 +233,5 @@ Context& context(int index);
 bool barriers_enabled();
 /// False when a test forced shared-memory reductions (vk_validation.hpp).
 bool subgroup_reductions_enabled();
-/// False when a test forced the direct Conv kernel (vk_validation.hpp).
-bool conv_implicit_gemm_enabled();
 
 }  // namespace porta::vk

@@ -21,7 +21,6 @@ std::vector<std::string> g_validation_errors;
 std::function<void(const std::string&)> g_validation_listener;
 bool g_barriers = true;
 bool g_subgroup_reductions = true;
-bool g_conv_gemm = true;
 std::atomic<uint64_t> g_loop_limit_override{0};
 std::atomic<uint64_t> g_binding_limit_override{0};
 
@@ -296,8 +295,6 @@ void set_validation_listener(std::function<void(const std::string&)> listener) {
 void set_barriers_enabled(bool enabled) { g_barriers = enabled; }
 void set_subgroup_reductions(bool enabled) { g_subgroup_reductions = enabled; }
 bool subgroup_reductions_enabled() { return g_subgroup_reductions; }
-void set_conv_implicit_gemm(bool enabled) { g_conv_gemm = enabled; }
-bool conv_implicit_gemm_enabled() { return g_conv_gemm; }
 
 const char* result_name(VkResult r) {
   switch (r) {

@@ -24,8 +24,6 @@ void set_barriers_enabled(bool enabled);
 /// Test hook: when false, reductions use the shared-memory tree instead of subgroup
 /// arithmetic, so both strategies can be checked on one device. Default true.
 void set_subgroup_reductions(bool enabled);
-/// Test hook: when false, Conv uses the direct kernel instead of the implicit GEMM. Default true.
-void set_conv_implicit_gemm(bool enabled);
 
 /// Test hook: kernels size their loops as if the driver ended them after `iterations` per
 /// invocation (0 = the device's measured cap), so the paths for a capped driver run with small
