@@ -1,8 +1,10 @@
-// The per-instruction-set row loops of kernels/cpu/custom_vmath.hpp that replace scalar code
-// bit for bit: f32 <-> f16 conversion (F16C against porta's scalar conversion) and floor/ceil
-// (vector rounding against libm), on every half value, random float bit patterns and the edge
-// values (signed zeros, subnormals, the f16 overflow boundary, infinities, NaN), with odd
-// lengths so the scalar tails run too.
+// The per-instruction-set row loops of kernels/cpu/custom_vmath.hpp. Those that replace scalar
+// code bit for bit: f32 <-> f16 conversion (F16C against porta's scalar conversion) and
+// floor/ceil (vector rounding against libm), on every half value, random float bit patterns
+// and the edge values (signed zeros, subnormals, the f16 overflow boundary, infinities, NaN).
+// The approximations (exp, tanh, sigmoid, erf, log, sin, cos) against float64 libm with the
+// accuracy stated in the header, and BiasGelu's row loop against Erf's. Odd lengths and
+// unaligned starts reach the scalar tails.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -166,6 +168,118 @@ TEST(CpuVmath, LogWithinTwoUlpOfDoubleLibm) {
     }
   }
   RecordProperty("log_worst_ulp", std::to_string(worst));
+}
+
+using RowFn = void (*)(const float*, float*, int64_t);
+
+std::vector<float> sample_points(float lo, float hi) {
+  std::vector<float> x;
+  for (int i = 0; i <= 200000; ++i) x.push_back(lo + (hi - lo) * static_cast<float>(i) / 200000.0f);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int i = 0; i < 100000; ++i) x.push_back(d(rng));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f, 1e-6f, -1e-6f, 0.5f, -0.5f, 0.625f, -0.625f, 0.9f,
+                  -0.9f, 0.89999998f, 3.92f, -3.92f, lo, hi})
+    x.push_back(v);
+  return x;
+}
+
+// Every point within `abs_tol` absolute or `ulps` units in the last place of the float64
+// result rounded to float; NaN gives NaN. Returns the worst error in ulp.
+double check_against_float64(RowFn fn, double (*ref)(double), float lo, float hi, double abs_tol, double ulps,
+                             const char* name) {
+  std::vector<float> x = sample_points(lo, hi), y(x.size());
+  // An unaligned start and an odd length reach the vector loops' tails.
+  fn(x.data() + 1, y.data() + 1, static_cast<int64_t>(x.size()) - 1);
+  fn(x.data(), y.data(), 1);
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = ref(static_cast<double>(x[i]));
+    double err = std::fabs(static_cast<double>(y[i]) - want);
+    float wf = static_cast<float>(want);
+    double ulp = wf == 0.0f ? std::numeric_limits<float>::denorm_min()
+                            : std::fabs(static_cast<double>(std::nextafter(wf, INFINITY)) - static_cast<double>(wf));
+    worst = std::max(worst, err / ulp);
+    bool ok = err <= abs_tol || err <= ulps * ulp;
+    if (!ok && ++bad <= 5)
+      ADD_FAILURE() << name << "(" << x[i] << ") = " << y[i] << ", float64 gives " << want << " (error " << err
+                    << ", " << err / ulp << " ulp)";
+  }
+  EXPECT_EQ(bad, 0) << name;
+  float nan = std::numeric_limits<float>::quiet_NaN(), out = 0;
+  fn(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out)) << name << " of NaN";
+  ::testing::Test::RecordProperty(std::string(name) + "_worst_ulp", std::to_string(worst));
+  return worst;
+}
+
+double exp_ref(double x) { return std::exp(x); }
+double tanh_ref(double x) { return std::tanh(x); }
+double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double erf_ref(double x) { return std::erf(x); }
+
+TEST(CpuVmath, ExpWithin2UlpOverTheFloatRange) {
+  check_against_float64(vmath::exp_f32, exp_ref, -87.0f, 88.0f, 0.0, 2.0, "exp");
+  const float inf = std::numeric_limits<float>::infinity();
+  float edge[] = {-200.0f, 200.0f, 88.72f, -inf, inf}, out[5];
+  vmath::exp_f32(edge, out, 5);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], inf);
+  EXPECT_NEAR(out[2] / std::exp(static_cast<double>(88.72f)), 1.0, 3e-7);  // n = 128: 2^127 doubled
+  EXPECT_EQ(out[3], 0.0f);
+  EXPECT_EQ(out[4], inf);
+}
+
+TEST(CpuVmath, TanhAndSigmoidMatchFloat64) {
+  check_against_float64(vmath::tanh_f32, tanh_ref, -20.0f, 20.0f, 3e-7, 4.0, "tanh");
+  check_against_float64(vmath::sigmoid_f32, sigmoid_ref, -30.0f, 30.0f, 3e-7, 4.0, "sigmoid");
+  const float inf = std::numeric_limits<float>::infinity();
+  float edge[] = {-inf, inf, -100.0f, 100.0f}, out[4];
+  vmath::tanh_f32(edge, out, 4);
+  EXPECT_EQ(out[0], -1.0f);
+  EXPECT_EQ(out[1], 1.0f);
+  vmath::sigmoid_f32(edge, out, 4);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 1.0f);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_EQ(out[3], 1.0f);
+}
+
+// erf within 2 ulp everywhere, no absolute slack: small arguments keep their relative
+// accuracy (erf(x) ~ 1.128 x) and values near +-1 are exact to the float.
+TEST(CpuVmath, ErfWithin2UlpOfFloat64) {
+  check_against_float64(vmath::erf_f32, erf_ref, -6.0f, 6.0f, 0.0, 2.0, "erf");
+  const float inf = std::numeric_limits<float>::infinity();
+  float edge[] = {-inf, inf, -0.0f, 100.0f, -4.0f}, out[5];
+  vmath::erf_f32(edge, out, 5);
+  EXPECT_EQ(out[0], -1.0f);
+  EXPECT_EQ(out[1], 1.0f);
+  EXPECT_TRUE(out[2] == 0.0f && std::signbit(out[2]));
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_EQ(out[4], -1.0f);
+}
+
+// BiasGelu's fused row loop uses Erf's erf: gelu(h) = 0.5 h (1 + erf(h / sqrt 2)) from
+// bias_gelu_erf_f32 equals the same formula built on erf_f32, bit for bit.
+TEST(CpuVmath, BiasGeluErfFormUsesErfsErf) {
+  std::vector<float> x = sample_points(-8.0f, 8.0f), bias(x.size()), fused(x.size()), h(x.size()), u(x.size()),
+                     e(x.size());
+  for (size_t i = 0; i < x.size(); ++i) bias[i] = static_cast<float>(i % 7) * 0.125f - 0.375f;
+  vmath::bias_gelu_erf_f32(x.data(), bias.data(), fused.data(), static_cast<int64_t>(x.size()), false);
+  for (size_t i = 0; i < x.size(); ++i) {
+    h[i] = x[i] + bias[i];
+    u[i] = h[i] * 0.70710678118654752f;
+  }
+  vmath::erf_f32(u.data(), e.data(), static_cast<int64_t>(x.size()));
+  int bad = 0;
+  for (size_t i = 0; i < x.size() && bad < 5; ++i) {
+    float want = 0.5f * h[i] * (1.0f + e[i]);
+    if (std::bit_cast<uint32_t>(fused[i]) != std::bit_cast<uint32_t>(want)) {
+      ++bad;
+      ADD_FAILURE() << "gelu(" << h[i] << "): fused " << fused[i] << ", from erf_f32 " << want;
+    }
+  }
 }
 
 // ArgMax/ArgMin rows against a scalar scan with numpy's rules (NaN wins; first or last of

@@ -1,5 +1,5 @@
 // GPU performance checks (opt-in: PORTA_GPU_PERF=1, run by scripts/gpu-check.sh on a GPU
-// machine). Targets from the GPU backend issue: memory-bound ops reach >= 80% of the measured
+// machine). Targets: memory-bound ops reach >= 80% of the measured
 // device-to-device copy bandwidth; MatMul through porta reaches >= 95% of cuBLAS called
 // directly. Prints "PERF|<name>|<value>|<unit>|<note>" lines that the script tabulates.
 #include <dlfcn.h>

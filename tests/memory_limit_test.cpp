@@ -91,7 +91,7 @@ TEST_F(MemoryLimit, MalformedSettingsAreInvalidArgument) {
     std::string again = error_message<InvalidArgument>([] { Tensor::empty({4}, DType::f32); });
     EXPECT_NE(again.find("PORTA_MEMORY_LIMIT"), std::string::npos) << c.value << ": " << again;
   }
-  set("cpu:2GiB,vulkan:0:512MiB, ");  // the example (and an empty entry) parse
+  set("cpu:2GiB,vulkan:0:512MiB, ");  // docs/RELIABILITY.md's example (and an empty entry) parse
   Tensor ok = Tensor::empty({4}, DType::f32);
 }
 

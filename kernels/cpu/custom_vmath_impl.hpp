@@ -48,18 +48,24 @@ PORTA_INLINE void write_row(float* y, int64_t n, bool stream, F&& compute) {
   _mm_sfence();
 }
 
-// exp(x): 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2, degree-7 Taylor polynomial.
-// Below -87.3 the result is 0; above 88.7 it is +inf; NaN propagates.
-PORTA_INLINE vf vexp(vf x) {
-  vi underflow = x < -87.3f, overflow = x > 88.7f;
-  vf xc = select(underflow, splat(0.f), select(overflow, splat(0.f), x));
-  // n = round(x / ln 2) by the 1.5 * 2^23 trick: adding it leaves n in the low mantissa bits
-  // (|x / ln 2| < 2^22), so n is read from the bits without a float -> int conversion.
+PORTA_INLINE vf vabs(vf x) { return (vf)((vi)x & 0x7fffffff); }
+// |mag| with the sign bit of x (mag >= 0).
+PORTA_INLINE vf with_sign_of(vf mag, vf x) { return (vf)((vi)mag | ((vi)x & (int32_t)0x80000000)); }
+
+// ---- Elementwise math. Each function has this one implementation, used by the row loops
+// (exp_f32, tanh_f32, sigmoid_f32, erf_f32) and inside the fused ones (softmax's exp,
+// BiasGelu's erf and tanh forms), so an op and its fused form compute the same values.
+
+// e^x as p * 2^n: n = round(x / ln2) and r = x - n ln2 (|r| <= ln2 / 2, ln2 in two parts, the
+// first exact in 16 bits so n * ln2_hi is exact), e^r by its degree-7 Taylor polynomial
+// (within 1 ulp). n is read from the bits of x / ln2 + 1.5 * 2^23, which leaves it in the low
+// mantissa bits (|x / ln2| < 2^22), without a float -> int conversion. NaN stays NaN.
+PORTA_INLINE vf exp_parts(vf x, vi& n) {
   const float magic = 12582912.f;
-  vf shifted = xc * 1.44269504088896341f + magic;
+  vf shifted = x * 1.44269504088896341f + magic;
   vf nf = shifted - magic;
-  vi n = (vi)shifted - (vi)splat(magic);
-  vf r = xc - nf * 0.693145751953125f - nf * 1.428606765330187e-06f;
+  n = (vi)shifted - (vi)splat(magic);
+  vf r = x - nf * 0.693145751953125f - nf * 1.428606765330187e-06f;
   vf p = splat(1.f / 5040);
   p = p * r + 1.f / 720;
   p = p * r + 1.f / 120;
@@ -67,28 +73,81 @@ PORTA_INLINE vf vexp(vf x) {
   p = p * r + 1.f / 6;
   p = p * r + 0.5f;
   p = p * r + 1.f;
-  p = p * r + 1.f;
-  vi bits = (n + 127) << 23;
-  vf res = p * (vf)bits;
+  return p * r + 1.f;
+}
+
+// e^x for x in [-87.3, 88.3] (2^n a normal float), no range checks.
+PORTA_INLINE vf vexp_in_range(vf x) {
+  vi n;
+  vf p = exp_parts(x, n);
+  return p * (vf)((n + 127) << 23);
+}
+
+// e^x: 0 below -87.33654 (results under FLT_MIN flushed), +inf above 88.37626 (= 127.5 ln2,
+// where n would reach 128: the last finite stretch of exp, up to FLT_MAX at 88.72, is given as
+// +inf; vexp_full has it). NaN stays NaN. Softmax, sigmoid and gelu's tanh form use this one.
+PORTA_INLINE vf vexp(vf x) {
+  vi underflow = x < -87.33654f, overflow = x > 88.37626f;
+  vf res = vexp_in_range(select(underflow | overflow, splat(0.f), x));
   res = select(underflow, splat(0.f), res);
   return select(overflow, splat(std::numeric_limits<float>::infinity()), res);
 }
 
-// erf(x): odd/even rational approximation on [-4, 4] (erf is +-1 to float precision beyond).
+// vexp over the whole float range: also (88.37626, 88.72283], where n = 128 (2^(n-1) is built
+// and doubled); +inf above. For exp_f32.
+PORTA_INLINE vf vexp_full(vf x) {
+  vi underflow = x < -87.33654f, overflow = x > 88.72283f;
+  vi n;
+  vf p = exp_parts(select(underflow | overflow, splat(0.f), x), n);
+  vi top = n > 127;  // -1 (true) or 0
+  vf res = p * (vf)((n + top + 127) << 23);
+  res = select(top, res + res, res);
+  res = select(underflow, splat(0.f), res);
+  return select(overflow, splat(std::numeric_limits<float>::infinity()), res);
+}
+
+// tanh: odd polynomial for |x| < 0.625 (no cancellation near 0), 1 - 2 / (e^{2|x|} + 1)
+// beyond, with |x| capped at 10 (tanh is 1 in float from 9.01 on).
+PORTA_INLINE vf vtanh(vf x) {
+  vf ax = vabs(x);
+  vf z = x * x;
+  vf small = splat(-5.70498872745e-3f);
+  small = small * z + 2.06390887954e-2f;
+  small = small * z - 5.37397155531e-2f;
+  small = small * z + 1.33314422036e-1f;
+  small = small * z - 3.33332819422e-1f;
+  small = small * z * x + x;
+  vf e = vexp_in_range(2.f * select(ax > 10.f, splat(10.f), ax));
+  vf big = with_sign_of(1.f - 2.f / (e + 1.f), x);
+  return select(ax < 0.625f, small, big);  // NaN: big, which is NaN
+}
+
+PORTA_INLINE vf vsigmoid(vf x) { return 1.f / (1.f + vexp(-x)); }
+
+// erf: for |x| < 0.9, x + x q(x^2) with q a degree-5 polynomial (erf(x) / x - 1, relative
+// minimax, 1.2e-8); beyond, 1 - e^{g(t)} signed like x, t = min(|x|, 3.92) (erf is 1 in
+// float from 3.92 on) and g a degree-6 polynomial of log(erfc(t)) (minimax weighted by
+// erfc / erf, 1.7e-9 relative in erf). Both arms are computed and one is selected. Within
+// 1.20 ulp of float64 erf with FMA (v3, v4) and 1.42 ulp at baseline, every float checked;
+// NaN stays NaN, erf(+-inf) = +-1.
 PORTA_INLINE vf verf(vf x) {
-  x = select(x > 4.f, splat(4.f), select(x < -4.f, splat(-4.f), x));
-  vf x2 = x * x;
-  vf p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = p * x2 - 2.10102402082508e-06f;
-  p = p * x2 - 5.69250639462346e-05f;
-  p = p * x2 - 7.34990630326855e-04f;
-  p = p * x2 - 2.95459980854025e-03f;
-  p = p * x2 - 1.60960333262415e-02f;
-  vf q = x2 * -1.45660718464996e-05f - 2.13374055278905e-04f;
-  q = q * x2 - 1.68282697438203e-03f;
-  q = q * x2 - 7.37332916720468e-03f;
-  q = q * x2 - 1.42647390514189e-02f;
-  return x * p / q;
+  vf ax = vabs(x);
+  vf s = x * x;
+  vf q = s * -6.090357783e-04f + 5.011962261e-03f;
+  q = q * s - 2.677890845e-02f;
+  q = q * s + 1.128214076e-01f;
+  q = q * s - 3.761252463e-01f;
+  q = q * s + 1.283791512e-01f;
+  vf small = x * q + x;
+  vf t = select(ax > 3.92f, splat(3.92f), ax);
+  vf g = t * 1.982207032e-04f - 3.065499710e-03f;
+  g = g * t + 2.231524885e-02f;
+  g = g * t - 1.041137427e-01f;
+  g = g * t - 6.369760036e-01f;
+  g = g * t - 1.127797246e+00f;
+  g = g * t - 1.664390875e-04f;
+  vf big = with_sign_of(1.f - vexp_in_range(g), x);
+  return select(ax < 0.9f, small, big);
 }
 
 PORTA_INLINE vf gelu_erf(vf h) { return 0.5f * h * (1.f + verf(h * 0.70710678118654752f)); }
@@ -97,6 +156,21 @@ PORTA_INLINE vf gelu_tanh(vf h) {
   vf u = 0.7978845608028654f * (h + 0.044715f * h * h * h);
   return h / (1.f + vexp(-2.f * u));
 }
+
+// y[i] = f(x[i]) over a row (y may alias x).
+template <typename F>
+PORTA_INLINE void map_row(const float* x, float* y, int64_t n, F&& f) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, f(load(x + i)));
+  if (i < n) store_tail(y + i, f(load_tail(x + i, n - i, 0.f)), n - i);
+}
+
+static __attribute__((noinline)) void exp_f32(const float* x, float* y, int64_t n) { map_row(x, y, n, [](vf v) { return vexp_full(v); }); }
+static __attribute__((noinline)) void tanh_f32(const float* x, float* y, int64_t n) { map_row(x, y, n, [](vf v) { return vtanh(v); }); }
+static __attribute__((noinline)) void sigmoid_f32(const float* x, float* y, int64_t n) {
+  map_row(x, y, n, [](vf v) { return vsigmoid(v); });
+}
+static __attribute__((noinline)) void erf_f32(const float* x, float* y, int64_t n) { map_row(x, y, n, [](vf v) { return verf(v); }); }
 
 // The largest (kMax) or smallest element of a row, NaN elements skipped (`nan` set when there
 // was one); -inf / +inf for n = 0. Shared by max_f32, extreme_nan_f32 and arg_extreme_f32.

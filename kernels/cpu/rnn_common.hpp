@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_common.hpp"
-#include "kernels/cpu/vec_math.hpp"
+#include "kernels/cpu/custom_vmath.hpp"
 
 namespace porta::cpu {
 
@@ -48,7 +48,7 @@ inline T sigmoid(T x) {
 }
 
 /// p[i] = sigmoid(clip_to(p[i])) / tanh(clip_to(p[i])) over n values: vectorized for float
-/// (kernels/cpu/vec_math.hpp), libm for double.
+/// (kernels/cpu/custom_vmath.hpp), libm for double.
 template <typename T>
 inline void clip_run(T* p, int64_t n, double clip) {
   if (std::isinf(clip)) return;
@@ -58,13 +58,13 @@ inline void clip_run(T* p, int64_t n, double clip) {
 template <typename T>
 inline void sigmoid_run(T* p, int64_t n, double clip) {
   clip_run(p, n, clip);
-  if constexpr (std::is_same_v<T, float>) vec::sigmoid_f32(p, p, n);
+  if constexpr (std::is_same_v<T, float>) vmath::sigmoid_f32(p, p, n);
   else for (int64_t i = 0; i < n; ++i) p[i] = T(1) / (T(1) + std::exp(-p[i]));
 }
 template <typename T>
 inline void tanh_run(T* p, int64_t n, double clip) {
   clip_run(p, n, clip);
-  if constexpr (std::is_same_v<T, float>) vec::tanh_f32(p, p, n);
+  if constexpr (std::is_same_v<T, float>) vmath::tanh_f32(p, p, n);
   else for (int64_t i = 0; i < n; ++i) p[i] = std::tanh(p[i]);
 }
 

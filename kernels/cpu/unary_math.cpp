@@ -5,7 +5,6 @@
 
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
-#include "kernels/cpu/vec_math.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -45,7 +44,7 @@ void neg_cpu(KernelContext& ctx) {
   });
 }
 
-// f32 through a per-instruction-set row loop `vf` (custom_vmath, vec_math), other float dtypes
+// f32 through a per-instruction-set row loop `vf` (custom_vmath.hpp), other float dtypes
 // through the scalar `f` (the library is built for baseline x86-64, where floorf and erff are
 // libm calls: Floor 4096x4096 took 9.6 ms, 35% of the copy bandwidth; Sin 72 ms through sinf;
 // erff was GELU's cost; oneDNN has no erf eltwise).
@@ -89,7 +88,7 @@ PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
 PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats,
                       float_unary(algorithm::eltwise_sqrt, 0, 0, [](auto x) { return std::sqrt(x); }))
 PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
-PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, vector_unary(vec::erf_f32, [](auto x) { return std::erf(x); }))
+PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, vector_unary(vmath::erf_f32, [](auto x) { return std::erf(x); }))
 PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, vector_unary(vmath::sin_f32, [](auto x) { return std::sin(x); }))
 PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, vector_unary(vmath::cos_f32, [](auto x) { return std::cos(x); }))
 PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, vector_unary(vmath::floor_f32, [](auto x) { return std::floor(x); }))
