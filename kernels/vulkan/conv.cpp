@@ -69,6 +69,21 @@ ConvCall conv_call(const KernelContext& ctx, bool transposed) {
   return c;
 }
 
+// The push constants conv_gemm.comp and conv.comp share after their first word.
+void push_conv(Launch& l, const ConvCall& c, bool bias) {
+  l.push_u(c.g.spatial());
+  l.push_i(c.c_in);
+  l.push_i(c.c_out);
+  l.push_i(c.group);
+  push3(l, c.g.in);
+  push3(l, c.g.out);
+  push3(l, c.g.kernel);
+  push3(l, c.g.strides);
+  push3(l, c.g.pad_begin, 0);
+  push3(l, c.g.dilations);
+  l.push_u(bias ? 1 : 0);
+}
+
 // The implicit GEMM's grid: 64-column tiles of batch x output positions, 64-row tiles of the
 // output channels of a group, one layer per group.
 std::array<uint64_t, 3> gemm_grid(const KernelContext& ctx, const ConvCall& c) {
@@ -82,9 +97,8 @@ void conv_gemm_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   const ConvCall c = conv_call(ctx, false);
-  const opdef::WindowGeometry& g = c.g;
   const Shape& k = c.k;
-  const int64_t group = c.group, c_in = c.c_in, c_out = c.c_out;
+  const int64_t group = c.group, c_in = c.c_in;
   const bool bias = ctx.has_input(2);
   const std::array<uint64_t, 3> grid = gemm_grid(ctx, c);
   const uint64_t gx = grid[0], gy = grid[1];
@@ -93,17 +107,7 @@ void conv_gemm_vulkan(KernelContext& ctx) {
   l.variant = variant_for(x.dtype());
   l.args = {input(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
   l.push_u(y.dim(0));
-  l.push_u(g.spatial());
-  l.push_i(c_in);
-  l.push_i(c_out);
-  l.push_i(group);
-  push3(l, g.in);
-  push3(l, g.out);
-  push3(l, g.kernel);
-  push3(l, g.strides);
-  push3(l, g.pad_begin, 0);
-  push3(l, g.dilations);
-  l.push_u(bias ? 1 : 0);
+  push_conv(l, c, bias);
   l.groups[0] = static_cast<uint32_t>(gx);
   l.groups[1] = static_cast<uint32_t>(gy);
   l.groups[2] = static_cast<uint32_t>(group);
@@ -134,8 +138,6 @@ void conv_direct_vulkan(KernelContext& ctx, bool transposed) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   const ConvCall c = conv_call(ctx, transposed);
-  const opdef::WindowGeometry& g = c.g;
-  const int64_t group = c.group, c_in = c.c_in, c_out = c.c_out;
   const bool bias = ctx.has_input(2);
   Launch l;
   l.shader = "conv";
@@ -143,17 +145,7 @@ void conv_direct_vulkan(KernelContext& ctx, bool transposed) {
   l.spec = {transposed ? 1 : 0};
   l.args = {input(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
   l.push_u(y.numel());
-  l.push_u(g.spatial());
-  l.push_i(c_in);
-  l.push_i(c_out);
-  l.push_i(group);
-  push3(l, g.in);
-  push3(l, g.out);
-  push3(l, g.kernel);
-  push3(l, g.strides);
-  push3(l, g.pad_begin, 0);
-  push3(l, g.dilations);
-  l.push_u(bias ? 1 : 0);
+  push_conv(l, c, bias);
   set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
   launch(ctx, std::move(l));
 }
