@@ -7,7 +7,7 @@
 namespace porta::detail {
 
 /// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
-/// chain between kernels declaring one (runtime/session_compile.cpp), are off.
+/// chain between kernels declaring one (runtime/plan_layouts.cpp), are off.
 bool fusion_enabled();
 
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:

@@ -20,7 +20,7 @@ inline dnnl::memory::format_tag channel_blocked_tag(const Shape& s) {
 inline constexpr const char* kOneDnnBlocked = "onednn-channel-blocked";
 
 /// How a Conv or MaxPool step stores its activations: the attribute `porta_layout` that the
-/// session compiler sets between kernels declaring kOneDnnBlocked (runtime/session_compile.cpp,
+/// session compiler sets between kernels declaring kOneDnnBlocked (runtime/plan_layouts.cpp,
 /// chain_private_layouts) — "" (both plain), "blocked_src", "blocked_dst" or "blocked" (both).
 /// A blocked side holds the tensor's logical NC[D]HW contents in channel_blocked_tag's layout
 /// when that tag applies to its shape, and plain otherwise; producer and consumer of a value
