@@ -15,74 +15,148 @@ Tensor shape_probe(const Shape& shape, DType dtype) {
   return one.as_strided(shape, std::vector<int64_t>(shape.size(), 0), 0);
 }
 
-// A value passed from a step whose kernel declares a private layout (KernelDef::private_layout,
-// e.g. the cpu Conv and MaxPool kernels' oneDNN channel-blocked one) straight to steps whose
-// kernels declare the same layout on the same device stays in that layout instead of each step
-// converting from and to the plain one: each such step gets the attribute porta_layout
-// ("blocked_src", "blocked_dst" or "blocked"). The bytes are the same either way, so slots and
-// buffers do not change. A value qualifies when such a step produces it as output 0, every step
-// that reads it is such a step reading it as input 0 (with `layout_ok` accepting each call), and
-// it is no graph input or output. Not with keep_values (kept values are read as plain tensors)
-// nor with PORTA_FUSE=0.
+// Private layouts between steps (KernelDef::private_layout, e.g. the cpu Conv and pooling
+// kernels' oneDNN channels-last). A slot stays in a layout when
+//   - its producer writes it there: a kernel step whose layout_use allows output 0, or a
+//     layout-agnostic elementwise step (KernelDef::layout_agnostic) whose inputs shaped like its
+//     output are all in that one layout;
+//   - every reader takes it there: a step of the same device whose layout_use allows that
+//     input and whose kernel declares the same layout, or a layout-agnostic step reading it as
+//     an input shaped like its output;
+//   - it is no graph input or output, no alias and not aliased (views read plain memory).
+// Agnostic steps tie their operands together (all in the layout, or none), so the pass removes
+// slots from the layout until every constraint holds (each round only removes; it ends).
+// Kernel steps learn their sides through the attribute `porta_layout` (LayoutSides). The bytes
+// of a value are the same in every layout, so slots and buffers do not change. Not with
+// keep_values (kept values are read as plain tensors) nor with PORTA_FUSE=0.
 void chain_private_layouts(Plan& plan) {
   if (!fusion_enabled()) return;
-  auto layout_of = [&](const Step& st) -> const std::string* {
-    if (st.kind != StepKind::kernel || !st.kernel || st.kernel->private_layout.empty() || !st.kernel->layout_ok)
-      return nullptr;
+  auto& slots = plan.slots;
+  auto& steps = plan.steps;
+  const size_t n_steps = steps.size();
+  auto probe_of = [&](const Step& st) {
     KernelContext probe;
     probe.op = st.ctx.op;
     probe.attrs = st.ctx.attrs;
     probe.device = st.device;
-    for (int s : st.inputs) probe.inputs.push_back(s >= 0 ? shape_probe(plan.slots[s].shape, plan.slots[s].dtype) : Tensor());
-    for (int s : st.outputs) probe.outputs.push_back(s >= 0 ? shape_probe(plan.slots[s].shape, plan.slots[s].dtype) : Tensor());
-    return st.kernel->layout_ok(probe) ? &st.kernel->private_layout : nullptr;
+    for (int s : st.inputs) probe.inputs.push_back(s >= 0 ? shape_probe(slots[s].shape, slots[s].dtype) : Tensor());
+    for (int s : st.outputs) probe.outputs.push_back(s >= 0 ? shape_probe(slots[s].shape, slots[s].dtype) : Tensor());
+    return probe;
   };
-  auto& slots = plan.slots;
-  std::vector<const std::string*> layouts(plan.steps.size());
-  for (size_t i = 0; i < plan.steps.size(); ++i) layouts[i] = layout_of(plan.steps[i]);
-  std::vector<int> producer(slots.size(), -1);
-  std::vector<bool> refused(slots.size(), false);  // read by a step that needs it plain
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& st = plan.steps[i];
-    bool aware = layouts[i] != nullptr;
-    for (size_t k = 0; k < st.inputs.size(); ++k)
-      if (st.inputs[k] >= 0 && (!aware || k != 0)) refused[st.inputs[k]] = true;
-    if (aware && !st.outputs.empty() && st.outputs[0] >= 0) producer[st.outputs[0]] = static_cast<int>(i);
-  }
-  for (int s : plan.output_slots) refused[s] = true;
-  for (const Slot& sl : slots)
-    if (sl.alias_of >= 0) refused[sl.alias_of] = true;
-  std::vector<uint8_t> sides(plan.steps.size(), 0);  // bit 0: src in the layout, bit 1: dst
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& st = plan.steps[i];
-    int s = st.inputs.empty() ? -1 : st.inputs[0];
-    if (s < 0 || producer[s] < 0 || refused[s] || slots[s].graph_input >= 0) continue;
-    const Step& from = plan.steps[producer[s]];
-    if (*layouts[producer[s]] != *layouts[i] || from.device != st.device) {
-      refused[s] = true;
-      continue;
+  // Per step: the operands it can take in its kernel's layout, or (agnostic steps) the inputs
+  // that share output 0's shape.
+  std::vector<KernelDef::LayoutUse> use(n_steps);
+  std::vector<bool> agnostic(n_steps, false);  // a generic elementwise step (no layout of its own)
+  for (size_t i = 0; i < n_steps; ++i) {
+    const Step& st = steps[i];
+    if (st.kind != StepKind::kernel || !st.kernel || st.outputs.empty() || st.outputs[0] < 0) continue;
+    if (!st.kernel->private_layout.empty() && st.kernel->layout_use) use[i] = st.kernel->layout_use(probe_of(st));
+    if (use[i].inputs || use[i].output || !st.kernel->layout_agnostic || st.outputs.size() != 1) continue;
+    {
+      const Shape& y = slots[st.outputs[0]].shape;
+      bool ok = true;
+      for (size_t k = 0; k < st.inputs.size() && ok; ++k) {
+        int s = st.inputs[k];
+        if (s < 0) continue;
+        if (slots[s].shape == y && k < 64) use[i].inputs |= uint64_t{1} << k;
+        else ok = shape_numel(slots[s].shape) == 1;
+      }
+      agnostic[i] = ok && use[i].inputs != 0;
+      use[i].output = use[i].tied = agnostic[i];
+      if (!agnostic[i]) use[i] = {};
     }
   }
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& st = plan.steps[i];
-    int s = st.inputs.empty() ? -1 : st.inputs[0];
-    if (s < 0 || producer[s] < 0 || refused[s] || slots[s].graph_input >= 0) continue;
-    sides[i] |= 1;  // only steps in the same layout read an unrefused slot
-    sides[producer[s]] |= 2;
-  }
-  static const char* const kLayouts[] = {"", "blocked_src", "blocked_dst", "blocked"};
+  auto takes = [&](size_t i, size_t k) { return k < 64 && ((use[i].inputs >> k) & 1); };
+
+  // The layout each slot may be kept in (nullptr: plain).
+  std::vector<const std::string*> layout(slots.size(), nullptr);
+  std::vector<int> producer(slots.size(), -1);
+  for (size_t i = 0; i < n_steps; ++i)
+    if (use[i].output) {
+      producer[steps[i].outputs[0]] = static_cast<int>(i);
+      if (!use[i].tied) layout[steps[i].outputs[0]] = &steps[i].kernel->private_layout;
+    }
+  // A slot once dropped stays plain (`dead`), so the rounds below only remove and end.
+  std::vector<bool> dead(slots.size(), false);
+  bool changed = false;
+  auto drop = [&](int s) {
+    if (s >= 0 && !dead[s]) {
+      dead[s] = true;
+      layout[s] = nullptr;
+      changed = true;
+    }
+  };
+  for (int s : plan.output_slots) drop(s);
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].graph_input >= 0 || slots[s].alias_of >= 0) {
+      drop(static_cast<int>(s));
+      drop(slots[s].alias_of);
+    }
+  auto same = [](const std::string* a, const std::string* b) { return a && b && *a == *b; };
+  auto from_device = [&](int s, const Device& d) { return producer[s] >= 0 && steps[producer[s]].device == d; };
+  do {
+    changed = false;
+    for (size_t i = 0; i < n_steps; ++i) {
+      const Step& st = steps[i];
+      if (use[i].tied) {
+        // All layout operands in one layout (the kernel's own, if it has one), or none; the
+        // output follows the inputs.
+        const std::string* l = agnostic[i] ? nullptr : &st.kernel->private_layout;
+        bool all = !dead[st.outputs[0]];
+        for (size_t k = 0; k < st.inputs.size(); ++k) {
+          if (!takes(i, k)) continue;
+          int s = st.inputs[k];
+          if (!l) l = layout[s];
+          all &= same(layout[s], l) && from_device(s, st.device);
+        }
+        int y = st.outputs[0];
+        if (all) {
+          if (layout[y] != l) {
+            layout[y] = l;
+            changed = true;
+          }
+        } else {
+          for (size_t k = 0; k < st.inputs.size(); ++k)
+            if (takes(i, k)) drop(st.inputs[k]);
+          drop(y);
+        }
+        for (size_t k = 0; k < st.inputs.size(); ++k)  // the step reads its other inputs plain
+          if (!takes(i, k)) drop(st.inputs[k]);
+        continue;
+      }
+      // Any other step: an input it cannot take in the slot's layout makes the slot plain.
+      for (size_t k = 0; k < st.inputs.size(); ++k) {
+        int s = st.inputs[k];
+        if (s < 0 || !layout[s]) continue;
+        if (!(takes(i, k) && st.kernel && same(&st.kernel->private_layout, layout[s]) && from_device(s, st.device)))
+          drop(s);
+      }
+    }
+  } while (changed);
+
+  static const char* const kNotes[] = {"", "input", "output", "input and output"};
   std::map<const Attributes*, Attributes*> writable;  // steps see their attributes as const
   for (Attributes& a : plan.attrs) writable[&a] = &a;
-  static const char* const kNotes[] = {"", "input", "output", "input and output"};
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (!sides[i]) continue;
-    const Step& st = plan.steps[i];
-    writable.at(st.ctx.attrs)->set("porta_layout", std::string(kLayouts[sides[i]]));
+  for (size_t i = 0; i < n_steps; ++i) {
+    const Step& st = steps[i];
+    if (agnostic[i] || (!use[i].output && use[i].inputs == 0)) continue;
+    uint64_t in_mask = 0;
+    for (size_t k = 0; k < st.inputs.size() && k < 64; ++k)
+      if (st.inputs[k] >= 0 && layout[st.inputs[k]]) in_mask |= uint64_t{1} << k;
+    bool out = layout[st.outputs[0]] != nullptr;
+    if (!in_mask && !out) continue;
+    writable.at(st.ctx.attrs)->set("porta_layout", LayoutSides::format(in_mask, st.inputs.size(), out));
     if (st.plan_node >= 0 && st.name == plan.nodes[st.plan_node].node)  // not a composite's part
-      plan.nodes[st.plan_node].reason += str("; ", kNotes[sides[i]], " kept in the kernel's ", st.kernel->private_layout, " layout");
+      plan.nodes[st.plan_node].reason +=
+          str("; ", kNotes[(in_mask ? 1 : 0) | (out ? 2 : 0)], " kept in the kernel's ", st.kernel->private_layout, " layout");
+  }
+  for (size_t i = 0; i < n_steps; ++i) {
+    const Step& st = steps[i];
+    if (!agnostic[i] || !layout[st.outputs[0]]) continue;
+    if (st.plan_node >= 0 && st.name == plan.nodes[st.plan_node].node)
+      plan.nodes[st.plan_node].reason += str("; elementwise on values in the ", *layout[st.outputs[0]], " layout");
   }
 }
 
-// Records where each node output lives; plan_memory keeps those slots out of the pool.
 
 }  // namespace porta::detail

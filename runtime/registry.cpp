@@ -151,9 +151,36 @@ bool register_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes
   return true;
 }
 
+bool register_elementwise_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn) {
+  KernelDef k;
+  k.op = op;
+  k.backend = backend;
+  k.dtypes = dtypes;
+  k.fn = std::move(fn);
+  k.layout_agnostic = true;
+  register_kernel(std::move(k));
+  return true;
+}
+
 std::string kernel_label(const KernelDef& k) {
   return str(device_type_name(k.backend), " kernel", k.impl.name.empty() ? "" : str(" '", k.impl.name, "'"),
              k.source == "builtin" ? "" : str(" from ", k.source));
+}
+
+LayoutSides LayoutSides::parse(const std::string& code) {
+  LayoutSides s;
+  size_t colon = code.find(':');
+  size_t n = colon == std::string::npos ? code.size() : colon;
+  for (size_t i = 0; i < n && i < 64; ++i)
+    if (code[i] == '1') s.inputs |= uint64_t{1} << i;
+  s.output = colon != std::string::npos && colon + 1 < code.size() && code[colon + 1] == '1';
+  return s;
+}
+
+std::string LayoutSides::format(uint64_t inputs, size_t n_inputs, bool output) {
+  std::string code;
+  for (size_t i = 0; i < n_inputs && i < 64; ++i) code += ((inputs >> i) & 1) ? '1' : '0';
+  return code + (output ? ":1" : ":0");
 }
 
 const OpSchema* find_op(std::string_view name) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 
 #include "tools/cli.hpp"
 
@@ -104,7 +105,9 @@ int cmd_run(const Args& args) {
   if (args.positional.size() > 1)
     throw InvalidArgument(str("[cli] run takes one model, got ", args.positional.size(), " paths"));
   std::string path = args.positional.empty() ? default_model() : args.positional[0];
+  auto t_load = std::chrono::steady_clock::now();
   Model model = Model::load(path);
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
   std::map<std::string, Tensor> inputs = model_inputs(model, path, args.all("--input"));
   std::vector<std::string> device_names = args.list("--device");
   if (device_names.empty()) device_names = {"cpu"};
@@ -115,8 +118,16 @@ int cmd_run(const Args& args) {
   options.device = devices[0];
   options.strict = args.has("--strict");
   options.profile = args.has("--profile");
+  // Session creation as a user sees it: the model's load, the session and its plan for these
+  // inputs (shape inference, placement, fusion, layouts, memory); then the first run, which also
+  // allocates buffers, creates kernel primitives and reorders weights.
+  auto t_create = std::chrono::steady_clock::now();
   Session session(model, options);
+  session.plan(inputs);
+  auto t_first = std::chrono::steady_clock::now();
+  double create_ms = load_ms + std::chrono::duration<double, std::milli>(t_first - t_create).count();
   std::vector<Tensor> outputs = session.run(inputs);
+  double first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_first).count();
   if (args.has("--output-dir")) {
     fs::path dir = args.get("--output-dir");
     std::error_code ec;
@@ -132,6 +143,8 @@ int cmd_run(const Args& args) {
   for (size_t i = 0; i < outputs.size(); ++i)
     std::cout << "output " << model.outputs()[i].name << ": " << dtype_name(outputs[i].dtype()) << " "
               << shape_str(outputs[i].shape()) << " on " << outputs[i].device().str() << "\n";
+  std::cout << "create_ms=" << std::fixed << std::setprecision(1) << create_ms << " first_run_ms=" << first_run_ms
+            << std::defaultfloat << "\n";
   if (args.has("--repeat")) {
     int n = args.get_int("--repeat", 10);
     std::cout << "median_us=" << std::fixed << std::setprecision(1) << median_us(session, inputs, std::max(1, n))
@@ -141,13 +154,29 @@ int cmd_run(const Args& args) {
     session.run(inputs);
     std::cout << "profile (last run):\n";
     double total = 0;
-    for (auto& p : session.profile()) {
-      std::cout << "  " << std::left << std::setw(40) << p.node << std::setw(22) << p.op << std::setw(10)
-                << p.device.str() << std::right << std::fixed << std::setprecision(1) << std::setw(10)
-                << p.time_us << " us\n";
+    auto profile = session.profile();
+    size_t name_width = 20, op_width = 10;
+    for (auto& p : profile) {
+      name_width = std::max(name_width, p.node.size() + 2);
+      op_width = std::max(op_width, p.op.size() + 2);
+    }
+    std::map<std::string, std::pair<double, int>> by_op;  // op -> (time, steps)
+    for (auto& p : profile) {
+      std::cout << "  " << std::left << std::setw(static_cast<int>(name_width)) << p.node
+                << std::setw(static_cast<int>(op_width)) << p.op << std::setw(10) << p.device.str() << std::right
+                << std::fixed << std::setprecision(1) << std::setw(10) << p.time_us << " us\n";
       total += p.time_us;
+      by_op[p.op].first += p.time_us;
+      ++by_op[p.op].second;
     }
     std::cout << "  total " << std::fixed << std::setprecision(1) << total << " us\n";
+    std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+    std::sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
+    std::cout << "by op:\n";
+    for (auto& [op, v] : ops)
+      std::cout << "  " << std::left << std::setw(static_cast<int>(op_width)) << op << std::right << std::setw(10)
+                << v.first << " us " << std::setw(5) << std::setprecision(1) << (total > 0 ? 100.0 * v.first / total : 0.0)
+                << "%  " << v.second << " step" << (v.second == 1 ? "" : "s") << "\n";
     for (auto& [dev, bytes] : session.peak_memory())
       std::cout << "peak_memory " << dev << " " << bytes << " bytes\n";
   }

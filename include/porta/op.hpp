@@ -100,12 +100,37 @@ struct KernelDef {
   /// carries the attribute `porta_activation` naming one. A session folds an activation into
   /// its producer only when every kernel that may run the producer declares it.
   std::vector<std::string> fused_activations;
-  /// A backend-private layout ("" for none) in which the kernel can read input 0 and write
-  /// output 0 when `layout_ok(call)` holds. A session keeps a value in it when its producer and
-  /// every reader are such kernels with the same layout on one device, and tells each step
-  /// through the attribute `porta_layout`: "blocked_src", "blocked_dst" or "blocked" (both).
+  /// A backend-private activation layout ("" for none), e.g. the cpu's oneDNN channels-last.
+  /// `layout_use(call)` says which operands of a call the kernel can take in it: a bit per
+  /// input (bit i = input i) and whether output 0 can be written in it. A session keeps a
+  /// value in the layout when its producer writes it there and every reader takes it there (or
+  /// is layout-agnostic, below), on one device; each such step learns which of its operands
+  /// are in the layout from the attribute `porta_layout` (see porta::LayoutSides).
   std::string private_layout;
-  std::function<bool(const KernelContext&)> layout_ok;
+  struct LayoutUse {
+    uint64_t inputs = 0;
+    bool output = false;
+    bool tied = false;  ///< the operands named are all in the layout or all plain (never mixed)
+  };
+  std::function<LayoutUse(const KernelContext&)> layout_use;
+  /// Elementwise kernels: the kernel reads every input shaped like output 0 and writes output 0
+  /// as flat arrays in one element order (inputs of one element aside), so any private layout
+  /// those operands share works unchanged. A session passes such a step values in a private
+  /// layout when all of them are in it, and its output is then in it too (as a `tied` use).
+  /// A kernel with both takes `layout_use` where that names operands, else this.
+  bool layout_agnostic = false;
+};
+
+/// Which operands of a step are in its kernel's private layout: parsed from the attribute
+/// `porta_layout` that a session sets ("" when none is): one '0'/'1' per input, then ':' and
+/// '0'/'1' for output 0 (e.g. "01:1": input 1 and output 0).
+struct LayoutSides {
+  uint64_t inputs = 0;
+  bool output = false;
+  bool input(size_t i) const { return i < 64 && ((inputs >> i) & 1); }
+  bool any() const { return inputs != 0 || output; }
+  static LayoutSides parse(const std::string& code);
+  static std::string format(uint64_t inputs, size_t n_inputs, bool output);
 };
 
 // ---------------------------------------------------------------------------------------
@@ -205,6 +230,8 @@ void register_kernel(KernelDef kernel);
 bool register_kernel_at_load(KernelDef kernel);
 bool register_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn,
                              SupportsFn supports = nullptr, KernelImpl impl = {});
+/// As register_kernel_at_load, for a kernel with KernelDef::layout_agnostic set.
+bool register_elementwise_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn);
 /// "cpu kernel", "cpu kernel 'onednn'", "cpu kernel from my_plugin": how messages name one.
 std::string kernel_label(const KernelDef& kernel);
 /// nullptr when unknown.
@@ -255,4 +282,13 @@ inline constexpr DTypeSet kAllTypes = kNumeric | kBool;
   namespace {                                                                             \
   const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) =           \
       ::porta::register_kernel_at_load(#Op, ::porta::DeviceType::Backend, (DTypes), __VA_ARGS__); \
+  }
+
+/// Registers an elementwise kernel that is a flat loop over operands of one shape
+/// (KernelDef::layout_agnostic), at library load:
+///   PORTA_REGISTER_ELEMENTWISE_KERNEL(Relu, cpu, kF32 | kF64, relu_cpu)
+#define PORTA_REGISTER_ELEMENTWISE_KERNEL(Op, Backend, DTypes, Fn)                            \
+  namespace {                                                                             \
+  const bool PORTA_CONCAT(porta_kernel_registered_##Op##_##Backend##_, __LINE__) =           \
+      ::porta::register_elementwise_kernel_at_load(#Op, ::porta::DeviceType::Backend, (DTypes), Fn); \
   }

@@ -84,13 +84,13 @@ void celu_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(LeakyRelu, cpu, kFloats, leaky_relu_cpu)
-PORTA_REGISTER_KERNEL(Elu, cpu, kFloats, elu_cpu)
-PORTA_REGISTER_KERNEL(HardSigmoid, cpu, kFloats, hard_sigmoid_cpu)
-PORTA_REGISTER_KERNEL(HardSwish, cpu, kFloats, hard_swish_cpu)
-PORTA_REGISTER_KERNEL(Softplus, cpu, kFloats, softplus_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(LeakyRelu, cpu, kFloats, leaky_relu_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Elu, cpu, kFloats, elu_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(HardSigmoid, cpu, kFloats, hard_sigmoid_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(HardSwish, cpu, kFloats, hard_swish_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Softplus, cpu, kFloats, softplus_cpu)
 PORTA_REGISTER_KERNEL(Softsign, cpu, kFloats, softsign_cpu)
-PORTA_REGISTER_KERNEL(Selu, cpu, kFloats, selu_cpu)
-PORTA_REGISTER_KERNEL(Celu, cpu, kFloats, celu_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Selu, cpu, kFloats, selu_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Celu, cpu, kFloats, celu_cpu)
 
 }  // namespace porta::cpu

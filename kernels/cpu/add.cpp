@@ -75,6 +75,6 @@ static void add_cpu(KernelContext& ctx) {
   });
 }
 
-PORTA_REGISTER_KERNEL(Add, cpu, kNumeric, add_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Add, cpu, kNumeric, add_cpu)
 
 }  // namespace porta::cpu

@@ -7,8 +7,9 @@
 //    repeated N times.
 // f64 runs plain loops.
 #include <cmath>
+#include <type_traits>
 
-#include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/dnn_layout.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -66,6 +67,19 @@ void affine_per_channel(const T* x, T* y, int64_t n, int64_t c, int64_t inner, c
   });
 }
 
+// The same over x and y in the channels-last layout: rows of c channels.
+void affine_channels_last(const float* x, float* y, int64_t rows, int64_t c, const std::vector<double>& a,
+                          const std::vector<double>& b) {
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * c;
+      float* yr = y + r * c;
+      for (int64_t k = 0; k < c; ++k) yr[k] = xr[k] * af[k] + bf[k];
+    }
+  });
+}
+
 // Folds the statistics into y = x * a + b per channel (in double, rounded once to T).
 template <typename T>
 void batch_norm_affine(KernelContext& ctx, int64_t n, int64_t c, int64_t inner, double eps) {
@@ -76,7 +90,19 @@ void batch_norm_affine(KernelContext& ctx, int64_t n, int64_t c, int64_t inner, 
     a[ch] = static_cast<double>(scale[ch]) / std::sqrt(static_cast<double>(var[ch]) + eps);
     b[ch] = static_cast<double>(shift[ch]) - static_cast<double>(mean[ch]) * a[ch];
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (activation_layout(*ctx.attrs).output && channels_last_tag(ctx.in(0).shape()) != dnnl::memory::format_tag::undef)
+      return affine_channels_last(ctx.in(0).data<float>(), ctx.out(0).data<float>(), n * inner, c, a, b);
+  }
   affine_per_channel(ctx.in(0).data<T>(), ctx.out(0).data<T>(), n, c, inner, a, b);
+}
+
+// BatchNormalization (inference, f32) reads X and writes Y in the channels-last layout, both
+// or neither.
+KernelDef::LayoutUse batch_norm_layout_use(const KernelContext& call) {
+  bool ok = call.in(0).dtype() == DType::f32 && call.outputs.size() >= 1;
+  for (size_t k = 1; k < call.outputs.size(); ++k) ok &= !call.outputs[k].defined();
+  return {ok ? 1u : 0u, ok, true};
 }
 
 void batch_norm_cpu(KernelContext& ctx) {
@@ -137,7 +163,18 @@ void instance_norm_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(BatchNormalization, cpu, kF32 | kF64, batch_norm_cpu)
+namespace {
+const bool batch_norm_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "BatchNormalization";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32 | kF64;
+  k.fn = batch_norm_cpu;
+  k.private_layout = kOneDnnChannelsLast;
+  k.layout_use = batch_norm_layout_use;
+  return k;
+}());
+}  // namespace
 PORTA_REGISTER_KERNEL(InstanceNormalization, cpu, kF32 | kF64, instance_norm_cpu)
 
 }  // namespace porta::cpu

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
 
 namespace porta::cpu {
@@ -21,7 +22,55 @@ void sub_cpu(KernelContext& ctx) {
   });
 }
 
+// The Mul of a squeeze-excite block, x (N x C x spatial) times a per-channel s (N or 1 x C x
+// 1...), with x and y in the channels-last layout (set by the session, see mul_layout_use):
+// each pixel's channel row times s's row.
+void channel_scale_channels_last(const Tensor& x, const Tensor& s, Tensor& y) {
+  const int64_t n = x.dim(0), c = x.dim(1), pixels = c == 0 ? 0 : x.numel() / (n * c);
+  const float* xp = x.data<float>();
+  const float* sp = s.data<float>();
+  float* yp = y.data<float>();
+  const bool per_image = s.dim(0) != 1;
+  parallel_for(n * pixels, std::max<int64_t>(1, 8192 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* srow = sp + (per_image ? r / pixels : 0) * c;
+      const float* xrow = xp + r * c;
+      float* yrow = yp + r * c;
+      for (int64_t k = 0; k < c; ++k) yrow[k] = xrow[k] * srow[k];
+    }
+  });
+}
+
+// Which input of a Mul is the activation x of a per-channel scale (the other being N or 1 x C x
+// 1... of x's rank), or -1.
+int channel_scaled_input(const KernelContext& call) {
+  if (call.inputs.size() != 2 || !call.has_input(0) || !call.has_input(1) || call.outputs.empty()) return -1;
+  const Shape& y = call.outputs[0].shape();
+  if (y.size() < 3 || y.size() > 5 || call.in(0).dtype() != DType::f32) return -1;
+  for (int full = 0; full < 2; ++full) {
+    const Shape& x = call.in(full).shape();
+    const Shape& s = call.in(1 - full).shape();
+    if (x != y || s == y || s.size() != y.size() || shape_numel(s) == 1) continue;
+    bool per_channel = (s[0] == 1 || s[0] == y[0]) && s[1] == y[1];
+    for (size_t i = 2; i < s.size(); ++i) per_channel &= s[i] == 1;
+    if (per_channel) return full;
+  }
+  return -1;
+}
+
+KernelDef::LayoutUse mul_layout_use(const KernelContext& call) {
+  int full = channel_scaled_input(call);
+  if (full < 0) return {};
+  return {uint64_t{1} << full, true, true};
+}
+
 void mul_cpu(KernelContext& ctx) {
+  if (activation_layout(*ctx.attrs).output) {
+    int full = channel_scaled_input(ctx);
+    if (full < 0) throw BackendError("[Mul] internal: channels-last layout on a call that is no per-channel scale");
+    channel_scale_channels_last(ctx.in(full), ctx.in(1 - full), ctx.out(0));
+    return;
+  }
   ew::binary_apply<kNumeric, false>(ctx, [](auto a, auto b) {
     using C = decltype(a);
     if constexpr (std::is_integral_v<C>) {
@@ -76,8 +125,22 @@ void prelu_cpu(KernelContext& ctx) {
 
 PORTA_REGISTER_KERNEL(Mod, cpu, kNumeric, mod_cpu)
 PORTA_REGISTER_KERNEL(PRelu, cpu, kFloats, prelu_cpu)
-PORTA_REGISTER_KERNEL(Sub, cpu, kNumeric, sub_cpu)
-PORTA_REGISTER_KERNEL(Mul, cpu, kNumeric, mul_cpu)
-PORTA_REGISTER_KERNEL(Div, cpu, kNumeric, div_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Sub, cpu, kNumeric, sub_cpu)
+// Mul: a flat loop for operands of one shape (any layout), and the per-channel scale of
+// squeeze-excite blocks on channels-last activations.
+namespace {
+const bool mul_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "Mul";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kNumeric;
+  k.fn = mul_cpu;
+  k.layout_agnostic = true;
+  k.private_layout = kOneDnnChannelsLast;
+  k.layout_use = mul_layout_use;
+  return k;
+}());
+}  // namespace
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Div, cpu, kNumeric, div_cpu)
 
 }  // namespace porta::cpu

@@ -32,6 +32,6 @@ void clip_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Clip, cpu, kNumeric, clip_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Clip, cpu, kNumeric, clip_cpu)
 
 }  // namespace porta::cpu

@@ -2,10 +2,12 @@
 // Weights are described to oneDNN in ONNX's own layout (with group as a leading logical
 // axis). Layout mode (PORTA_CONV_LAYOUT):
 //   any   (default) — oneDNN picks its blocked layouts (brgconv/jit kernels); a plain input
-//         is reordered in and a plain output reordered back per call (inside a session's
-//         Conv/MaxPool chain they arrive and leave blocked: see ActivationLayout). Weights that are session
-//         constants are reordered once and cached (keyed on their storage, which a session
-//         never changes; KernelContext::constant_inputs); other weights are reordered per call.
+//         is reordered in and a plain output reordered back per call. Inside a session,
+//         activations between kernels that take oneDNN's channels-last layout arrive and leave
+//         in it (kOneDnnChannelsLast, kernels/cpu/dnn_layout.hpp) and the primitive runs on it.
+//         Weights that are session constants are reordered once and cached (keyed on their
+//         storage, which a session never changes; KernelContext::constant_inputs); other
+//         weights are reordered per call.
 //   plain — activations and weights stay in NC[D]HW / OI[D]HW; the primitive (gemm-based)
 //         works on them directly.
 // Measured single-threaded on cnn's convs (3->16 @64x64, 16->32 @32x32, 32->64 @16x16, 3x3):
@@ -51,15 +53,17 @@ dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) 
   return strided_desc(dims, strides, DType::f32);
 }
 
-// Layout of a Conv activation (input or output) in `any` mode. With format_tag::any oneDNN 2.6 picks channels-
-// last (brgconv) for f32; channel-blocked nC[D]HW16c (8c without AVX-512) runs its direct jit
+// Layout of a Conv activation (input or output) in `any` mode when both sides are stored plain
+// (an eager call, or a session value that a plain-only kernel reads). With format_tag::any
+// oneDNN 2.6 picks channels-last (brgconv) for f32; channel-blocked nC[D]HW16c (8c without AVX-512) runs its direct jit
 // kernel instead, and the reorders to and from porta's NC[D]HW are a cheap per-block
 // transpose rather than a full channels-last transpose. Measured single-threaded on cnn's
 // three convs (16->32 @32x32 etc.): model 290 -> 270 us, the output reorder of a 32x32x32
 // activation 19 -> 7 us. Applies per side when its channels fill whole blocks and group == 1;
 // a side that does not (e.g. a 3-channel image input: oneDNN's first-layer kernel reads it
-// plain and writes blocked) and grouped convs keep `any`. A session that chains Conv and
-// MaxPool steps hands the blocked activations over as they are (see ActivationLayout).
+// plain and writes blocked) and grouped convs keep `any`. When either side is stored
+// channels-last the primitive runs channels-last on both sides (oneDNN has no fast kernel for
+// mixed layouts: a plain-to-nhwc or nhwc-to-nChw16c conv is its reference loop).
 dnnl::memory::format_tag activation_tag(const Shape& s, int64_t group) {
   auto blocked = channel_blocked_tag(s);
   return group != 1 || blocked == dnnl::memory::format_tag::undef ? dnnl::memory::format_tag::any : blocked;
@@ -94,18 +98,20 @@ template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
                 const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false,
-                ActivationLayout layout = {}) {
+                LayoutSides layout = {}) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any, relu);
+                     bias != nullptr, any, relu, layout.input(0) || layout.output);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
     auto f32 = dnnl::memory::data_type::f32;
-    auto src_tag = transposed ? tag : activation_tag(x.shape(), group);
-    auto dst_tag = transposed ? tag : activation_tag(y_shape, group);
+    bool wino_candidate = !transposed && any && use_winograd(x.shape(), w.shape(), group, g);
+    bool channels_last = !transposed && !wino_candidate && (layout.input(0) || layout.output);
+    auto src_tag = transposed ? tag : channels_last ? channels_last_tag(x.shape()) : activation_tag(x.shape(), group);
+    auto dst_tag = transposed ? tag : channels_last ? channels_last_tag(y_shape) : activation_tag(y_shape, group);
     auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
     auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
     auto wd = weights_desc(w.shape(), group, transposed);
@@ -124,7 +130,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
         r->pd = typename P::primitive_desc(d, attr, engine());
       };
       bool wino = false;
-      if (!transposed && any && use_winograd(x.shape(), w.shape(), group, g)) {
+      if (wino_candidate) {
         try {
           make(dnnl::algorithm::convolution_winograd);
           wino = true;
@@ -139,12 +145,12 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     }
     return r;
   });
-  // x and y as the session stores them (plain, or blocked inside a Conv/MaxPool chain): a
-  // side already in the primitive's layout needs no reorder.
-  dnnl::memory src = reordered(wrap_ptr(stored_desc(x.shape(), layout.src_blocked), x.raw_data()), p->pd.src_desc());
+  // x and y as the session stores them (plain, or channels-last between layout-aware
+  // kernels): a side already in the primitive's layout needs no reorder.
+  dnnl::memory src = reordered(wrap_ptr(stored_desc(x.shape(), layout.input(0)), x.raw_data()), p->pd.src_desc());
   dnnl::memory wts = weights_for(w, wrap_ptr(weights_desc(w.shape(), group, transposed), w.raw_data()),
                                  p->pd.weights_desc(), weights_constant);
-  dnnl::memory stored_dst = wrap_ptr(stored_desc(y_shape, layout.dst_blocked), y);
+  dnnl::memory stored_dst = wrap_ptr(stored_desc(y_shape, layout.output), y);
   dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
@@ -163,9 +169,9 @@ void conv_cpu(KernelContext& ctx) {
     bshape[1] = y.dim(1);
     Tensor plain = ctx.has_input(2) ? ctx.in(2).reshape(bshape).expand(y.shape()).contiguous()
                                     : Tensor::zeros(y.shape(), DType::f32);
-    // stored as the session keeps y (channel-blocked inside a Conv/MaxPool chain)
+    // stored as the session keeps y (channels-last between layout-aware kernels)
     reorder_into(wrap_ptr(plain_desc(y.shape(), DType::f32), plain.raw_data()),
-                 wrap_ptr(stored_desc(y.shape(), activation_layout(*ctx.attrs).dst_blocked), y.raw_data()));
+                 wrap_ptr(stored_desc(y.shape(), activation_layout(*ctx.attrs).output), y.raw_data()));
     return;
   }
   Shape k(w.shape().begin() + 2, w.shape().end());
@@ -225,8 +231,8 @@ void conv_transpose_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-// Conv declares the fused Relu (a oneDNN post-op) and oneDNN's channel-blocked activation
-// layout (kernels/cpu/dnn_layout.hpp), for calls without groups.
+// Conv declares the fused Relu (a oneDNN post-op) and oneDNN's channels-last activation
+// layout (kernels/cpu/dnn_layout.hpp) for its input X and output Y.
 namespace {
 const bool conv_registered = register_kernel_at_load([] {
   KernelDef k;
@@ -235,9 +241,10 @@ const bool conv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = conv_cpu;
   k.fused_activations = {"Relu"};
-  k.private_layout = kOneDnnBlocked;
-  k.layout_ok = [](const KernelContext& call) {
-    return call.attrs->get_int("group", 1) == 1 && call.in(0).dtype() == DType::f32;
+  k.private_layout = kOneDnnChannelsLast;
+  k.layout_use = [](const KernelContext& call) {
+    bool f32 = call.in(0).dtype() == DType::f32;
+    return KernelDef::LayoutUse{f32 ? 1u : 0u, f32};
   };
   return k;
 }());

@@ -48,9 +48,9 @@ void variadic_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Max, cpu, kNumeric, variadic_cpu<Fold::max>)
-PORTA_REGISTER_KERNEL(Min, cpu, kNumeric, variadic_cpu<Fold::min>)
-PORTA_REGISTER_KERNEL(Sum, cpu, kFloats, variadic_cpu<Fold::sum>)
-PORTA_REGISTER_KERNEL(Mean, cpu, kFloats, variadic_cpu<Fold::mean>)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Max, cpu, kNumeric, variadic_cpu<Fold::max>)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Min, cpu, kNumeric, variadic_cpu<Fold::min>)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Sum, cpu, kFloats, variadic_cpu<Fold::sum>)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Mean, cpu, kFloats, variadic_cpu<Fold::mean>)
 
 }  // namespace porta::cpu

@@ -71,9 +71,9 @@ using PoolPrimitive = MaybePrimitive<dnnl::pooling_v2_forward>;
 
 // Runs oneDNN's pooling; false when oneDNN refuses the geometry (the caller loops instead).
 // The primitive works in x's stored layout on both sides (oneDNN's jit pooling wants src and
-// dst alike; on nChw16c it vectorizes across the 16 channels of a block); a y stored
-// differently is reordered from a scratch copy.
-bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, bool include_pad, ActivationLayout layout) {
+// dst alike; on nhwc it vectorizes across channels); a y stored differently is reordered from
+// a scratch copy.
+bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, bool include_pad, LayoutSides layout) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   std::vector<int64_t> dil, pad_end;
@@ -83,7 +83,7 @@ bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, boo
   }
   auto alg = max ? dnnl::algorithm::pooling_max
                  : include_pad ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
-  dnnl::memory::desc src_desc = stored_desc(x.shape(), layout.src_blocked);
+  dnnl::memory::desc src_desc = stored_desc(x.shape(), layout.input(0));
   bool src_blocked = src_desc != plain_desc(x.shape(), DType::f32);
   auto p = cached<PoolPrimitive>(dnn_key("pool", static_cast<int>(alg), x.shape(), y.shape(), g.kernel, g.strides, dil,
                                          g.pad_begin, pad_end, src_blocked), [&] {
@@ -101,14 +101,15 @@ bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, boo
     return r;
   });
   if (!p->ok) return false;
-  dnnl::memory stored_dst = wrap_ptr(stored_desc(y.shape(), layout.dst_blocked), y.raw_data());
+  dnnl::memory stored_dst = wrap_ptr(stored_desc(y.shape(), layout.output), y.raw_data());
   dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())}, {DNNL_ARG_DST, dst}});
   reorder_into(dst, stored_dst);
   return true;
 }
 
-// Reorders between a tensor as stored (`blocked` per ActivationLayout) and its plain copy.
+// Reorders between a tensor as stored (`blocked`: channels-last per activation_layout) and its
+// plain copy.
 void restore_plain(const Tensor& stored, bool blocked, Tensor& plain) {
   reorder_into(wrap_ptr(stored_desc(stored.shape(), blocked), stored.raw_data()),
                wrap_ptr(plain_desc(plain.shape(), DType::f32), plain.raw_data()));
@@ -127,19 +128,19 @@ void pool_cpu(KernelContext& ctx, bool max) {
   for (size_t i = 0; i < g.spatial(); ++i)
     past_pads |= (g.out[i] - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1 > g.in[i] + g.pad_begin[i] + g.pad_end[i];
   bool loop = ctx.in(0).dtype() != DType::f32 || wants_indices || (include_pad && past_pads);
-  ActivationLayout layout = activation_layout(*ctx.attrs);
+  LayoutSides layout = activation_layout(*ctx.attrs);
   if (!loop && pool_dnnl(ctx, g, max, include_pad, layout)) return;
-  if (layout.src_blocked || layout.dst_blocked) {
-    // Blocked activations (f32 only, set by the session) where oneDNN refused the geometry:
+  if (layout.any()) {
+    // Channels-last activations (f32 only, set by the session) where oneDNN refused the geometry:
     // loop over plain copies.
     if (ctx.in(0).dtype() != DType::f32 || wants_indices)
       throw BackendError(str("[", ctx.op->name, "] internal: blocked layout on a call oneDNN cannot run"));
     KernelContext plain = ctx;
     plain.inputs[0] = Tensor::empty(ctx.in(0).shape(), DType::f32);
     plain.outputs[0] = Tensor::empty(ctx.out(0).shape(), DType::f32);
-    restore_plain(ctx.in(0), layout.src_blocked, plain.inputs[0]);
+    restore_plain(ctx.in(0), layout.input(0), plain.inputs[0]);
     pool_loop<float>(plain, g, max);
-    store_from_plain(plain.outputs[0], ctx.out(0), layout.dst_blocked);
+    store_from_plain(plain.outputs[0], ctx.out(0), layout.output);
     return;
   }
   visit_dtype(ctx.in(0).dtype(), [&](auto tag) {
@@ -155,12 +156,17 @@ void pool_cpu(KernelContext& ctx, bool max) {
 }
 
 void max_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, true); }
+
+KernelDef::LayoutUse pool_layout_use(const KernelContext& call) {
+  bool ok = call.in(0).dtype() == DType::f32 && (call.outputs.size() < 2 || !call.outputs[1].defined());
+  return {ok ? 1u : 0u, ok};
+}
 void average_pool_cpu(KernelContext& ctx) { pool_cpu(ctx, false); }
 
 }  // namespace
 
-// MaxPool reads and writes oneDNN's channel-blocked layout (kernels/cpu/dnn_layout.hpp) for f32
-// calls without the Indices output.
+// MaxPool and AveragePool read and write oneDNN's channels-last layout (kernels/cpu/dnn_layout.hpp)
+// for f32 calls without the Indices output.
 namespace {
 const bool max_pool_registered = register_kernel_at_load([] {
   KernelDef k;
@@ -168,13 +174,20 @@ const bool max_pool_registered = register_kernel_at_load([] {
   k.backend = DeviceType::cpu;
   k.dtypes = kF32 | kF64 | kI8 | kU8;
   k.fn = max_pool_cpu;
-  k.private_layout = kOneDnnBlocked;
-  k.layout_ok = [](const KernelContext& call) {
-    return call.in(0).dtype() == DType::f32 && (call.outputs.size() < 2 || !call.outputs[1].defined());
-  };
+  k.private_layout = kOneDnnChannelsLast;
+  k.layout_use = pool_layout_use;
+  return k;
+}());
+const bool average_pool_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "AveragePool";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32 | kF64;
+  k.fn = average_pool_cpu;
+  k.private_layout = kOneDnnChannelsLast;
+  k.layout_use = pool_layout_use;
   return k;
 }());
 }  // namespace
-PORTA_REGISTER_KERNEL(AveragePool, cpu, kF32 | kF64, average_pool_cpu)
 
 }  // namespace porta::cpu

@@ -25,6 +25,6 @@ static void relu_cpu(KernelContext& ctx) {
   });
 }
 
-PORTA_REGISTER_KERNEL(Relu, cpu, kFloats | kI64 | kI32 | kI8, relu_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Relu, cpu, kFloats | kI64 | kI32 | kI8, relu_cpu)
 
 }  // namespace porta::cpu

@@ -69,26 +69,26 @@ void sign_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Abs, cpu, kNumeric, abs_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Abs, cpu, kNumeric, abs_cpu)
 PORTA_REGISTER_KERNEL(Sign, cpu, kNumeric, sign_cpu)
 // Round: half to even under the default rounding mode, as numpy and ONNX.
 PORTA_REGISTER_KERNEL(Round, cpu, kFloats, loop_unary([](auto x) { return std::nearbyint(x); }))
 PORTA_REGISTER_KERNEL(Tan, cpu, kFloats, loop_unary([](auto x) { return std::tan(x); }))
-PORTA_REGISTER_KERNEL(Neg, cpu, kFloats | kI64 | kI32 | kI8, neg_cpu)
-PORTA_REGISTER_KERNEL(Exp, cpu, kFloats,
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Neg, cpu, kFloats | kI64 | kI32 | kI8, neg_cpu)
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Exp, cpu, kFloats,
                       float_unary(algorithm::eltwise_exp, 0, 0, [](auto x) { return std::exp(x); }))
 // Log: porta's vectorized log (0.8 ulp) measured faster than oneDNN's eltwise_log (9.0 ms on
 // 4096x4096, 38% of the copy bandwidth).
 PORTA_REGISTER_KERNEL(Log, cpu, kFloats, vector_unary(vmath::log_f32, [](auto x) { return std::log(x); }))
-PORTA_REGISTER_KERNEL(Tanh, cpu, kFloats,
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Tanh, cpu, kFloats,
                       float_unary(algorithm::eltwise_tanh, 0, 0, [](auto x) { return std::tanh(x); }))
-PORTA_REGISTER_KERNEL(Sigmoid, cpu, kFloats,
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Sigmoid, cpu, kFloats,
                       float_unary(algorithm::eltwise_logistic, 0, 0,
                                   [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }))
-PORTA_REGISTER_KERNEL(Sqrt, cpu, kFloats,
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Sqrt, cpu, kFloats,
                       float_unary(algorithm::eltwise_sqrt, 0, 0, [](auto x) { return std::sqrt(x); }))
 PORTA_REGISTER_KERNEL(Reciprocal, cpu, kFloats, loop_unary([](auto x) { return decltype(x)(1) / x; }))
-PORTA_REGISTER_KERNEL(Erf, cpu, kFloats, vector_unary(vmath::erf_f32, [](auto x) { return std::erf(x); }))
+PORTA_REGISTER_ELEMENTWISE_KERNEL(Erf, cpu, kFloats, vector_unary(vmath::erf_f32, [](auto x) { return std::erf(x); }))
 PORTA_REGISTER_KERNEL(Sin, cpu, kFloats, vector_unary(vmath::sin_f32, [](auto x) { return std::sin(x); }))
 PORTA_REGISTER_KERNEL(Cos, cpu, kFloats, vector_unary(vmath::cos_f32, [](auto x) { return std::cos(x); }))
 PORTA_REGISTER_KERNEL(Floor, cpu, kFloats, vector_unary(vmath::floor_f32, [](auto x) { return std::floor(x); }))
