@@ -15,6 +15,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/compare_common.sh
+source "$ROOT/bench/compare_common.sh"  # median_of, have_ort
 REPEAT=50 WARMUP=10 THREADS=2 ROUNDS=1
 PORTA=$ROOT/build/bin/porta
 NAMES=()
@@ -55,18 +57,9 @@ parse() {  # parse ARRAY_NAME < lines
   done
   return 0
 }
-median_of() {  # median of the numbers in $1, "-" if none
-  [[ -z ${1// /} ]] && { echo "-"; return; }
-  tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{v[NR] = $1} END {
-    if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 HAVE_ORT=0 HAVE_PORTA=0
-if command -v node >/dev/null && [[ -d $ROOT/bench/peers/node_modules/onnxruntime-node ]]; then HAVE_ORT=1
-else
-  echo "[compare] ONNX Runtime skipped: npm install --prefix bench/peers onnxruntime-node@1.30.0" \
-       "--onnxruntime-node-install=skip" >&2
-fi
+if have_ort; then HAVE_ORT=1; fi
 [[ -n $PY ]] || echo "[compare] PyTorch skipped: no python3 with torch (apt-get install python3-torch)" >&2
 if [[ -x $PORTA ]]; then HAVE_PORTA=1
 else echo "[compare] porta skipped: $PORTA not built (ninja -C build porta_cli)" >&2; fi

@@ -6,9 +6,12 @@
 //                                      [--models-dir DIR] [NAME ...]
 // For each model: load with all graph optimizations, intra-op threads T (default 2), run W
 // warm-up inferences (default 10), then N timed ones (default 50). Prints one line per model:
-//   model=<name> median_us=<median of the N wall times> min_us=<fastest> rel_err=<e>
+//   model=<name> median_us=<median of the N wall times> min_us=<fastest> rel_err=<e> create_ms=<c>
 // where rel_err is ||ort - pytorch||_2 / ||pytorch||_2 over all outputs (a check that ORT and
-// the saved PyTorch outputs agree, i.e. that the fixtures are sound).
+// the saved PyTorch outputs agree, i.e. that the fixtures are sound) and create_ms is the wall
+// time of InferenceSession.create (reading the file, graph optimizations, kernel set-up).
+// --models-dir points it at another tree of <name>/model.onnx folders (bench/compare_zoo.sh
+// uses the real-model zoo, build/zoo).
 //
 // Needs the npm package onnxruntime-node 1.30.0 in bench/peers:
 //   npm install --prefix bench/peers onnxruntime-node@1.30.0 --onnxruntime-node-install=skip
@@ -99,10 +102,12 @@ function relativeError(outputs, refs) {
 }
 
 async function benchModel(dir, opts) {
+  const c0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all',
     intraOpNumThreads: opts.threads, interOpNumThreads: 1, executionMode: 'sequential',
   });
+  const createMs = Number(process.hrtime.bigint() - c0) / 1e6;
   const feeds = {};
   for (const [name, file] of readListing(dir, 'inputs.txt')) feeds[name] = readNpy(file);
   const refs = readListing(dir, 'outputs.txt').map(([name, file]) => [name, readNpy(file)]);
@@ -119,7 +124,7 @@ async function benchModel(dir, opts) {
   const mid = times.length >> 1;
   const median = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
   await session.release();
-  return {median, min: times[0], relErr};
+  return {median, min: times[0], relErr, createMs};
 }
 
 async function main() {
@@ -134,7 +139,7 @@ async function main() {
     try {
       const r = await benchModel(path.join(opts.modelsDir, name), opts);
       console.log(`model=${name} median_us=${r.median.toFixed(1)} min_us=${r.min.toFixed(1)} ` +
-                  `rel_err=${r.relErr.toExponential(2)}`);
+                  `rel_err=${r.relErr.toExponential(2)} create_ms=${r.createMs.toFixed(1)}`);
     } catch (e) {
       failed = true;
       console.log(`model=${name} error=${JSON.stringify(String(e.message || e))}`);
