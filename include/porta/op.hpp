@@ -68,6 +68,11 @@ struct KernelContext {
   /// while the session lives), so a kernel may cache data derived from it (reordered weights)
   /// keyed on its storage. 0 for eager calls.
   uint64_t constant_inputs = 0;
+  /// Prepared data a kernel may keep between calls (a primitive, bound memory objects, packed
+  /// weights). In a session it belongs to the step, lives as long as the session's plan and is
+  /// only ever used by one thread at a time; an eager call starts empty. A kernel checks that
+  /// what it finds fits the call (shapes, constant weights) before using it.
+  std::shared_ptr<void> state;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
   bool is_constant_input(size_t i) const { return i < 64 && ((constant_inputs >> i) & 1); }

@@ -93,12 +93,43 @@ struct WindowPrimitive {
   typename P::primitive_desc pd;
 };
 
-// Runs a conv (or deconv) primitive from x to a dense y of shape `y_shape`.
+// A Conv call prepared once per session step (KernelContext::state): the primitive, its memory
+// objects, the scratch buffers of the reorders around it and the weights in the primitive's
+// layout, so a call only rebinds the data pointers and executes. Measured on squeezenet1_1 at
+// 64x64 (26 small convs), building keys, looking up caches and creating memory objects per call
+// was about a third of the model's time on one thread.
+struct PreparedConv {
+  Shape x_shape, y_shape;
+  const void* weights = nullptr;
+  const void* bias = nullptr;
+  dnnl::primitive prim;
+  dnnl::memory src_stored, src, dst_stored, dst;
+  bool reorder_src = false, reorder_dst = false;
+  dnnl::reorder to_src, from_dst;
+  std::unordered_map<int, dnnl::memory> args, src_args, dst_args;
+
+  bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
+    return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
+  }
+  void run(const void* x, void* y) {
+    src_stored.set_data_handle(const_cast<void*>(x));
+    dst_stored.set_data_handle(y);
+    // The reorders' scratch is the thread's (shared by every step), not the step's own.
+    if (reorder_src) src.set_data_handle(reorder_scratch(0, src.get_desc().get_size()));
+    if (reorder_dst) dst.set_data_handle(reorder_scratch(1, dst.get_desc().get_size()));
+    if (reorder_src) execute(to_src, src_args);
+    execute(prim, args);
+    if (reorder_dst) execute(from_dst, dst_args);
+  }
+};
+
+// Runs a conv (or deconv) primitive from x to a dense y of shape `y_shape`. With `prepared`
+// (a session step whose weights are constant) it also leaves the call prepared there.
 template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
                 const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false,
-                LayoutSides layout = {}) {
+                LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
@@ -156,6 +187,26 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
   execute(p->prim, args);
   reorder_into(dst, stored_dst);
+  if (!prepared || !weights_constant) return;
+  auto pc = std::make_shared<PreparedConv>();
+  pc->x_shape = x.shape();
+  pc->y_shape = y_shape;
+  pc->weights = w.raw_data();
+  pc->bias = bias ? bias->raw_data() : nullptr;
+  pc->prim = p->prim;
+  pc->src_stored = dnnl::memory(stored_desc(x.shape(), layout.input(0)), engine(), const_cast<void*>(x.raw_data()));
+  pc->reorder_src = pc->src_stored.get_desc() != p->pd.src_desc();
+  pc->src = pc->reorder_src ? dnnl::memory(p->pd.src_desc(), engine(), nullptr) : pc->src_stored;
+  pc->dst_stored = dnnl::memory(stored_dst.get_desc(), engine(), y);
+  pc->reorder_dst = pc->dst_stored.get_desc() != p->pd.dst_desc();
+  pc->dst = pc->reorder_dst ? dnnl::memory(p->pd.dst_desc(), engine(), nullptr) : pc->dst_stored;
+  if (pc->reorder_src) pc->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(pc->src_stored, pc->src));
+  if (pc->reorder_dst) pc->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(pc->dst, pc->dst_stored));
+  pc->args = {{DNNL_ARG_SRC, pc->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pc->dst}};
+  if (bias) pc->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), bias->raw_data()));
+  pc->src_args = {{DNNL_ARG_FROM, pc->src_stored}, {DNNL_ARG_TO, pc->src}};
+  pc->dst_args = {{DNNL_ARG_FROM, pc->dst}, {DNNL_ARG_TO, pc->dst_stored}};
+  *prepared = pc;
 }
 
 bool weights_constant(const KernelContext& ctx) { return ctx.is_constant_input(1); }
@@ -174,13 +225,15 @@ void conv_cpu(KernelContext& ctx) {
                  wrap_ptr(stored_desc(y.shape(), activation_layout(*ctx.attrs).output), y.raw_data()));
     return;
   }
+  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); pc && pc->fits(x, w, bias, y.shape()))
+    return pc->run(x.raw_data(), y.raw_data());
   Shape k(w.shape().begin() + 2, w.shape().end());
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
-  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
                                          ctx.attrs->get_string("porta_activation", "") == "Relu",
-                                         activation_layout(*ctx.attrs));
+                                         activation_layout(*ctx.attrs), &ctx.state);
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {

@@ -51,6 +51,24 @@ inline dnnl::memory::desc stored_desc(const Shape& s, bool in_layout) {
   return dnnl::memory::desc(dims_of(s), dnnl::memory::data_type::f32, tag);
 }
 
+/// One of two scratch buffers of the calling thread (`which` 0 or 1), at least `bytes` long
+/// and 64-byte aligned: where prepared calls reorder activations to and from a primitive's
+/// layout. Grows, never shrinks; valid until the thread's next call with the same `which`.
+inline void* reorder_scratch(int which, size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[which & 1];
+  if (b.size < bytes + 64) {
+    b.data.reset(new char[bytes + 64]);
+    b.size = bytes + 64;
+  }
+  auto p = reinterpret_cast<uintptr_t>(b.data.get());
+  return reinterpret_cast<void*>((p + 63) & ~uintptr_t{63});
+}
+
 /// Cache key of a reorder between two descriptors: their raw bytes (exact, no hashing).
 inline std::string reorder_key(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
   std::string k = "reorder|";
