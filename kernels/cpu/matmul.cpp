@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/matmul_loop.hpp"
 
 namespace porta::cpu {
@@ -39,11 +39,15 @@ MatMulGeometry geometry(const Shape& a0, const Shape& b0) {
 
 using MatMulPrimitive = MaybePrimitive<dnnl::matmul>;
 
-std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t) {
-  return cached<MatMulPrimitive>(dnn_key("matmul", t, g.a, g.b, g.out), [&] {
+// `packed_b`: B is a session constant, so the primitive may ask for it in its own layout
+// (reordered once, weights_for) instead of repacking the plain matrix on every call.
+std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, bool packed_b) {
+  return cached<MatMulPrimitive>(dnn_key("matmul", t, g.a, g.b, g.out, packed_b), [&] {
     auto p = std::make_shared<MatMulPrimitive>();
     try {
-      dnnl::matmul::desc d(plain_desc(g.a, t), plain_desc(g.b, t), plain_desc(g.out, t));
+      auto bd = packed_b ? dnnl::memory::desc(dims_of(g.b), dnnl_type(t), dnnl::memory::format_tag::any)
+                         : plain_desc(g.b, t);
+      dnnl::matmul::desc d(plain_desc(g.a, t), bd, plain_desc(g.out, t));
       p->pd = dnnl::matmul::primitive_desc(d, engine());
       p->prim = dnnl::matmul(p->pd);
       p->ok = true;
@@ -54,8 +58,19 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
   });
 }
 
-void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g) {
-  auto p = matmul_primitive(g, y.dtype());
+// A session step's MatMul with a constant B, prepared once (KernelContext::state): the
+// primitive, its memory objects and B in the primitive's layout; a call rebinds A and Y.
+struct PreparedMatMul {
+  Shape a_shape, y_shape;
+  const void* b = nullptr;
+  dnnl::primitive prim;
+  dnnl::memory src, dst;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, bool b_constant = false,
+                 std::shared_ptr<void>* prepared = nullptr) {
+  auto p = matmul_primitive(g, y.dtype(), b_constant);
   if (!p->ok) {
     if (y.dtype() == DType::f32)
       throw BackendError(str("[MatMul] oneDNN refused a ", shape_str(g.a), " x ", shape_str(g.b),
@@ -66,14 +81,36 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
     y.copy_(y32.cast(y.dtype()));
     return;
   }
-  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
-                    {DNNL_ARG_WEIGHTS, wrap_ptr(p->pd.weights_desc(), b.raw_data())},
-                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+  dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, y.dtype()), b.raw_data()),
+                                              p->pd.weights_desc(), true)
+                                : wrap_ptr(p->pd.weights_desc(), b.raw_data());
+  if (!prepared || !b_constant) {
+    execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
+                      {DNNL_ARG_WEIGHTS, wts},
+                      {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+    return;
+  }
+  auto pm = std::make_shared<PreparedMatMul>();
+  pm->a_shape = a.shape();
+  pm->y_shape = y.shape();
+  pm->b = b.raw_data();
+  pm->prim = p->prim;
+  pm->src = dnnl::memory(p->pd.src_desc(), engine(), a.raw_data());
+  pm->dst = dnnl::memory(p->pd.dst_desc(), engine(), y.raw_data());
+  pm->args = {{DNNL_ARG_SRC, pm->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pm->dst}};
+  execute(pm->prim, pm->args);
+  *prepared = pm;
 }
 
 void matmul_cpu(KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   Tensor& y = ctx.out(0);
+  if (auto* pm = static_cast<PreparedMatMul*>(ctx.state.get());
+      pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.raw_data() == pm->b) {
+    pm->src.set_data_handle(const_cast<void*>(a.raw_data()));
+    pm->dst.set_data_handle(y.raw_data());
+    return execute(pm->prim, pm->args);
+  }
   MatMulGeometry g = geometry(a.shape(), b.shape());
   if (y.numel() == 0) return;
   if (g.k == 0) {  // empty reduction: every element is the sum of nothing
@@ -104,9 +141,11 @@ void matmul_cpu(KernelContext& ctx) {
     folded.a = {folded.m, g.k};
     folded.b = {g.k, g.n};
     folded.out = {folded.m, g.n};
-    return matmul_dnnl(a, b, y, folded);
+    return matmul_dnnl(a, b, y, folded, ctx.is_constant_input(1), &ctx.state);
   }
-  matmul_dnnl(a, b, y, g);
+  // A constant 2-d B (a Linear layer's weight) is packed once for the session.
+  bool b_constant = ctx.is_constant_input(1) && g.out.size() == 2;
+  matmul_dnnl(a, b, y, g, b_constant, &ctx.state);
 }
 
 }  // namespace
