@@ -33,8 +33,9 @@ Tensor random(const Shape& shape) {
   return make_input(spec, DType::f32);
 }
 
-// x -> op(x, W) -> y for op MatMul or Conv, W a constant initializer.
-Model one_op_model(const std::string& op, const Shape& x, const Tensor& w, const Shape& y) {
+// x -> op(x, W[, C]) -> y for op MatMul, Conv or Gemm, W and C constant initializers; Gemm
+// with transB = 1 (a Linear layer).
+Model one_op_model(const std::string& op, const Shape& x, const Tensor& w, const Shape& y, const Tensor& c = {}) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
@@ -47,18 +48,33 @@ Model one_op_model(const std::string& op, const Shape& x, const Tensor& w, const
   n->set_name("node");
   n->add_input("x");
   n->add_input("w");
+  if (c.defined()) {
+    initializer(g, "c", c);
+    n->add_input("c");
+  }
+  if (op == "Gemm") {
+    onnx::AttributeProto* t = n->add_attribute();
+    t->set_name("transB");
+    t->set_type(onnx::AttributeProto::INT);
+    t->set_i(1);
+  }
   n->add_output("y");
   declare(g->add_output(), "y", y);
   std::string bytes = m.SerializeAsString();
   return Model::from_bytes(bytes.data(), bytes.size());
 }
 
-void check_runs(const std::string& op, const Shape& x_shape, const Tensor& w, const Shape& y_shape) {
-  Session session(one_op_model(op, x_shape, w, y_shape));
+void check_runs(const std::string& op, const Shape& x_shape, const Tensor& w, const Shape& y_shape,
+                const Tensor& c = {}) {
+  Session session(one_op_model(op, x_shape, w, y_shape, c));
+  Attributes attrs;
+  if (op == "Gemm") attrs.set("transB", int64_t{1});
   for (int run = 0; run < 3; ++run) {
     Tensor x = random(x_shape);
     Tensor got = session.run({{"x", x}}).at(0);
-    Tensor want = call_op(op, {x, w}).at(0);
+    std::vector<Tensor> in{x, w};
+    if (c.defined()) in.push_back(c);
+    Tensor want = call_op(op, in, attrs).at(0);
     Comparison c = compare(got, want.cast(DType::f64), 1e-5);
     EXPECT_TRUE(c.ok) << op << " run " << run << ": " << c.message;
   }
@@ -73,6 +89,12 @@ TEST(PreparedCall, MatMulWithConstantWeightsEveryRun) {
 TEST(PreparedCall, ConvWithConstantWeightsEveryRun) {
   check_runs("Conv", {1, 3, 9, 8}, random({5, 3, 3, 3}), {1, 5, 7, 6});
   check_runs("Conv", {2, 16, 6, 6}, random({16, 16, 3, 3}), {2, 16, 4, 4});  // Winograd-eligible
+}
+
+// Large enough for oneDNN's matmul (not the small-product loop): a classifier head.
+TEST(PreparedCall, GemmWithConstantWeightsEveryRun) {
+  check_runs("Gemm", {1, 640}, random({300, 640}), {1, 300}, random({300}));
+  check_runs("Gemm", {3, 512}, random({260, 512}), {3, 260}, random({260}));
 }
 
 }  // namespace
