@@ -5,12 +5,13 @@
 #include <cmath>
 
 #include "ops/elementwise_common.hpp"
+#include "ops/fused_activation.hpp"  // the scalar math, shared with Conv's fused activations
 
 namespace porta::opdef {
 
 PORTA_REGISTER_OP(LeakyRelu) {
   OpSchema s = ew::unary_schema("LeakyRelu", kFloats, [](double x, const Attributes& a, DType) {
-    return x >= 0 ? x : a.get_float("alpha") * x;
+    return act::leaky_relu(x, a.get_float("alpha"));
   });
   s.attrs = {attr_float("alpha", 0.01)};
   s.cases = [] {
@@ -25,7 +26,7 @@ PORTA_REGISTER_OP(LeakyRelu) {
 
 PORTA_REGISTER_OP(Elu) {
   OpSchema s = ew::unary_schema("Elu", kFloats, [](double x, const Attributes& a, DType) {
-    return x > 0 ? x : a.get_float("alpha") * (std::exp(x) - 1.0);
+    return act::elu(x, a.get_float("alpha"));
   });
   s.attrs = {attr_float("alpha", 1.0)};
   s.cases = [] {
@@ -37,16 +38,9 @@ PORTA_REGISTER_OP(Elu) {
   return s;
 }
 
-namespace {
-
-// max(lo, min(hi, v)) that keeps NaN (std::clamp's result for NaN is unspecified).
-double clamp_keep_nan(double v, double lo, double hi) { return std::isnan(v) ? v : v < lo ? lo : v > hi ? hi : v; }
-
-}  // namespace
-
 PORTA_REGISTER_OP(HardSigmoid) {
   OpSchema s = ew::unary_schema("HardSigmoid", kFloats, [](double x, const Attributes& a, DType) {
-    return clamp_keep_nan(a.get_float("alpha") * x + a.get_float("beta"), 0.0, 1.0);
+    return act::hard_sigmoid(x, a.get_float("alpha"), a.get_float("beta"));
   });
   s.attrs = {attr_float("alpha", 0.2), attr_float("beta", 0.5)};
   s.cases = [] {
@@ -62,7 +56,7 @@ PORTA_REGISTER_OP(HardSigmoid) {
 
 PORTA_REGISTER_OP(HardSwish) {
   OpSchema s = ew::unary_schema("HardSwish", kFloats, [](double x, const Attributes&, DType) {
-    return x * clamp_keep_nan(x / 6.0 + 0.5, 0.0, 1.0);
+    return act::hard_swish(x);
   });
   s.cases = [] {
     auto c = ew::unary_cases(kFloats, 0, {-6, 6}, {});

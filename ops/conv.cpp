@@ -1,12 +1,18 @@
 // Conv: N-d convolution (1-D, 2-D, 3-D) of X (N x C x spatial) with W (M x C/group x kernel),
 // plus the optional bias B (M). Attributes: auto_pad, dilations, group, kernel_shape, pads,
 // strides (see ops/window.hpp for the geometry).
-// porta-internal attribute `porta_activation` (string, default "" = none; not ONNX): "Relu"
-// makes the op Relu(Conv(...)). Only porta's graph fusion (runtime/graph_fusion.hpp) sets it,
-// and only for cpu sessions (the cpu kernel applies it as a oneDNN post-op; other backends'
-// Conv kernels do not read it), so it has no conformance case here, which every backend would
-// run; tests/graph_fusion_test.cpp covers it. Any other value is rejected.
+// porta-internal attributes (not ONNX) `porta_activation` (string, default "" = none),
+// `porta_activation_alpha` and `porta_activation_beta` (floats, default 0) make the op
+// Act(Conv(...)) for one of the activations of ops/fused_activation.hpp ("Relu", "Clip",
+// "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Swish"; the floats carry
+// Clip's bounds and the others' ONNX attributes); inference rejects any other name. Only
+// porta's graph fusion (runtime/graph_fusion.hpp) sets them, and only for cpu sessions (the
+// cpu kernel applies them as oneDNN post-ops, kernels/cpu/fused_activation.hpp; other
+// backends' Conv kernels do not read them), so they have no conformance case here, which
+// every backend would run; the reference applies them, and tests/graph_fusion_test.cpp,
+// tests/activation_fusion_test.cpp and tests/fused_activation_test.cpp cover them.
 #include "ops/common.hpp"
+#include "ops/fused_activation.hpp"
 #include "ops/window.hpp"
 
 namespace porta::opdef {
@@ -42,7 +48,7 @@ void conv_reference(KernelContext& ctx) {
   const double *x = ctx.in(0).data<double>(), *w = ctx.in(1).data<double>();
   const double* b = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
   double* y = ctx.out(0).data<double>();
-  const bool relu = ctx.attrs->get_string("porta_activation", "") == "Relu";
+  const FusedActivation act = parse_fused_activation(*ctx.attrs);
   int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2], isize = g.in[0] * g.in[1] * g.in[2];
   for (int64_t in = 0; in < n; ++in)
     for (int64_t oc = 0; oc < m; ++oc)
@@ -63,7 +69,7 @@ void conv_reference(KernelContext& ctx) {
                     double wv = w[(oc * cg + ic) * ksize + (kd * g.kernel[1] + kh) * g.kernel[2] + kw];
                     acc += xv * wv;
                   }
-            *y++ = relu && acc < 0.0 ? 0.0 : acc;
+            *y++ = act(acc);
           }
 }
 
@@ -77,15 +83,14 @@ PORTA_REGISTER_OP(Conv) {
   s.attrs = {attr_string("auto_pad", "NOTSET"), attr_optional("dilations", AttrType::Ints),
              attr_int("group", 1), attr_optional("kernel_shape", AttrType::Ints),
              attr_optional("pads", AttrType::Ints), attr_optional("strides", AttrType::Ints),
-             attr_string("porta_activation", "")};
+             attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
+             attr_float("porta_activation_beta", 0.0)};
   s.infer = [](InferContext& ctx) {
     require_same_dtype(ctx);
     require_dtype(ctx, 0, kFloats);
     const Shape &x = ctx.shape(0), &w = ctx.shape(1);
     WindowGeometry g = conv_geometry(x, w, *ctx.attrs);
-    const std::string act = ctx.attrs->get_string("porta_activation", "");
-    if (!act.empty() && act != "Relu")
-      throw InvalidArgument(str("[Conv] porta_activation (porta-internal) must be \"\" or \"Relu\", got \"", act, "\""));
+    parse_fused_activation(*ctx.attrs);  // rejects an unknown porta_activation
     if (ctx.has_input(2) && ctx.shape(2) != Shape{w[0]})
       throw ShapeError(str("[Conv] bias must have shape ", w[0], " (the output channels of W ", shape_str(w),
                            "), got ", shape_str(ctx.shape(2))));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/elementwise_common.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::opdef {
 namespace {
@@ -17,7 +18,7 @@ OpSchema float_unary(std::string name, double (*f)(double), Range r) {
   return s;
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double sigmoid(double x) { return act::sigmoid(x); }  // shared with Conv's fused activations
 double reciprocal(double x) { return 1.0 / x; }
 double exp_(double x) { return std::exp(x); }
 double log_(double x) { return std::log(x); }

@@ -1,13 +1,17 @@
 // porta runtime — Conv + BatchNormalization folding and activation fusion (contracts in
 // graph_fusion.hpp). Exported CNNs in eval mode keep BatchNormalization after every Conv when
-// exported with training=PRESERVE, and nearly every Conv is followed by Relu; each rewrite
-// removes one full pass over the activation per block.
+// exported with training=PRESERVE, and nearly every Conv is followed by an activation (Relu;
+// Clip(0, 6) = ReLU6 in MobileNetV2, HardSwish in MobileNetV3, x * Sigmoid(x) = SiLU in
+// EfficientNet); each rewrite removes one full pass over the activation per block.
 #include "runtime/graph_fusion.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace porta::detail {
@@ -86,29 +90,128 @@ bool kernels_fuse(const OpSchema& op, DType dtype, Device device, const std::str
   return native;
 }
 
-bool has_activation_attr(const OpSchema& op) {
+// Whether `op` declares the activation attributes (porta_activation and its two floats).
+bool has_activation_attrs(const OpSchema& op) {
+  int found = 0;
   for (const AttrDef& a : op.attrs)
-    if (a.name == "porta_activation") return true;
+    found += a.name == "porta_activation" || a.name == "porta_activation_alpha" || a.name == "porta_activation_beta";
+  return found == 3;
+}
+
+}  // namespace
+
+std::optional<double> constant_scalar(const Graph& g, int v) {
+  if (v < 0) return std::nullopt;
+  const Value& value = g.values[v];
+  const Tensor* t = value.constant.defined() ? &value.constant : nullptr;
+  if (!t && value.producer >= 0) {
+    const Node& n = g.nodes[value.producer];
+    if (n.op->name != "Constant" || !n.op->domain.empty()) return std::nullopt;
+    if (n.attrs.has("value_float")) return n.attrs.get_float("value_float");
+    if (n.attrs.has("value") && std::holds_alternative<Tensor>(*n.attrs.find("value"))) t = &n.attrs.get_tensor("value");
+  }
+  if (!t || t->numel() != 1 || !dtype_in(kFloats, t->dtype())) return std::nullopt;
+  return t->to_doubles().at(0);
+}
+
+namespace {
+
+// One activation folding into its producer.
+struct ActivationFusion {
+  size_t producer = 0;
+  std::vector<int> nodes;  // the nodes that disappear (the activation; Sigmoid and Mul for Swish)
+  int output = -1;         // the value the producer then writes
+  std::string name;        // porta_activation
+  double alpha = 0.0, beta = 0.0;
+};
+
+// The activation (ops/fused_activation.hpp) that the single-output node `r` reading `y` alone
+// computes from y, with its attributes; false when it is none of them (or a Clip whose bounds
+// are not constant scalars).
+bool single_node_activation(const Graph& g, const Node& r, int y, ActivationFusion& f) {
+  if (!r.op->domain.empty() || r.outputs.size() != 1 || r.outputs[0] < 0 || r.inputs.empty() || r.inputs[0] != y)
+    return false;
+  const std::string& op = r.op->name;
+  f.name = op;
+  if (op == "Clip") {  // opset 11+: bounds are inputs; an absent one does not clip
+    if (r.inputs.size() > 3) return false;
+    f.alpha = -std::numeric_limits<double>::infinity();
+    f.beta = std::numeric_limits<double>::infinity();
+    for (size_t k = 1; k < r.inputs.size(); ++k) {
+      if (r.inputs[k] < 0) continue;
+      std::optional<double> bound = constant_scalar(g, r.inputs[k]);
+      if (!bound || std::isnan(*bound)) return false;  // a NaN bound: Clip ignores it, oneDNN's clip would not
+      (k == 1 ? f.alpha : f.beta) = *bound;
+    }
+    return true;
+  }
+  if (r.inputs.size() != 1) return false;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return true;
+  if (op == "LeakyRelu") {
+    f.alpha = r.attrs.get_float("alpha", 0.01);
+    return true;
+  }
+  if (op == "Elu") {
+    f.alpha = r.attrs.get_float("alpha", 1.0);
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    f.alpha = r.attrs.get_float("alpha", 0.2);
+    f.beta = r.attrs.get_float("beta", 0.5);
+    return true;
+  }
   return false;
 }
 
-// The activation node reading the node at `producer` when the pair fuses on `device`, else -1.
-int fusable_activation(const Graph& g, size_t producer, Device device, const std::vector<int>& consumers,
-                       const std::vector<bool>& is_output) {
+// Swish: y read by exactly Sigmoid(y) and Mul(y, s) / Mul(s, y), s = that Sigmoid's output,
+// read by the Mul alone and not a graph output.
+bool swish_pattern(const Graph& g, const std::vector<size_t>& readers, int y, const std::vector<int>& consumers,
+                   const std::vector<bool>& is_output, ActivationFusion& f) {
+  if (readers.size() != 2) return false;
+  for (int first = 0; first < 2; ++first) {
+    const Node &sig = g.nodes[readers[first]], &mul = g.nodes[readers[1 - first]];
+    if (sig.op->name != "Sigmoid" || !sig.op->domain.empty() || sig.inputs.size() != 1 || sig.inputs[0] != y ||
+        sig.outputs.size() != 1 || sig.outputs[0] < 0)
+      continue;
+    int s = sig.outputs[0];
+    if (consumers[s] != 1 || is_output[s]) continue;
+    if (mul.op->name != "Mul" || !mul.op->domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+        mul.outputs[0] < 0)
+      continue;
+    if (!((mul.inputs[0] == y && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == y))) continue;
+    f.name = "Swish";
+    f.nodes = {static_cast<int>(readers[first]), static_cast<int>(readers[1 - first])};
+    f.output = mul.outputs[0];
+    return true;
+  }
+  return false;
+}
+
+// The activation following the node at `producer` when it fuses on `device`.
+std::optional<ActivationFusion> fusable_activation(const Graph& g, size_t producer, Device device,
+                                                   const std::vector<int>& consumers,
+                                                   const std::vector<bool>& is_output) {
   const Node& c = g.nodes[producer];
-  if (!has_activation_attr(*c.op) || c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty()) return -1;
-  if (!c.attrs.get_string("porta_activation", "").empty()) return -1;
+  if (!has_activation_attrs(*c.op) || c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty()) return std::nullopt;
+  if (!c.attrs.get_string("porta_activation", "").empty()) return std::nullopt;
   int y = c.outputs[0];
-  if (consumers[y] != 1 || is_output[y]) return -1;
+  if (is_output[y] || consumers[y] < 1 || consumers[y] > 2) return std::nullopt;
   int dispatch = c.op->dispatch_input < 0 ? -1 : c.inputs.at(std::min<size_t>(c.op->dispatch_input, c.inputs.size() - 1));
   DType dtype = dispatch >= 0 ? g.values[dispatch].dtype : g.values[y].dtype;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& r = g.nodes[i];
-    if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
-    if (!r.op->domain.empty() || r.inputs.size() != 1 || r.outputs.size() != 1 || r.outputs[0] < 0) return -1;
-    return kernels_fuse(*c.op, dtype, device, r.op->name) ? static_cast<int>(i) : -1;
+  std::vector<size_t> readers;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (std::find(g.nodes[i].inputs.begin(), g.nodes[i].inputs.end(), y) != g.nodes[i].inputs.end()) readers.push_back(i);
+  ActivationFusion f;
+  f.producer = producer;
+  if (consumers[y] == 1 && readers.size() == 1) {
+    if (!single_node_activation(g, g.nodes[readers[0]], y, f)) return std::nullopt;
+    f.nodes = {static_cast<int>(readers[0])};
+    f.output = g.nodes[readers[0]].outputs[0];
+  } else if (!swish_pattern(g, readers, y, consumers, is_output, f)) {
+    return std::nullopt;
   }
-  return -1;
+  if (!kernels_fuse(*c.op, dtype, device, f.name)) return std::nullopt;
+  return f;
 }
 
 }  // namespace
@@ -120,19 +223,36 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
   std::vector<int> consumers = consumer_counts(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int v : g.outputs) is_output[v] = true;
-  std::vector<std::pair<size_t, int>> pairs;  // (producer node, activation node)
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    int act = fusable_activation(g, i, device, consumers, is_output);
-    if (act >= 0) pairs.emplace_back(i, act);
-  }
-  if (pairs.empty()) return graph;
+  std::vector<ActivationFusion> fusions;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (auto f = fusable_activation(g, i, device, consumers, is_output)) fusions.push_back(std::move(*f));
+  if (fusions.empty()) return graph;
   auto out = std::make_shared<Graph>(g);
   std::vector<bool> drop(out->nodes.size(), false);
-  for (auto [producer_index, act_index] : pairs) {
-    Node& producer = out->nodes[producer_index];
-    producer.attrs.set("porta_activation", out->nodes[act_index].op->name);
-    producer.outputs[0] = out->nodes[act_index].outputs[0];  // the producer's own output value is orphaned
-    drop[act_index] = true;
+  std::vector<int> read_by_dropped;  // values the disappearing nodes read (Clip's bounds)
+  for (const ActivationFusion& f : fusions) {
+    Node& producer = out->nodes[f.producer];
+    producer.attrs.set("porta_activation", f.name);
+    producer.attrs.set("porta_activation_alpha", f.alpha);
+    producer.attrs.set("porta_activation_beta", f.beta);
+    producer.outputs[0] = f.output;  // the producer's own output value is orphaned
+    for (int n : f.nodes) {
+      drop[n] = true;
+      for (int v : out->nodes[n].inputs)
+        if (v >= 0) read_by_dropped.push_back(v);
+    }
+  }
+  // A Constant node that only fed dropped nodes (a Clip's bound) goes too.
+  std::vector<int> left = consumer_counts(*out);
+  for (size_t i = 0; i < out->nodes.size(); ++i)
+    if (drop[i])
+      for (int v : out->nodes[i].inputs)
+        if (v >= 0) --left[v];
+  for (int v : read_by_dropped) {
+    int p = out->values[v].producer;
+    if (p < 0 || drop[p] || left[v] != 0 || is_output[v]) continue;
+    const Node& n = out->nodes[p];
+    if (n.op->name == "Constant" && n.op->domain.empty() && n.outputs.size() == 1) drop[p] = true;
   }
   drop_nodes(*out, drop);
   return out;

@@ -1,10 +1,15 @@
 // porta runtime — graph rewrites a session applies before compiling (inference only).
 #pragma once
 #include <memory>
+#include <optional>
 
 #include "runtime/graph.hpp"
 
 namespace porta::detail {
+
+/// The single value of a constant scalar (an initializer, or a Constant node's value or
+/// value_float), if `v` is one.
+std::optional<double> constant_scalar(const Graph& g, int v);
 
 /// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
 /// chain between kernels declaring one (runtime/plan_layouts.cpp), are off.
@@ -19,15 +24,25 @@ bool fusion_enabled();
 /// output. Returns `graph` itself when nothing folds. PORTA_FUSE=0 turns folding off.
 std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Graph>& graph);
 
-/// Fuses each single-input activation node that directly follows a node whose op has the
-/// attribute `porta_activation` (Conv) into that node, by setting the attribute to the
-/// activation's op name, when every kernel that may run the node on `device` for its dtype
-/// declares that activation (KernelDef::fused_activations; the cpu's kernels too, as they take
-/// calls the device's decline). Applies only when the node has one output that feeds that
-/// activation alone and is not a graph output. The activation node disappears; the producer
-/// (keeping its name) produces its output. Sessions that keep every intermediate value
-/// (`keep_values`) pass `enabled` = false. Returns `graph` itself when nothing fuses.
-/// PORTA_FUSE=0 turns fusion off.
+/// Fuses the activation that directly follows a node whose op has the attributes
+/// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv) into that
+/// node, by setting them (names and meaning in ops/fused_activation.hpp), when every kernel that
+/// may run the node on `device` for its dtype declares that activation name
+/// (KernelDef::fused_activations; the cpu's kernels too, as they take calls the device's
+/// decline). The node must have one output y that is not a graph output, and y must be read by
+///  - one node alone: Relu, Sigmoid, Tanh, HardSwish, LeakyRelu (alpha), Elu (alpha) or
+///    HardSigmoid (alpha, beta) of y alone (their attributes, ONNX's defaults when absent), or
+///    Clip(y, min?, max?) whose present bounds are constant scalars (initializers or Constant
+///    nodes; not NaN) -> "Clip" with alpha = min, beta = max (-inf / +inf when absent). Clip's
+///    bounds are inputs since opset 11; porta imports opset 13's Clip and refuses an older
+///    model whose Clip carries them as attributes (runtime/onnx_import.cpp), so those never
+///    reach this pass;
+///  - or exactly Sigmoid(y) and Mul(y, s) / Mul(s, y), where s is that Sigmoid's output, read by
+///    the Mul alone and not a graph output -> "Swish" (SiLU).
+/// The activation's nodes disappear (and a Constant node that only fed a fused Clip's bounds);
+/// the producer (keeping its name) produces the last one's output. Sessions that keep every
+/// intermediate value (`keep_values`) pass `enabled` = false. Returns `graph` itself when
+/// nothing fuses. PORTA_FUSE=0 turns fusion off.
 std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
 
 }  // namespace porta::detail

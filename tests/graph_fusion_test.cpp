@@ -217,7 +217,9 @@ TEST(GraphFusion, ConvOutputReadElsewhereKeepsItsRelu) {
 }
 
 // The cpu kernel's post-op against Relu after the unfused Conv, and against the float64
-// reference (which honours the attribute too); other values of the attribute are rejected.
+// reference (which honours the attribute too); names that are no fused activation are
+// rejected. (The other activations: tests/activation_fusion_test.cpp and
+// tests/fused_activation_test.cpp.)
 TEST(GraphFusion, ConvReluAttributeOnCpuKernel) {
   InputSpec spec;
   spec.shape = {2, 2, 5, 6};
@@ -229,7 +231,7 @@ TEST(GraphFusion, ConvReluAttributeOnCpuKernel) {
   Tensor ref = reference_op("Conv", {x, pattern({3, 2, 3, 3}, -0.3f), pattern({3}, -0.1f)}, fused, 1).at(0);
   Comparison r = compare(got, ref, 1e-5);
   EXPECT_TRUE(r.ok) << r.message;
-  Attributes bad{{"porta_activation", std::string("Sigmoid")}};
+  Attributes bad{{"porta_activation", std::string("Softmax")}};
   EXPECT_THROW(call_op("Conv", {x, pattern({3, 2, 3, 3}, -0.3f)}, bad), InvalidArgument);
 }
 

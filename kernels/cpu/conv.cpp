@@ -12,14 +12,17 @@
 //         works on them directly.
 // Measured single-threaded on cnn's convs (3->16 @64x64, 16->32 @32x32, 32->64 @16x16, 3x3):
 // plain 124 / 171 / 128 us, blocked with in/out reorders 60 / 103 / 88 us.
-// Conv's porta-internal `porta_activation` = "Relu" (set by graph fusion) becomes an eltwise
-// post-op of the primitive, so the activation costs no pass of its own.
+// Conv's porta-internal fused activation (`porta_activation` and its alpha/beta, set by graph
+// fusion: Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Swish) becomes
+// eltwise post-ops of the primitive (kernels/cpu/fused_activation.hpp), so the activation
+// costs no pass of its own.
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
 #include <cstdlib>
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/fused_activation.hpp"
 #include "ops/window.hpp"
 
 namespace porta::cpu {
@@ -128,13 +131,13 @@ struct PreparedConv {
 template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
-                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, bool relu = false,
+                const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, const Attributes* fused = nullptr,
                 LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any, relu, layout.input(0) || layout.output);
+                     bias != nullptr, any, fused ? fused_activation_key(*fused) : std::string(), layout.input(0) || layout.output);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
@@ -150,11 +153,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
     try {
       dnnl::primitive_attr attr;
-      if (relu) {
-        dnnl::post_ops ops;
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-        attr.set_post_ops(ops);
-      }
+      if (fused) attr.set_post_ops(fused_post_ops(*fused));
       auto make = [&](dnnl::algorithm alg) {
         typename P::desc d(dnnl::prop_kind::forward_inference, alg, src, wd, bd, dst, dims_of(g.strides),
                            dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
@@ -232,7 +231,7 @@ void conv_cpu(KernelContext& ctx) {
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
   run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
-                                         ctx.attrs->get_string("porta_activation", "") == "Relu",
+                                         ctx.attrs,
                                          activation_layout(*ctx.attrs), &ctx.state);
 }
 
@@ -284,7 +283,7 @@ void conv_transpose_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-// Conv declares the fused Relu (a oneDNN post-op) and oneDNN's channels-last activation
+// Conv declares the fused activations (oneDNN post-ops) and oneDNN's channels-last activation
 // layout (kernels/cpu/dnn_layout.hpp) for its input X and output Y.
 namespace {
 const bool conv_registered = register_kernel_at_load([] {
@@ -293,7 +292,7 @@ const bool conv_registered = register_kernel_at_load([] {
   k.backend = DeviceType::cpu;
   k.dtypes = kF32;
   k.fn = conv_cpu;
-  k.fused_activations = {"Relu"};
+  k.fused_activations = cpu_fused_activations();
   k.private_layout = kOneDnnChannelsLast;
   k.layout_use = [](const KernelContext& call) {
     bool f32 = call.in(0).dtype() == DType::f32;

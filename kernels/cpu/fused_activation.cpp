@@ -1,0 +1,51 @@
+// porta cpu kernels — fused activations as oneDNN post-ops (kernels/cpu/fused_activation.hpp).
+#include "kernels/cpu/fused_activation.hpp"
+
+#include "ops/fused_activation.hpp"
+
+namespace porta::cpu {
+
+const std::vector<std::string>& cpu_fused_activations() {
+  static const std::vector<std::string> names{"Relu", "Clip",        "LeakyRelu", "Sigmoid", "Tanh",
+                                              "HardSigmoid", "HardSwish", "Elu",  "Swish"};
+  return names;
+}
+
+dnnl::post_ops fused_post_ops(const Attributes& attrs) {
+  using K = opdef::FusedActivation::Kind;
+  using dnnl::algorithm;
+  const opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
+  const float alpha = static_cast<float>(act.alpha), beta = static_cast<float>(act.beta);
+  dnnl::post_ops ops;
+  auto add = [&](algorithm alg, float a, float b) { ops.append_eltwise(1.0f, alg, a, b); };
+  switch (act.kind) {
+    case K::none: break;
+    case K::relu: add(algorithm::eltwise_relu, 0.0f, 0.0f); break;
+    case K::leaky_relu: add(algorithm::eltwise_relu, alpha, 0.0f); break;
+    // oneDNN refuses a clip with alpha > beta; Clip then gives max everywhere: clip(max, max).
+    case K::clip: add(algorithm::eltwise_clip, alpha > beta ? beta : alpha, beta); break;
+    case K::sigmoid: add(algorithm::eltwise_logistic, 0.0f, 0.0f); break;
+    case K::tanh: add(algorithm::eltwise_tanh, 0.0f, 0.0f); break;
+    case K::hard_sigmoid:
+      add(algorithm::eltwise_linear, alpha, beta);
+      add(algorithm::eltwise_clip, 0.0f, 1.0f);
+      break;
+    case K::hard_swish: add(algorithm::eltwise_hardswish, 1.0f / 6.0f, 0.5f); break;
+    case K::elu: add(algorithm::eltwise_elu, alpha, 0.0f); break;
+    case K::swish: add(algorithm::eltwise_swish, 1.0f, 0.0f); break;
+  }
+  return ops;
+}
+
+std::string fused_activation_key(const Attributes& attrs) {
+  const opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
+  if (!act.active()) return "";
+  std::string k = act.name;
+  k += ':';
+  key_append(k, act.alpha);
+  k += ':';
+  key_append(k, act.beta);
+  return k;
+}
+
+}  // namespace porta::cpu

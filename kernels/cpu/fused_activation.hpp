@@ -1,0 +1,42 @@
+// porta cpu kernels — a producer's fused activation (the porta-internal attributes
+// `porta_activation`, `porta_activation_alpha`, `porta_activation_beta` that graph fusion sets;
+// names and math in ops/fused_activation.hpp) as oneDNN post-ops of its primitive.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/dnn_util.hpp"
+#include "porta/attributes.hpp"
+
+namespace porta::cpu {
+
+/// The activation names the post-ops below implement: what a kernel that applies
+/// fused_post_ops declares as KernelDef::fused_activations.
+const std::vector<std::string>& cpu_fused_activations();
+
+/// The post-ops computing the attributes' activation on a primitive's f32 output (none for ""):
+///   Relu        eltwise_relu (alpha 0)
+///   LeakyRelu   eltwise_relu (alpha = slope: s > 0 ? s : alpha * s; equal to ONNX's x >= 0 form)
+///   Clip        eltwise_clip (alpha = min, beta = max; infinite for a missing bound). oneDNN 2.6's
+///               clip and clip_v2 compute the same forward, max(s, alpha) then min(., beta)
+///               (ONNX's order); they differ only in backward at the bounds. oneDNN refuses
+///               alpha > beta, where Clip gives max everywhere: that is clip(max, max).
+///   Sigmoid     eltwise_logistic
+///   Tanh        eltwise_tanh
+///   HardSigmoid eltwise_linear (alpha * s + beta) then eltwise_clip (0, 1): oneDNN 2.6 has no
+///               hardsigmoid
+///   HardSwish   eltwise_hardswish: 2.6 computes s * min(max(s + 3, 0), 6) / 6 (ONNX's
+///               x * max(0, min(1, x / 6 + 0.5)), up to rounding) and ignores alpha and beta;
+///               alpha = 1/6 and beta = 1/2 are passed anyway, since later oneDNN versions
+///               compute s * max(0, min(1, alpha * s + beta)) with them
+///   Elu         eltwise_elu (alpha)
+///   Swish       eltwise_swish (alpha 1: s * sigmoid(s))
+/// Throws InvalidArgument for an unknown name (as Conv's inference does). NaN outputs of the
+/// primitive may leave a Clip or HardSigmoid as a bound rather than NaN.
+dnnl::post_ops fused_post_ops(const Attributes& attrs);
+
+/// The part of a primitive cache key that the fused activation decides ("" for none; else the
+/// name with alpha and beta exactly).
+std::string fused_activation_key(const Attributes& attrs);
+
+}  // namespace porta::cpu
