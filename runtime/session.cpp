@@ -135,16 +135,42 @@ std::vector<NodePlan> Session::plan(const std::map<std::string, Shape>& input_sh
   return impl_->plan_for(shapes, host).nodes;
 }
 
+namespace {
+
+// Names in `inputs` that the model lacks are refused, naming the model's inputs.
+void check_input_names(const std::vector<ValueDesc>& descs, const std::map<std::string, Tensor>& inputs) {
+  for (auto& [name, t] : inputs) {
+    bool known = false;
+    for (auto& d : descs) known |= d.name == name;
+    if (!known) {
+      std::string names;
+      for (auto& d : descs) names += str(names.empty() ? "" : ", ", "'", d.name, "'");
+      throw InvalidArgument(str("[session] the model has no input '", name, "'; its inputs are ", names));
+    }
+  }
+}
+
+// The input `d` from `inputs`, or the error saying it was not given.
+const Tensor& given_input(const ValueDesc& d, const std::map<std::string, Tensor>& inputs) {
+  auto it = inputs.find(d.name);
+  if (it == inputs.end())
+    throw InvalidArgument(str("[session] input '", d.name, "' (", dtype_name(d.dtype), " ", shape_str(d.shape),
+                              ") was not given"));
+  return it->second;
+}
+
+}  // namespace
+
 std::vector<NodePlan> Session::plan(const std::map<std::string, Tensor>& inputs) {
   std::vector<Shape> shapes;
   std::vector<Tensor> host;
   BusyGuard guard(impl_->busy);
+  check_input_names(impl_->model.inputs(), inputs);
   for (auto& d : impl_->model.inputs()) {
-    auto it = inputs.find(d.name);
-    if (it == inputs.end()) throw InvalidArgument(str("[session] input '", d.name, "' was not given"));
-    check_shape(d, it->second.shape());
-    shapes.push_back(it->second.shape());
-    host.push_back(it->second.to(Device::cpu()).contiguous());
+    const Tensor& t = given_input(d, inputs);
+    check_shape(d, t.shape());
+    shapes.push_back(t.shape());
+    host.push_back(t.to(Device::cpu()).contiguous());
   }
   return impl_->plan_for(shapes, host).nodes;
 }
@@ -176,23 +202,11 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   BusyGuard guard(impl_->busy);
   const auto& descs = impl_->model.inputs();
   const Device device = impl_->options.device;
-  for (auto& [name, t] : inputs) {
-    bool known = false;
-    for (auto& d : descs) known |= d.name == name;
-    if (!known) {
-      std::string names;
-      for (auto& d : descs) names += str(names.empty() ? "" : ", ", "'", d.name, "'");
-      throw InvalidArgument(str("[session] the model has no input '", name, "'; its inputs are ", names));
-    }
-  }
+  check_input_names(descs, inputs);
   std::vector<Shape> shapes;
   std::vector<Tensor> bound;
   for (auto& d : descs) {
-    auto it = inputs.find(d.name);
-    if (it == inputs.end())
-      throw InvalidArgument(str("[session] input '", d.name, "' (", dtype_name(d.dtype), " ",
-                                shape_str(d.shape), ") was not given"));
-    const Tensor& t = it->second;
+    const Tensor& t = given_input(d, inputs);
     if (!t.defined()) throw InvalidArgument(str("[session] input '", d.name, "' is an undefined tensor"));
     if (t.dtype() != d.dtype)
       throw DTypeError(str("[session] input '", d.name, "' should be ", dtype_name(d.dtype), ", got ",
