@@ -1,6 +1,10 @@
-// GRU on cpu (f32, f64): all input projections in one product, then per step two batched
-// recurrent products (z and r, then the candidate's) around per-entry gate updates. linear_before_reset 1 multiplies the
-// reset gate after the recurrent product (PyTorch's GRU), 0 before it.
+// GRU on cpu (f32, f64): all input projections in one product up front, then the time steps
+// on a team of threads that each own a range of hidden units (rnn_common.hpp), over R packed by
+// blocks (made once per session for a constant R). linear_before_reset 1 (PyTorch's GRU)
+// multiplies the reset gate after the recurrent product, so z, r and the candidate's product
+// all read h: one pass over a thread's blocks and one barrier per step. linear_before_reset 0
+// multiplies it before: the candidate's product reads r * h of every unit, so a step has two
+// phases (z and r, then the candidate) with a barrier after each.
 #include "kernels/cpu/rnn_common.hpp"
 #include "ops/rnn_util.hpp"
 
@@ -14,51 +18,93 @@ void gru_typed(KernelContext& ctx) {
   double clip = opdef::rnn_clip(*ctx.attrs);
   bool lbr = ctx.attrs->get_int("linear_before_reset") != 0;
   const int64_t H = n.hidden, I = n.input, G = 3 * H, N = n.batch, S = n.seq;
-  const T *X = ctx.in(0).data<T>(), *W = ctx.in(1).data<T>(), *R = ctx.in(2).data<T>();
+  const T* X = ctx.in(0).data<T>();
   const T *B = optional_input<T>(ctx, 3), *H0 = optional_input<T>(ctx, 5);
   T *Y = optional_output<T>(ctx, 0), *Yh = optional_output<T>(ctx, 1);
   if (Y) std::fill_n(Y, ctx.out(0).numel(), T(0));  // steps past a sequence length stay 0
-  std::vector<T> xw(static_cast<size_t>(S * N * G)), h(static_cast<size_t>(N * H));
-  std::vector<T> zr(static_cast<size_t>(N * 2 * H)), rh(h.size()), hc(h.size());
+  if (H == 0 || N == 0) return;
+  std::shared_ptr<const RnnPacked<T>> packed = packed_recurrent<T>(ctx, 3);
+  const int64_t NB = packed->blocks, Hp = NB * kRnnBlock, row = 3 * kRnnBlock;
+  const int threads = rnn_step_threads(NB, N * G * H);
+  const int64_t chunk = N > 1 ? 64 : H;  // rows of a block each entry reuses from L1 (see lstm.cpp)
+  std::vector<T> xw(static_cast<size_t>(S * N * G));
+  // h: this step's and the next; rh: r * h (linear_before_reset 0); z: per thread and entry,
+  // its units of the gates z, r and the candidate's product.
+  AlignedArray<T> hbuf(2 * N * Hp), rh(lbr ? 0 : N * Hp), zbuf(threads * N * 3 * Hp);
   for (int64_t d = 0; d < n.directions; ++d) {
     bool reverse = opdef::rnn_reverse(*ctx.attrs, d);
-    const T *Wd = W + d * G * I, *Rd = R + d * G * H;
     const T* Rb = B ? B + d * 2 * G + G : nullptr;
-    project(X, Wd, B ? B + d * 2 * G : nullptr, static_cast<const T*>(nullptr), S * N, I, G, xw.data());
+    project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, static_cast<const T*>(nullptr), S * N, I, G, xw.data());
     for (int64_t b = 0; b < N; ++b)
-      for (int64_t j = 0; j < H; ++j) h[b * H + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
-    const T* Rh = Rd + 2 * H * H;  // rows of the candidate gate
-    for (int64_t step = 0; step < S; ++step) {
-      // z and r for the whole batch; entries past their length are computed and ignored.
-      gemm_abt(h.data(), Rd, zr.data(), N, 2 * H, H);
+      for (int64_t j = 0; j < H; ++j) hbuf.data()[b * Hp + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
+    // Phase 0: the product of h with the gates z, r (and with linear_before_reset the
+    // candidate's), then z and r. Phase 1 (linear_before_reset 0 only): the candidate's product
+    // of r * h. The last phase updates h.
+    run_steps(threads, S, lbr ? 1 : 2, [&](int th, int nt, int64_t step, int phase) {
+      auto [b0, b1] = rnn_block_range(NB, th, nt);
+      const int64_t u0 = b0 * kRnnBlock, U = std::min(b1 * kRnnBlock, H) - u0, Up = (b1 - b0) * kRnnBlock;
+      if (U <= 0) return;
+      const T* hcur = hbuf.data() + (step & 1) * N * Hp;
+      T* hnext = hbuf.data() + ((step + 1) & 1) * N * Hp;
+      T* z = zbuf.data() + th * N * 3 * Hp;  // per entry: this thread's units of the 3 gates
       auto active = [&](int64_t b) { return step < lens[b]; };
       auto time_of = [&](int64_t b) { return reverse ? lens[b] - 1 - step : step; };
-      for (int64_t b = 0; b < N; ++b) {
-        if (!active(b)) continue;
-        const T* xb = xw.data() + n.x_row(time_of(b), b) * G;
-        T* zrb = zr.data() + b * 2 * H;
-        for (int64_t r = 0; r < 2 * H; ++r) zrb[r] = sigmoid(clip_to(xb[r] + zrb[r] + (Rb ? Rb[r] : T(0)), clip));
-        if (!lbr)
-          for (int64_t j = 0; j < H; ++j) rh[b * H + j] = zrb[H + j] * h[b * H + j];
-      }
-      // Candidate's recurrent product: of h (linear_before_reset) or of r * h.
-      gemm_abt(lbr ? h.data() : rh.data(), Rh, hc.data(), N, H, H);
-      for (int64_t b = 0; b < N; ++b) {
-        if (!active(b)) continue;
-        int64_t t = time_of(b);
-        const T* xb = xw.data() + n.x_row(t, b) * G;
-        const T *z = zr.data() + b * 2 * H, *rg = z + H, *hcb = hc.data() + b * H;
-        T* hb = h.data() + b * H;
-        for (int64_t j = 0; j < H; ++j) {
-          T rbh = Rb ? Rb[2 * H + j] : T(0);
-          T pre = lbr ? xb[2 * H + j] + rg[j] * (hcb[j] + rbh) : xb[2 * H + j] + hcb[j] + rbh;
-          hb[j] = (T(1) - z[j]) * std::tanh(clip_to(pre, clip)) + z[j] * hb[j];
+      // z[b] gates q0 .. q0+nq-1 += src[b] . R^T for this thread's units.
+      auto product = [&](const T* src, int q0, int nq) {
+        for (int64_t b = 0; b < N; ++b)
+          if (active(b)) std::fill_n(z + (b * 3 + q0) * Up, nq * Up, T(0));
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const T* wb = packed->block(d, blk) + q0 * kRnnBlock;
+          for (int64_t k0 = 0; k0 < H; k0 += chunk)
+            for (int64_t b = 0; b < N; ++b)
+              if (active(b))
+                accumulate_block(src + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, nq,
+                                 z + (b * 3 + q0) * Up + (blk - b0) * kRnnBlock, Up);
         }
-        if (Y) std::copy_n(hb, H, Y + n.y_offset(t, d, b));
+      };
+      if (phase == 0) {
+        product(hcur, 0, lbr ? 3 : 2);
+        for (int64_t b = 0; b < N; ++b) {
+          if (!active(b)) continue;
+          const T* xb = xw.data() + n.x_row(time_of(b), b) * G + u0;
+          T *zz = z + b * 3 * Up, *zr = zz + Up;
+          for (int64_t j = 0; j < U; ++j) {
+            zz[j] = xb[j] + zz[j] + (Rb ? Rb[u0 + j] : T(0));
+            zr[j] = xb[H + j] + zr[j] + (Rb ? Rb[H + u0 + j] : T(0));
+          }
+          sigmoid_run(zz, U, clip);
+          sigmoid_run(zr, U, clip);
+          if (!lbr)
+            for (int64_t j = 0; j < U; ++j) rh.data()[b * Hp + u0 + j] = zr[j] * hcur[b * Hp + u0 + j];
+        }
+        if (!lbr) return;  // the candidate waits for every unit's r * h
+      } else {
+        product(rh.data(), 2, 1);
       }
+      for (int64_t b = 0; b < N; ++b) {
+        const T* hb = hcur + b * Hp + u0;
+        T* hn = hnext + b * Hp + u0;
+        if (!active(b)) {  // finished: its state stays
+          std::copy_n(hb, U, hn);
+          continue;
+        }
+        int64_t t = time_of(b);
+        const T* xb = xw.data() + n.x_row(t, b) * G + u0;
+        // pre: the candidate's product, then its pre-activation, then its activation.
+        T *zz = z + b * 3 * Up, *zr = zz + Up, *pre = zz + 2 * Up;
+        for (int64_t j = 0; j < U; ++j) {
+          T rbh = Rb ? Rb[2 * H + u0 + j] : T(0);
+          pre[j] = lbr ? xb[2 * H + j] + zr[j] * (pre[j] + rbh) : xb[2 * H + j] + pre[j] + rbh;
+        }
+        tanh_run(pre, U, clip);
+        for (int64_t j = 0; j < U; ++j) hn[j] = (T(1) - zz[j]) * pre[j] + zz[j] * hb[j];
+        if (Y) std::copy_n(hn, U, Y + n.y_offset(t, d, b) + u0);
+      }
+    });
+    if (Yh) {
+      const T* h = hbuf.data() + (S & 1) * N * Hp;  // the state after the last step
+      for (int64_t b = 0; b < N; ++b) std::copy_n(h + b * Hp, H, Yh + n.state_offset(d, b));
     }
-    if (Yh)
-      for (int64_t b = 0; b < N; ++b) std::copy_n(h.data() + b * H, H, Yh + n.state_offset(d, b));
   }
 }
 

@@ -1,9 +1,11 @@
-// LSTM on cpu (f32, f64): all input projections in one product up front, then per step and
-// batch entry the recurrent product h . R^T accumulated straight into the gate pre-activations
-// (R transposed once per direction so the inner loop is a contiguous axpy over all 4H gates),
-// then the vectorized gate update. Own loops rather than oneDNN's lstm_forward: that primitive
-// has no sequence_lens and orders gates ifco, not ONNX's iofc. A per-step oneDNN matmul for
-// the recurrent product (batch x 4H x H, tiny) cost more in call overhead than its arithmetic.
+// LSTM on cpu (f32, f64): all input projections in one product up front, then the time steps
+// on a team of threads that each own a range of hidden units (rnn_common.hpp): per step and
+// batch entry a thread accumulates its units' four gate pre-activations from h . R^T over R
+// packed by blocks (made once per session for a constant R), adds the projections and
+// peepholes, and runs the vectorized gate update on its units; one barrier per step publishes
+// the new h. Own loops rather than oneDNN's lstm_forward: that primitive has no sequence_lens
+// and orders gates ifco, not ONNX's iofc. A per-step oneDNN matmul for the recurrent product
+// (batch x 4H x H, tiny) cost more in call overhead than its arithmetic.
 #include <limits>
 
 #include "kernels/cpu/rnn_common.hpp"
@@ -18,60 +20,87 @@ void lstm_typed(KernelContext& ctx) {
   std::vector<int64_t> lens = opdef::rnn_lengths(ctx, n);
   double clip = opdef::rnn_clip(*ctx.attrs);
   const int64_t H = n.hidden, I = n.input, G = 4 * H, N = n.batch, S = n.seq;
-  const T *X = ctx.in(0).data<T>(), *W = ctx.in(1).data<T>(), *R = ctx.in(2).data<T>();
+  const T* X = ctx.in(0).data<T>();
   const T *B = optional_input<T>(ctx, 3), *H0 = optional_input<T>(ctx, 5), *C0 = optional_input<T>(ctx, 6),
           *P = optional_input<T>(ctx, 7);
   T *Y = optional_output<T>(ctx, 0), *Yh = optional_output<T>(ctx, 1), *Yc = optional_output<T>(ctx, 2);
   if (Y) std::fill_n(Y, ctx.out(0).numel(), T(0));  // steps past a sequence length stay 0
-  std::vector<T> xw(static_cast<size_t>(S * N * G)), rt(static_cast<size_t>(H * G));
-  std::vector<T> h(static_cast<size_t>(N * H)), c(h.size());
+  if (H == 0 || N == 0) return;
+  std::shared_ptr<const RnnPacked<T>> packed = packed_recurrent<T>(ctx, 4);
+  const int64_t NB = packed->blocks, Hp = NB * kRnnBlock, row = 4 * kRnnBlock;
+  const int threads = rnn_step_threads(NB, N * G * H);
+  // With several batch entries a block is walked in chunks of rows that each entry reuses
+  // from L1 (64 rows of 4 gates: 16 KiB of f32).
+  const int64_t chunk = N > 1 ? 64 : H;
+  std::vector<T> xw(static_cast<size_t>(S * N * G));
+  AlignedArray<T> hbuf(2 * N * Hp), c(N * Hp), zbuf(threads * N * 4 * Hp);  // h: this step's and the next
   for (int64_t d = 0; d < n.directions; ++d) {
     bool reverse = opdef::rnn_reverse(*ctx.attrs, d);
-    const T *Wd = W + d * G * I, *Rd = R + d * G * H;
-    const T *Pd = P ? P + d * 3 * H : nullptr;
-    project(X, Wd, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
-    for (int64_t j = 0; j < G; ++j)  // rt[k, j] = R[j, k]
-      for (int64_t k = 0; k < H; ++k) rt[k * G + j] = Rd[j * H + k];
+    const T* Pd = P ? P + d * 3 * H : nullptr;
+    project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
     for (int64_t b = 0; b < N; ++b)
       for (int64_t j = 0; j < H; ++j) {
-        h[b * H + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
-        c[b * H + j] = C0 ? C0[n.state_offset(d, b) + j] : T(0);
+        hbuf.data()[b * Hp + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
+        c.data()[b * Hp + j] = C0 ? C0[n.state_offset(d, b) + j] : T(0);
       }
-    for (int64_t step = 0; step < S; ++step) {
-      // Gates of one batch entry, ONNX order i, o, f, c: pre-activations summed into z, then
-      // activated a whole gate at a time (vectorized sigmoid / tanh for f32).
-      parallel_for(N, std::max<int64_t>(1, 4096 / std::max<int64_t>(G, 1)), [&](int64_t b0, int64_t b1) {
-        std::vector<T> z(static_cast<size_t>(G)), tc(static_cast<size_t>(H));
-        for (int64_t b = b0; b < b1; ++b) {
-          if (step >= lens[b]) continue;
-          int64_t t = reverse ? lens[b] - 1 - step : step;
-          T *hb = h.data() + b * H, *cb = c.data() + b * H;
-          const T* xb = xw.data() + n.x_row(t, b) * G;
-          T *zi = z.data(), *zo = zi + H, *zf = zi + 2 * H, *zc = zi + 3 * H;
-          std::copy_n(xb, G, zi);
-          accumulate_recurrent(hb, rt.data(), zi, H, G);  // z += h[b] . R^T (the previous step's h)
-          if (Pd)
-            for (int64_t j = 0; j < H; ++j) {
-              zi[j] += Pd[j] * cb[j];
-              zf[j] += Pd[2 * H + j] * cb[j];
-            }
-          sigmoid_run(zi, H, clip);
-          sigmoid_run(zf, H, clip);
-          tanh_run(zc, H, clip);
-          for (int64_t j = 0; j < H; ++j) cb[j] = zf[j] * cb[j] + zi[j] * zc[j];
-          if (Pd)
-            for (int64_t j = 0; j < H; ++j) zo[j] += Pd[H + j] * cb[j];  // peephole sees the new cell
-          sigmoid_run(zo, H, clip);
-          std::copy_n(cb, H, tc.data());
-          tanh_run(tc.data(), H, std::numeric_limits<double>::infinity());  // no clip on the cell
-          for (int64_t j = 0; j < H; ++j) hb[j] = zo[j] * tc[j];
-          if (Y) std::copy_n(hb, H, Y + n.y_offset(t, d, b));
+    run_steps(threads, S, 1, [&](int th, int nt, int64_t step, int) {
+      auto [b0, b1] = rnn_block_range(NB, th, nt);
+      const int64_t u0 = b0 * kRnnBlock, U = std::min(b1 * kRnnBlock, H) - u0, Up = (b1 - b0) * kRnnBlock;
+      if (U <= 0) return;
+      const T* hcur = hbuf.data() + (step & 1) * N * Hp;
+      T* hnext = hbuf.data() + ((step + 1) & 1) * N * Hp;
+      T* z = zbuf.data() + th * N * 4 * Hp;  // per entry: this thread's units of gates i, o, f, c
+      for (int64_t b = 0; b < N; ++b)
+        if (step < lens[b]) std::fill_n(z + b * 4 * Up, 4 * Up, T(0));
+      // z += h . R^T (the previous step's h) for this thread's units.
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const T* wb = packed->block(d, blk);
+        for (int64_t k0 = 0; k0 < H; k0 += chunk)
+          for (int64_t b = 0; b < N; ++b)
+            if (step < lens[b])
+              accumulate_block(hcur + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, 4,
+                               z + b * 4 * Up + (blk - b0) * kRnnBlock, Up);
+      }
+      for (int64_t b = 0; b < N; ++b) {
+        const T* hb = hcur + b * Hp + u0;
+        T *hn = hnext + b * Hp + u0, *cb = c.data() + b * Hp + u0;
+        if (step >= lens[b]) {  // finished: its state stays
+          std::copy_n(hb, U, hn);
+          continue;
         }
-      });
-    }
+        int64_t t = reverse ? lens[b] - 1 - step : step;
+        const T* xb = xw.data() + n.x_row(t, b) * G + u0;
+        T *zi = z + b * 4 * Up, *zo = zi + Up, *zf = zi + 2 * Up, *zc = zi + 3 * Up;
+        // Gates in ONNX order i, o, f, c: projections (and peepholes) added, then activated a
+        // whole gate at a time (vectorized sigmoid / tanh for f32).
+        for (int64_t j = 0; j < U; ++j) {
+          zi[j] += xb[j];
+          zo[j] += xb[H + j];
+          zf[j] += xb[2 * H + j];
+          zc[j] += xb[3 * H + j];
+        }
+        if (Pd)
+          for (int64_t j = 0; j < U; ++j) {
+            zi[j] += Pd[u0 + j] * cb[j];
+            zf[j] += Pd[2 * H + u0 + j] * cb[j];
+          }
+        sigmoid_run(zi, U, clip);
+        sigmoid_run(zf, U, clip);
+        tanh_run(zc, U, clip);
+        for (int64_t j = 0; j < U; ++j) cb[j] = zf[j] * cb[j] + zi[j] * zc[j];
+        if (Pd)
+          for (int64_t j = 0; j < U; ++j) zo[j] += Pd[H + u0 + j] * cb[j];  // peephole sees the new cell
+        sigmoid_run(zo, U, clip);
+        std::copy_n(cb, U, zi);  // tanh of the cell, in gate i's place
+        tanh_run(zi, U, std::numeric_limits<double>::infinity());  // no clip on the cell
+        for (int64_t j = 0; j < U; ++j) hn[j] = zo[j] * zi[j];
+        if (Y) std::copy_n(hn, U, Y + n.y_offset(t, d, b) + u0);
+      }
+    });
+    const T* h = hbuf.data() + (S & 1) * N * Hp;  // the state after the last step
     for (int64_t b = 0; b < N; ++b) {
-      if (Yh) std::copy_n(h.data() + b * H, H, Yh + n.state_offset(d, b));
-      if (Yc) std::copy_n(c.data() + b * H, H, Yc + n.state_offset(d, b));
+      if (Yh) std::copy_n(h + b * Hp, H, Yh + n.state_offset(d, b));
+      if (Yc) std::copy_n(c.data() + b * Hp, H, Yc + n.state_offset(d, b));
     }
   }
 }
