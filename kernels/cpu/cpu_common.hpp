@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -84,6 +85,13 @@ void parallel_tasks(int64_t n, MakeState&& make_state, Task&& task) {
 }
 
 /// Strides (in elements) of `t` broadcast to `out_shape` (0 along broadcast axes).
+/// Data derived from a session-constant tensor (weights repacked for a kernel's loop, or
+/// reordered for a primitive: weights_for): made by `make` on first use, keyed on the tensor's
+/// storage, view and `what`, and returned again while that storage lives (weight_cache.cpp).
+/// `make` runs outside the cache's lock.
+std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& what,
+                                           const std::function<std::shared_ptr<const void>()>& make);
+
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape);
 
 /// Calls f(out_index, in_offsets...) style iteration for up to 3 inputs broadcast to an

@@ -120,12 +120,6 @@ void accumulate_block(const float* h, const float* w, int64_t k, int64_t stride,
 void accumulate_block(const double* h, const double* w, int64_t k, int64_t stride, int nq, double* out,
                       int64_t out_stride);
 
-/// Data derived from a session-constant tensor (e.g. weights repacked for a kernel's loop):
-/// made by `make` on first use, keyed on the tensor's storage, view and `what`, and returned
-/// again while that storage lives (rnn_weight_cache.cpp: at most 64 entries, least recently
-/// used out first). `make` runs outside the cache's lock.
-std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& what,
-                                           const std::function<std::shared_ptr<const void>()>& make);
 
 // ---------------------------------------------------------------------------------------
 // The step team

@@ -1,60 +1,86 @@
-// porta cpu kernels — constant weights reordered once into a primitive's layout (see
-// weights_for in dnn_layout.hpp).
-#include <list>
+// porta cpu kernels — data derived once from session-constant tensors: weights reordered into
+// a primitive's layout (weights_for, dnn_layout.hpp) and any other repacked form (the
+// recurrent weights of LSTM and GRU; cached_derived, cpu_common.hpp).
 #include <mutex>
+#include <unordered_map>
 
 #include "kernels/cpu/dnn_layout.hpp"
 
 namespace porta::cpu {
 namespace {
 
-// Reordered copies of constant weights: key = storage address + view + target layout; the
-// weak pointer proves the storage is still the one the entry was made from (a freed and
-// reallocated block at the same address does not match). At most kCapacity entries.
-struct WeightCache {
+// key = what + storage address + view; the weak pointer proves the storage is still the one
+// the entry was made from (a freed and reallocated block at the same address does not match).
+// Entries live as long as their storage: a session's constants are read on every run, so a
+// size limit would only make a model with more weights than the limit repack them every call.
+// Entries of freed storages are swept out as new ones come in.
+struct DerivedCache {
   struct Entry {
-    std::string key;
     std::weak_ptr<Storage> storage;
-    dnnl::memory reordered;
+    std::shared_ptr<const void> value;
   };
-  static constexpr size_t kCapacity = 256;
   std::mutex mutex;
-  std::list<Entry> entries;  // most recent first
+  std::unordered_map<std::string, Entry> entries;
+  size_t sweep_at = 64;  // sweep freed storages' entries when the map reaches this size
 };
 
-WeightCache& weight_cache() {
-  static WeightCache* c = new WeightCache();
+DerivedCache& derived_cache() {
+  static DerivedCache* c = new DerivedCache();
   return *c;
+}
+
+std::string derived_key(const Tensor& w, const std::string& what) {
+  std::string key = what;
+  key += '|';
+  key += std::to_string(reinterpret_cast<uintptr_t>(w.storage().get()));
+  key += '+';
+  key += std::to_string(w.offset());
+  for (int64_t d : w.shape()) {
+    key += ',';
+    key += std::to_string(d);
+  }
+  return key;
 }
 
 }  // namespace
 
+std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& what,
+                                           const std::function<std::shared_ptr<const void>()>& make) {
+  const std::string key = derived_key(w, what);
+  DerivedCache& c = derived_cache();
+  auto find = [&]() -> std::shared_ptr<const void> {
+    auto it = c.entries.find(key);
+    if (it == c.entries.end()) return nullptr;
+    if (it->second.storage.lock() == w.storage()) return it->second.value;
+    c.entries.erase(it);  // the address was reused by another storage
+    return nullptr;
+  };
+  {
+    std::lock_guard lock(c.mutex);
+    if (auto v = find()) return v;
+  }
+  std::shared_ptr<const void> made = make();
+  std::lock_guard lock(c.mutex);
+  if (auto v = find()) return v;  // another thread made it meanwhile
+  if (c.entries.size() >= c.sweep_at) {
+    for (auto it = c.entries.begin(); it != c.entries.end();)
+      it = it->second.storage.expired() ? c.entries.erase(it) : std::next(it);
+    c.sweep_at = std::max<size_t>(64, 2 * c.entries.size());
+  }
+  c.entries.emplace(key, DerivedCache::Entry{w.storage(), made});
+  return made;
+}
+
 // Weights in the primitive's layout: from the cache when they are a session constant.
 dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant) {
   if (!constant || plain.get_desc() == want) return reordered(plain, want);
-  // Built like dnn_key (no streams): this runs on every call of a kernel with weights.
-  std::string key = dnn_key("weights", static_cast<int64_t>(reinterpret_cast<uintptr_t>(w.storage().get())),
-                             static_cast<int64_t>(w.offset()), w.shape());
-  key.append(reinterpret_cast<const char*>(&want.data), sizeof(dnnl_memory_desc_t));
-  WeightCache& c = weight_cache();
-  {
-    std::lock_guard lock(c.mutex);
-    for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-      if (it->key != key) continue;
-      if (it->storage.lock() == w.storage()) {
-        c.entries.splice(c.entries.begin(), c.entries, it);
-        return it->reordered;
-      }
-      c.entries.erase(it);  // the address was reused by another storage
-      break;
-    }
-  }
-  dnnl::memory made = reordered(plain, want);
-  if (made.get_data_handle() == plain.get_data_handle()) return made;  // no copy was needed
-  std::lock_guard lock(c.mutex);
-  c.entries.push_front({key, w.storage(), made});
-  if (c.entries.size() > WeightCache::kCapacity) c.entries.pop_back();
-  return made;
+  std::string what = "weights|";
+  what.append(reinterpret_cast<const char*>(&want.data), sizeof(dnnl_memory_desc_t));
+  auto made = cached_derived(w, what, [&] {
+    dnnl::memory m = reordered(plain, want);
+    return std::static_pointer_cast<const void>(std::make_shared<dnnl::memory>(m));
+  });
+  return *std::static_pointer_cast<const dnnl::memory>(made);
 }
 
 }  // namespace porta::cpu
