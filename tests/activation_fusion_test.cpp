@@ -36,20 +36,6 @@ const Shape kShape{1, 4, 9, 9};
 const char* kTestDomain = "test.porta";
 const char* kProducer = "TestFusionProducer";
 
-// Sets PORTA_FUSE for the scope (restored after).
-struct FuseSetting {
-  explicit FuseSetting(const char* value) {
-    if (const char* old = std::getenv("PORTA_FUSE")) saved = old, had = true;
-    setenv("PORTA_FUSE", value, 1);
-  }
-  ~FuseSetting() {
-    if (had) setenv("PORTA_FUSE", saved.c_str(), 1);
-    else unsetenv("PORTA_FUSE");
-  }
-  std::string saved;
-  bool had = false;
-};
-
 // y = x then the activation its attributes name (f32 on cpu, computed in float64), declaring
 // every activation the cpu implements: a producer the pass may fuse every pattern into.
 void register_producer() {

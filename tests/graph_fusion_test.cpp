@@ -22,20 +22,6 @@ int count_op(const std::vector<NodePlan>& plan, const std::string& op) {
   return n;
 }
 
-// Sets PORTA_FUSE for the scope (restored after).
-struct FuseSetting {
-  explicit FuseSetting(const char* value) {
-    if (const char* old = std::getenv("PORTA_FUSE")) saved = old, had = true;
-    setenv("PORTA_FUSE", value, 1);
-  }
-  ~FuseSetting() {
-    if (had) setenv("PORTA_FUSE", saved.c_str(), 1);
-    else unsetenv("PORTA_FUSE");
-  }
-  std::string saved;
-  bool had = false;
-};
-
 TEST(GraphFusion, CnnBatchNormsFoldIntoConvs) {
   ModelFixture f = load_fixture("cnn");
   std::map<std::string, Tensor> inputs;

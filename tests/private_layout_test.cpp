@@ -19,19 +19,6 @@
 namespace porta::test {
 namespace {
 
-// Sets PORTA_FUSE for the scope (restored after).
-struct FuseOff {
-  FuseOff() {
-    if (const char* old = std::getenv("PORTA_FUSE")) saved = old, had = true;
-    setenv("PORTA_FUSE", "0", 1);
-  }
-  ~FuseOff() {
-    if (had) setenv("PORTA_FUSE", saved.c_str(), 1);
-    else unsetenv("PORTA_FUSE");
-  }
-  std::string saved;
-  bool had = false;
-};
 
 // Deterministic weights: small values of both signs, so Relu clamps some outputs.
 Tensor weights(const Shape& shape, float base) {
@@ -184,7 +171,7 @@ std::vector<NodePlan> check_against_eager(const GraphMaker& g, const std::string
   std::vector<Tensor> again = session.run(inputs);  // a second run reuses buffers and primitives
   std::vector<Tensor> plain;
   {
-    FuseOff off;
+    FuseSetting off("0");
     plain = Session(g.model()).run(inputs);
   }
   for (size_t k = 0; k < g.outputs().size(); ++k) {
@@ -344,7 +331,7 @@ TEST(GraphFusionLayout, KeepValuesAndFuseOffStayPlain) {
   EXPECT_EQ(layout_notes(kept.plan(inputs)), 0);
   Comparison c = compare(kept.run(inputs).at(0), g.value("c2").cast(DType::f64), 1e-5);
   EXPECT_TRUE(c.ok) << c.message;
-  FuseOff off;
+  FuseSetting off("0");
   EXPECT_EQ(layout_notes(Session(g.model()).plan(inputs)), 0);
 }
 

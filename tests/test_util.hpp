@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,5 +50,19 @@ std::string error_message(F&& f) {
 
 /// Default relative tolerance for results of a dtype.
 double default_tolerance(DType t);
+
+// Sets PORTA_FUSE for the scope (restored after).
+struct FuseSetting {
+  explicit FuseSetting(const char* value) {
+    if (const char* old = std::getenv("PORTA_FUSE")) saved = old, had = true;
+    setenv("PORTA_FUSE", value, 1);
+  }
+  ~FuseSetting() {
+    if (had) setenv("PORTA_FUSE", saved.c_str(), 1);
+    else unsetenv("PORTA_FUSE");
+  }
+  std::string saved;
+  bool had = false;
+};
 
 }  // namespace porta::test
