@@ -8,12 +8,9 @@
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/target_clones.hpp"
-
-// Vec16 below is a 64-byte vector; its helpers are inlined into every clone of
-// small_gemm_rows, so GCC's note that passing one out of line on a target without AVX-512
-// changes the ABI (-Wpsabi) does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
+#include "kernels/cpu/vec16.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -153,14 +150,7 @@ bool small_gemm(const GemmCall& g) {
   return !g.has_c || (g.c_as_bias && (g.c_dims[1] == g.n || g.c_dims[1] == 1));
 }
 
-// 16 floats as one value (one zmm register with AVX-512, split by the compiler otherwise), so
-// the accumulators stay in registers across the k loop instead of round-tripping through
-// memory (an array accumulator did: store-forwarding made it slower than oneDNN).
-typedef float Vec16 __attribute__((vector_size(64)));
-// Helpers take vectors by reference, never by value: a 64-byte vector passed or returned by
-// value has an AVX-512-dependent ABI, which clang refuses outright in the non-AVX-512 clones.
-inline void load16(Vec16& v, const float* p) { std::memcpy(&v, p, sizeof v); }
-inline void store16(float* p, const Vec16& v) { std::memcpy(p, &v, sizeof v); }
+// The accumulators are Vec16 values (vec16.hpp), kept in registers across the k loop.
 inline void bias16(Vec16& v, const float* c, int64_t step) {
   v = Vec16{};
   if (!c) return;
@@ -262,8 +252,47 @@ void gemm_cpu(KernelContext& ctx) {
   gemm_dnnl(ctx, g);
 }
 
+// Few rows of A against a large B (a classifier at batch 1): gemv.hpp's loop streams B as the
+// model stores it, with no packed copy of the weights.
+std::string gemm_gemv_supports(const KernelContext& ctx) {
+  const bool ta = ctx.attrs->get_int("transA") != 0, tb = ctx.attrs->get_int("transB") != 0;
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  return gemv_declines(ta ? a.dim(1) : a.dim(0), tb ? b.dim(0) : b.dim(1), ta ? a.dim(0) : a.dim(1));
+}
+
+void gemm_gemv(KernelContext& ctx) {
+  const GemmCall g = gemm_call(ctx);
+  if (ctx.out(0).numel() == 0) return;
+  GemvProblem p;
+  std::vector<float> a_rows;  // A when transA: m x k from the stored k x m
+  p.a = ctx.in(0).data<float>();
+  if (g.ta) {
+    a_rows.resize(static_cast<size_t>(g.m * g.k));
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t q = 0; q < g.k; ++q) a_rows[static_cast<size_t>(i * g.k + q)] = p.a[q * g.m + i];
+    p.a = a_rows.data();
+  }
+  p.m = g.m;
+  p.k = g.k;
+  p.b = ctx.in(1).data<float>();
+  p.n = g.n;
+  p.b_nk = g.tb;
+  if (g.has_c) {  // C broadcasts to m x n (Gemm's shape check): a scalar, a row, or a matrix
+    const Shape& c = ctx.in(2).shape();
+    const int64_t rows = c.size() == 2 ? c[0] : 1, cols = c.empty() ? 1 : c.back();
+    p.c = ctx.in(2).data<float>();
+    p.c_row_step = rows == 1 ? 0 : cols;
+    p.c_col_step = cols == 1 ? 0 : 1;
+  }
+  p.alpha = static_cast<float>(g.alpha);
+  p.beta = static_cast<float>(g.beta);
+  p.y = ctx.out(0).data<float>();
+  gemv(p);
+}
+
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64, gemm_cpu)
+PORTA_REGISTER_KERNEL(Gemm, cpu, kF32, gemm_gemv, gemm_gemv_supports, (KernelImpl{"gemv", 1}))
+PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64, gemm_cpu, nullptr, (KernelImpl{"onednn", 0}))
 
 }  // namespace porta::cpu

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/matmul_loop.hpp"
 
 namespace porta::cpu {
@@ -148,8 +149,33 @@ void matmul_cpu(KernelContext& ctx) {
   matmul_dnnl(a, b, y, g, b_constant, &ctx.state);
 }
 
+// A few rows (all batches together) against one large B: gemv.hpp's loop streams B as stored,
+// with no packed copy of the weights.
+std::string matmul_gemv_supports(const KernelContext& ctx) {
+  const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
+  if (!std::all_of(g.b.begin(), g.b.end() - 2, [](int64_t d) { return d == 1; }))
+    return str("B is a batch of ", shape_str(g.b), " matrices: the loop takes one B");
+  const int64_t rows = g.n == 0 ? 0 : shape_numel(g.out) / g.n;
+  return gemv_declines(rows, g.n, g.k);
+}
+
+void matmul_gemv(KernelContext& ctx) {
+  const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  GemvProblem p;
+  p.a = ctx.in(0).data<float>();  // B is one matrix, so A's batches are rows of one product
+  p.m = y.numel() / g.n;
+  p.k = g.k;
+  p.b = ctx.in(1).data<float>();
+  p.n = g.n;
+  p.y = y.data<float>();
+  gemv(p);
+}
+
 }  // namespace
 
-PORTA_REGISTER_KERNEL(MatMul, cpu, kF32 | kF64 | kF16 | kBF16, matmul_cpu)
+PORTA_REGISTER_KERNEL(MatMul, cpu, kF32, matmul_gemv, matmul_gemv_supports, (KernelImpl{"gemv", 1}))
+PORTA_REGISTER_KERNEL(MatMul, cpu, kF32 | kF64 | kF16 | kBF16, matmul_cpu, nullptr, (KernelImpl{"onednn", 0}))
 
 }  // namespace porta::cpu

@@ -1,0 +1,150 @@
+// The cpu's few-row product loop (kernels/cpu/gemv.hpp), which runs Gemm and MatMul with up to
+// 4 rows of A against a large B: against the float64 reference on fresh random data, at
+// sizes that leave partial vectors and blocks (k and n odd, n past the 512-column block),
+// with every Gemm option (transA, transB, alpha, beta, C as a scalar, row, column or matrix),
+// MatMul's batched A and 1-d operands, and the dispatcher's choice checked: the loop for up
+// to 4 rows, oneDNN for 5 (the answer must agree). The loop itself writes every element of y
+// (NaN-poisoned) and nothing past it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/gemv.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+using cpu::gemv;
+using cpu::gemv_declines;
+using cpu::GemvProblem;
+using cpu::kGemvMaxRows;
+
+Tensor random(const Shape& shape) {
+  InputSpec spec;
+  spec.shape = shape;
+  return make_input(spec, DType::f32);
+}
+
+// The cpu implementation the dispatcher picks for this call.
+std::string chosen(const std::string& op, const std::vector<Tensor>& inputs, const Attributes& attrs) {
+  const OpSchema* schema = find_op(op);
+  Attributes full = complete_attributes(*schema, attrs, op);
+  KernelContext call;
+  call.op = schema;
+  call.attrs = &full;
+  call.device = Device::cpu();
+  call.inputs = inputs;
+  Resolution r = resolve_call(call, DType::f32);
+  EXPECT_EQ(r.path, Path::native) << r.reason;
+  return r.kernel ? r.kernel->impl.name : "";
+}
+
+void check(const std::string& op, const std::vector<Tensor>& inputs, const Attributes& attrs, const char* want_impl,
+           const std::string& what) {
+  SCOPED_TRACE(what + " (seed " + std::to_string(seed()) + ")");
+  EXPECT_EQ(chosen(op, inputs, attrs), want_impl);
+  Tensor got = call_op(op, inputs, attrs).at(0);
+  Tensor want = reference_op(op, inputs, attrs).at(0);
+  Comparison c = compare(got, want, 1e-5);
+  EXPECT_TRUE(c.ok) << c.message;
+  double scale = 0;  // every element, not only the norm: within 1e-4 of the largest |y|
+  for (double v : want.to_doubles()) scale = std::max(scale, std::fabs(v));
+  EXPECT_LE(c.max_abs, 1e-4 * scale) << "max abs error";
+}
+
+// k = 131 (a 16-lane tail of 3), n = 1001 (a 4-row tail of 1): 131131 weights, past the
+// loop's threshold, so the columns split across threads where there are two.
+constexpr int64_t kK = 131, kN = 1001;
+
+TEST(Gemv, GemmLinearLayerEveryRowCount) {
+  for (int64_t m = 1; m <= 5; ++m) {
+    Tensor a = random({m, kK}), b = random({kN, kK}), c = random({kN});
+    Attributes at{{"transB", int64_t{1}}};
+    check("Gemm", {a, b, c}, at, m <= kGemvMaxRows ? "gemv" : "onednn", str("Gemm ", m, "x", kK, " . (", kN, "x", kK, ")^T + C"));
+  }
+}
+
+TEST(Gemv, GemmOptions) {
+  const int64_t m = 3, k = 257, n = 1037;  // B k x n: blocks of 512, 512 and 13 columns
+  struct Case {
+    bool ta, tb;
+    double alpha, beta;
+    Shape c;  // {} with has_c false: no C
+    bool has_c;
+  };
+  const Case cases[] = {
+      {false, false, 1.0, 1.0, {n}, true},     {true, false, 0.5, 2.0, {m, n}, true},
+      {false, true, -1.5, 0.25, {m, 1}, true}, {true, true, 2.0, -1.0, {}, true},
+      {false, false, 1.0, 0.0, {n}, true},     {true, false, 1.0, 1.0, {}, false},
+      {false, false, 1.0, 1.0, {1, n}, true},
+  };
+  for (const Case& cs : cases) {
+    Tensor a = random(cs.ta ? Shape{k, m} : Shape{m, k});
+    Tensor b = random(cs.tb ? Shape{n, k} : Shape{k, n});
+    std::vector<Tensor> in{a, b};
+    if (cs.has_c) in.push_back(random(cs.c));
+    Attributes at{{"transA", int64_t{cs.ta}}, {"transB", int64_t{cs.tb}}, {"alpha", cs.alpha}, {"beta", cs.beta}};
+    check("Gemm", in, at, "gemv",
+          str("Gemm transA ", cs.ta, " transB ", cs.tb, " alpha ", cs.alpha, " beta ", cs.beta,
+              cs.has_c ? " C " + shape_str(cs.c) : std::string(" no C")));
+  }
+}
+
+TEST(Gemv, MatMulShapes) {
+  struct Case {
+    Shape a, b;
+    const char* impl;
+  };
+  const Case cases[] = {
+      {{1, 640}, {640, 1001}, "gemv"},      {{640}, {640, 1001}, "gemv"},
+      {{2, 1, 300}, {300, 700}, "gemv"},    {{1, 4, 257}, {1, 257, 1037}, "gemv"},
+      {{5, 300}, {300, 700}, "onednn"},     {{2, 1, 300}, {2, 300, 700}, "onednn"},
+      {{3, 140000}, {140000}, "gemv"},
+  };
+  for (const Case& cs : cases)
+    check("MatMul", {random(cs.a), random(cs.b)}, {}, cs.impl, "MatMul " + shape_str(cs.a) + " x " + shape_str(cs.b));
+}
+
+TEST(Gemv, DeclinesSmallOrTallProducts) {
+  EXPECT_NE(gemv_declines(1, 64, 64), "");                  // B fits in cache
+  EXPECT_NE(gemv_declines(kGemvMaxRows + 1, 4096, 4096), "");  // enough rows for a GEMM
+  EXPECT_EQ(gemv_declines(1, 4096, 9216), "");
+}
+
+// The loop writes every element of y, and nothing past it, for both layouts of B.
+TEST(Gemv, WritesExactlyTheOutput) {
+  const int64_t k = 37;
+  for (bool b_nk : {false, true})
+    for (int64_t m : {1, 4, 6})
+      for (int64_t n : {1, 15, 16, 17, 513, 4099}) {
+        std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (float& v : a) v = u(rng());
+        for (float& v : b) v = u(rng());
+        std::vector<float> y(static_cast<size_t>(m * n + 64), std::numeric_limits<float>::quiet_NaN());
+        GemvProblem p;
+        p.a = a.data();
+        p.m = m;
+        p.k = k;
+        p.b = b.data();
+        p.n = n;
+        p.b_nk = b_nk;
+        p.y = y.data();
+        gemv(p);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t q = 0; q < k; ++q)
+              want += double(a[i * k + q]) * (b_nk ? b[j * k + q] : b[q * n + j]);
+            ASSERT_NEAR(y[i * n + j], want, 1e-5) << (b_nk ? "n x k" : "k x n") << " m " << m << " n " << n
+                                                  << " at " << i << "," << j;
+          }
+        for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
+          ASSERT_TRUE(std::isnan(y[t])) << "wrote past y at " << t;
+      }
+}
+
+}  // namespace
+}  // namespace porta::test
