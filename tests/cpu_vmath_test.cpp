@@ -2,7 +2,7 @@
 // code bit for bit: f32 <-> f16 conversion (F16C against porta's scalar conversion) and
 // floor/ceil (vector rounding against libm), on every half value, random float bit patterns
 // and the edge values (signed zeros, subnormals, the f16 overflow boundary, infinities, NaN).
-// The approximations (exp, tanh, sigmoid, erf, log, sin, cos) against float64 libm with the
+// The approximations (exp, tanh, sigmoid, swish, erf, log, sin, cos) against float64 libm with the
 // accuracy stated in the header, and BiasGelu's row loop against Erf's. Odd lengths and
 // unaligned starts reach the scalar tails.
 #include <gtest/gtest.h>
@@ -218,6 +218,7 @@ double exp_ref(double x) { return std::exp(x); }
 double tanh_ref(double x) { return std::tanh(x); }
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double erf_ref(double x) { return std::erf(x); }
+double swish_ref(double x) { return x / (1.0 + std::exp(-x)); }
 
 TEST(CpuVmath, ExpWithin2UlpOverTheFloatRange) {
   check_against_float64(vmath::exp_f32, exp_ref, -87.0f, 88.0f, 0.0, 2.0, "exp");
@@ -244,6 +245,19 @@ TEST(CpuVmath, TanhAndSigmoidMatchFloat64) {
   EXPECT_EQ(out[1], 1.0f);
   EXPECT_EQ(out[2], 0.0f);
   EXPECT_EQ(out[3], 1.0f);
+}
+
+// Swish (x * sigmoid(x), the loop the cpu Conv runs after its primitive): sigmoid's error
+// scaled by |x|, and the infinities as float64 gives them.
+TEST(CpuVmath, SwishMatchesFloat64) {
+  check_against_float64(vmath::swish_f32, swish_ref, -30.0f, 30.0f, 3e-7, 6.0, "swish");
+  const float inf = std::numeric_limits<float>::infinity();
+  float edge[] = {inf, -100.0f, 100.0f, -inf}, out[4];
+  vmath::swish_f32(edge, out, 4);
+  EXPECT_EQ(out[0], inf);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 100.0f);
+  EXPECT_TRUE(std::isnan(out[3]));  // -inf * sigmoid(-inf) = -inf * 0
 }
 
 // erf within 2 ulp everywhere, no absolute slack: small arguments keep their relative

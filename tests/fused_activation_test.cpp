@@ -1,7 +1,7 @@
 // Conv's fused activations (ops/fused_activation.hpp, kernels/cpu/fused_activation.hpp): the
 // scalar math against the standalone ops' float64 references and ONNX's formulas at the
 // bends; the Conv reference against the activation op applied after the plain Conv reference
-// (the conformance harness judges kernels by it); the cpu's oneDNN post-ops, in a 1x1 identity
+// (the conformance harness judges kernels by it); the cpu's oneDNN post-ops (and its own loops for Sigmoid and Swish), in a 1x1 identity
 // convolution with plain and with oneDNN-chosen (blocked) layouts, against the scalar math;
 // names and cache keys; and the cpu Conv kernel against the reference for each activation it
 // declares (KernelDef::fused_activations).
@@ -216,7 +216,7 @@ std::vector<float> identity_conv(const std::vector<float>& values, const dnnl::p
   return dst;
 }
 
-TEST(FusedActivation, OneDnnPostOpsMatchTheScalarMath) {
+TEST(FusedActivation, PostOpsAndLoopsMatchTheScalarMath) {
   std::vector<float> values;
   for (double v : bend_values()) values.push_back(static_cast<float>(v));
   for (const Act& a : activations()) {
@@ -226,6 +226,10 @@ TEST(FusedActivation, OneDnnPostOpsMatchTheScalarMath) {
       std::vector<float> got;
       try {
         got = identity_conv(values, cpu::fused_post_ops(attrs_of(a)), any, &impl);
+        // Activations the kernel applies after the primitive: no post-op, then porta's loop.
+        opdef::FusedActivation after = cpu::activation_after_primitive(attrs_of(a));
+        EXPECT_EQ(after.active(), cpu::fused_post_ops(attrs_of(a)).len() == 0) << label(a);
+        cpu::apply_activation(after, got.data(), static_cast<int64_t>(got.size()));
       } catch (const dnnl::error& e) {
         ADD_FAILURE() << label(a) << (any ? " (any)" : " (plain)") << ": oneDNN refused: " << e.what();
         continue;

@@ -15,7 +15,8 @@
 // Conv's porta-internal fused activation (`porta_activation` and its alpha/beta, set by graph
 // fusion: Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Swish) becomes
 // eltwise post-ops of the primitive (kernels/cpu/fused_activation.hpp), so the activation
-// costs no pass of its own.
+// costs no pass of its own; Sigmoid and Swish, whose oneDNN post-ops are slow, run as porta's
+// loop over the output right after the primitive, while it is still in cache.
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
 #include <cstdlib>
@@ -110,6 +111,8 @@ struct PreparedConv {
   bool reorder_src = false, reorder_dst = false;
   dnnl::reorder to_src, from_dst;
   std::unordered_map<int, dnnl::memory> args, src_args, dst_args;
+  opdef::FusedActivation after;  // applied over y after the primitive
+  int64_t y_numel = 0;
 
   bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
     return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
@@ -123,6 +126,7 @@ struct PreparedConv {
     if (reorder_src) execute(to_src, src_args);
     execute(prim, args);
     if (reorder_dst) execute(from_dst, dst_args);
+    apply_activation(after, static_cast<float*>(y), y_numel);
   }
 };
 
@@ -186,6 +190,8 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
   execute(p->prim, args);
   reorder_into(dst, stored_dst);
+  const opdef::FusedActivation after = fused ? activation_after_primitive(*fused) : opdef::FusedActivation{};
+  apply_activation(after, static_cast<float*>(y), shape_numel(y_shape));
   if (!prepared || !weights_constant) return;
   auto pc = std::make_shared<PreparedConv>();
   pc->x_shape = x.shape();
@@ -205,6 +211,8 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   if (bias) pc->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), bias->raw_data()));
   pc->src_args = {{DNNL_ARG_FROM, pc->src_stored}, {DNNL_ARG_TO, pc->src}};
   pc->dst_args = {{DNNL_ARG_FROM, pc->dst}, {DNNL_ARG_TO, pc->dst_stored}};
+  pc->after = after;
+  pc->y_numel = shape_numel(y_shape);
   *prepared = pc;
 }
 

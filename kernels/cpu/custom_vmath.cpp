@@ -60,6 +60,7 @@ int level() {
 void exp_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(exp_f32(x, y, n)) }
 void tanh_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(tanh_f32(x, y, n)) }
 void sigmoid_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(sigmoid_f32(x, y, n)) }
+void swish_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(swish_f32(x, y, n)) }
 void erf_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(erf_f32(x, y, n)) }
 float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {

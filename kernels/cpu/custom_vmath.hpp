@@ -28,6 +28,8 @@ void exp_f32(const float* x, float* y, int64_t n);
 void tanh_f32(const float* x, float* y, int64_t n);
 void sigmoid_f32(const float* x, float* y, int64_t n);
 void erf_f32(const float* x, float* y, int64_t n);
+/// y[i] = x[i] * sigmoid(x[i]) (SiLU; y may alias x), with sigmoid_f32's sigmoid.
+void swish_f32(const float* x, float* y, int64_t n);
 /// Largest element (-inf for n = 0); NaN elements are ignored.
 float max_f32(const float* x, int64_t n);
 /// y[i] = exp(x[i] - shift) (y may alias x, or be null to only sum); returns the sum.

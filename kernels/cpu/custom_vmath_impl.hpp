@@ -170,6 +170,9 @@ static __attribute__((noinline)) void tanh_f32(const float* x, float* y, int64_t
 static __attribute__((noinline)) void sigmoid_f32(const float* x, float* y, int64_t n) {
   map_row(x, y, n, [](vf v) { return vsigmoid(v); });
 }
+static __attribute__((noinline)) void swish_f32(const float* x, float* y, int64_t n) {
+  map_row(x, y, n, [](vf v) { return v * vsigmoid(v); });
+}
 static __attribute__((noinline)) void erf_f32(const float* x, float* y, int64_t n) { map_row(x, y, n, [](vf v) { return verf(v); }); }
 
 // The largest (kMax) or smallest element of a row, NaN elements skipped (`nan` set when there

@@ -1,9 +1,18 @@
 // porta cpu kernels — fused activations as oneDNN post-ops (kernels/cpu/fused_activation.hpp).
 #include "kernels/cpu/fused_activation.hpp"
 
-#include "ops/fused_activation.hpp"
+#include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/custom_vmath.hpp"
 
 namespace porta::cpu {
+namespace {
+
+bool runs_after(const opdef::FusedActivation& act) {
+  using K = opdef::FusedActivation::Kind;
+  return act.kind == K::swish || act.kind == K::sigmoid;
+}
+
+}  // namespace
 
 const std::vector<std::string>& cpu_fused_activations() {
   static const std::vector<std::string> names{"Relu", "Clip",        "LeakyRelu", "Sigmoid", "Tanh",
@@ -17,6 +26,7 @@ dnnl::post_ops fused_post_ops(const Attributes& attrs) {
   const opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
   const float alpha = static_cast<float>(act.alpha), beta = static_cast<float>(act.beta);
   dnnl::post_ops ops;
+  if (runs_after(act)) return ops;
   auto add = [&](algorithm alg, float a, float b) { ops.append_eltwise(1.0f, alg, a, b); };
   switch (act.kind) {
     case K::none: break;
@@ -24,7 +34,7 @@ dnnl::post_ops fused_post_ops(const Attributes& attrs) {
     case K::leaky_relu: add(algorithm::eltwise_relu, alpha, 0.0f); break;
     // oneDNN refuses a clip with alpha > beta; Clip then gives max everywhere: clip(max, max).
     case K::clip: add(algorithm::eltwise_clip, alpha > beta ? beta : alpha, beta); break;
-    case K::sigmoid: add(algorithm::eltwise_logistic, 0.0f, 0.0f); break;
+    case K::sigmoid: break;  // activation_after_primitive
     case K::tanh: add(algorithm::eltwise_tanh, 0.0f, 0.0f); break;
     case K::hard_sigmoid:
       add(algorithm::eltwise_linear, alpha, beta);
@@ -32,9 +42,25 @@ dnnl::post_ops fused_post_ops(const Attributes& attrs) {
       break;
     case K::hard_swish: add(algorithm::eltwise_hardswish, 1.0f / 6.0f, 0.5f); break;
     case K::elu: add(algorithm::eltwise_elu, alpha, 0.0f); break;
-    case K::swish: add(algorithm::eltwise_swish, 1.0f, 0.0f); break;
+    case K::swish: break;  // activation_after_primitive
   }
   return ops;
+}
+
+opdef::FusedActivation activation_after_primitive(const Attributes& attrs) {
+  opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
+  return runs_after(act) ? act : opdef::FusedActivation{};
+}
+
+void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n) {
+  using K = opdef::FusedActivation::Kind;
+  if (act.kind == K::none) return;
+  if (!runs_after(act))
+    throw InvalidArgument(str("[cpu] activation ", act.name, " runs as oneDNN post-ops, not after the primitive"));
+  parallel_for(n, int64_t{1} << 15, [&](int64_t b, int64_t e) {
+    if (act.kind == K::swish) vmath::swish_f32(y + b, y + b, e - b);
+    else vmath::sigmoid_f32(y + b, y + b, e - b);
+  });
 }
 
 std::string fused_activation_key(const Attributes& attrs) {

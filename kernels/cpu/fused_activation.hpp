@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/dnn_util.hpp"
+#include "ops/fused_activation.hpp"
 #include "porta/attributes.hpp"
 
 namespace porta::cpu {
@@ -14,14 +15,14 @@ namespace porta::cpu {
 /// fused_post_ops declares as KernelDef::fused_activations.
 const std::vector<std::string>& cpu_fused_activations();
 
-/// The post-ops computing the attributes' activation on a primitive's f32 output (none for ""):
+/// The post-ops computing the attributes' activation on a primitive's f32 output (none for "",
+/// and none for the activations that activation_after_primitive below takes instead):
 ///   Relu        eltwise_relu (alpha 0)
 ///   LeakyRelu   eltwise_relu (alpha = slope: s > 0 ? s : alpha * s; equal to ONNX's x >= 0 form)
 ///   Clip        eltwise_clip (alpha = min, beta = max; infinite for a missing bound). oneDNN 2.6's
 ///               clip and clip_v2 compute the same forward, max(s, alpha) then min(., beta)
 ///               (ONNX's order); they differ only in backward at the bounds. oneDNN refuses
 ///               alpha > beta, where Clip gives max everywhere: that is clip(max, max).
-///   Sigmoid     eltwise_logistic
 ///   Tanh        eltwise_tanh
 ///   HardSigmoid eltwise_linear (alpha * s + beta) then eltwise_clip (0, 1): oneDNN 2.6 has no
 ///               hardsigmoid
@@ -30,10 +31,22 @@ const std::vector<std::string>& cpu_fused_activations();
 ///               alpha = 1/6 and beta = 1/2 are passed anyway, since later oneDNN versions
 ///               compute s * max(0, min(1, alpha * s + beta)) with them
 ///   Elu         eltwise_elu (alpha)
-///   Swish       eltwise_swish (alpha 1: s * sigmoid(s))
+///   Sigmoid, Swish: porta's loop after the primitive (activation_after_primitive)
 /// Throws InvalidArgument for an unknown name (as Conv's inference does). NaN outputs of the
 /// primitive may leave a Clip or HardSigmoid as a bound rather than NaN.
 dnnl::post_ops fused_post_ops(const Attributes& attrs);
+
+/// The attributes' activation when the kernel applies it itself, over the primitive's output
+/// after the primitive ran (kind none otherwise): Swish and Sigmoid, whose oneDNN 2.6 post-ops
+/// (eltwise_swish, eltwise_logistic) measured slower than the conv they follow. In
+/// efficientnet_b0 at 64x64, one thread, the 27 swish post-ops took 496 us over their convs'
+/// 460 us (ic16->oc96 at 32x32: conv 33 us, conv+swish 136 us), where vmath::swish_f32 over the
+/// still-cached output takes a fraction of that.
+opdef::FusedActivation activation_after_primitive(const Attributes& attrs);
+
+/// Applies such an activation in place over n floats (elementwise: any layout), split across
+/// threads when large.
+void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n);
 
 /// The part of a primitive cache key that the fused activation decides ("" for none; else the
 /// name with alpha and beta exactly).
