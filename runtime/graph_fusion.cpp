@@ -21,19 +21,45 @@ bool fusion_enabled() {
   return !(v && std::string(v) == "0");
 }
 
-namespace {
-
-bool f32_constant(const Graph& g, int v) {
-  return v >= 0 && g.values[v].constant.defined() && g.values[v].constant.dtype() == DType::f32;
-}
-
-// Number of node inputs reading each value.
 std::vector<int> consumer_counts(const Graph& g) {
   std::vector<int> n(g.values.size(), 0);
   for (const Node& node : g.nodes)
     for (int v : node.inputs)
       if (v >= 0) ++n[v];
   return n;
+}
+
+void drop_nodes(Graph& g, const std::vector<bool>& drop) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  for (Value& v : g.values) v.producer = -1;  // values orphaned by a rewrite have none
+  for (size_t i = 0; i < g.nodes.size(); ++i)  // producers index the new node list
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) g.values[v].producer = static_cast<int>(i);
+}
+
+void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, std::vector<bool>& drop) {
+  std::vector<int> left = consumer_counts(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (drop[i])
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) --left[v];
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  for (int v : candidates) {
+    int p = v >= 0 ? g.values[v].producer : -1;
+    if (p < 0 || drop[p] || left[v] != 0 || is_output[v]) continue;
+    const Node& n = g.nodes[p];
+    if (n.op->name == "Constant" && n.op->domain.empty() && n.outputs.size() == 1) drop[p] = true;
+  }
+}
+
+namespace {
+
+bool f32_constant(const Graph& g, int v) {
+  return v >= 0 && g.values[v].constant.defined() && g.values[v].constant.dtype() == DType::f32;
 }
 
 // The BatchNormalization node reading the Conv at `conv` when the pair folds, else -1.
@@ -63,18 +89,6 @@ int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& con
     return static_cast<int>(i);
   }
   return -1;
-}
-
-// Drops the nodes marked in `drop` and renumbers every value's producer.
-void drop_nodes(Graph& g, const std::vector<bool>& drop) {
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
-  for (Value& v : g.values) v.producer = -1;  // values orphaned by a rewrite have none
-  for (size_t i = 0; i < g.nodes.size(); ++i)  // producers index the new node list
-    for (int v : g.nodes[i].outputs)
-      if (v >= 0) g.values[v].producer = static_cast<int>(i);
 }
 
 // Whether every kernel that may run `op` for `dtype` on `device` applies `activation` itself:
@@ -243,17 +257,7 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
     }
   }
   // A Constant node that only fed dropped nodes (a Clip's bound) goes too.
-  std::vector<int> left = consumer_counts(*out);
-  for (size_t i = 0; i < out->nodes.size(); ++i)
-    if (drop[i])
-      for (int v : out->nodes[i].inputs)
-        if (v >= 0) --left[v];
-  for (int v : read_by_dropped) {
-    int p = out->values[v].producer;
-    if (p < 0 || drop[p] || left[v] != 0 || is_output[v]) continue;
-    const Node& n = out->nodes[p];
-    if (n.op->name == "Constant" && n.op->domain.empty() && n.outputs.size() == 1) drop[p] = true;
-  }
+  drop_unread_constants(*out, read_by_dropped, drop);
   drop_nodes(*out, drop);
   return out;
 }

@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "runtime/graph.hpp"
 
@@ -14,6 +15,15 @@ std::optional<double> constant_scalar(const Graph& g, int v);
 /// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
 /// chain between kernels declaring one (runtime/plan_layouts.cpp), are off.
 bool fusion_enabled();
+
+/// Helpers the rewrites below share. The number of node inputs reading each value.
+std::vector<int> consumer_counts(const Graph& g);
+/// Removes the nodes marked in `drop` and renumbers every value's producer (a value no node
+/// produces any more has none).
+void drop_nodes(Graph& g, const std::vector<bool>& drop);
+/// Marks in `drop` the Constant nodes producing one of `candidates` that nothing but nodes
+/// already marked reads and that are no graph output (a fused Clip's bounds, a folded Pad's pads).
+void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, std::vector<bool>& drop);
 
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:
 /// W'[m] = W[m] * a[m], B'[m] = (B[m] - mean[m]) * a[m] + shift[m], a = scale / sqrt(var + eps),
@@ -44,5 +54,15 @@ std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Gr
 /// intermediate value (`keep_values`) pass `enabled` = false. Returns `graph` itself when
 /// nothing fuses. PORTA_FUSE=0 turns fusion off.
 std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+
+/// Rewrites PyTorch's export of GELU at opsets 13-17 (Div(x, sqrt 2) or Mul(x, 1/sqrt 2), Erf,
+/// Add 1, and x * . * 0.5 in any association; runtime/gelu_fusion.cpp) into one Gelu node
+/// (approximate "none"), when `device` runs Gelu natively for x's dtype. Constants match to a
+/// relative 1e-6 (float32 storage of sqrt 2); every intermediate value must be read by the next
+/// node of the pattern alone and be no graph output, so nothing else sees it disappear. The
+/// Gelu takes the Erf node's name with "Erf" turned into "Gelu". Sessions that keep every
+/// value pass `enabled` = false. Returns `graph` itself when nothing matches. PORTA_FUSE=0
+/// turns it off.
+std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
 
 }  // namespace porta::detail

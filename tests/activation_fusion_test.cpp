@@ -7,10 +7,6 @@
 // spanning the bends. The cases that must not fuse stay as they are, and give the same results.
 // With a real Conv the same patterns fuse exactly when the cpu Conv kernel declares the
 // activation (KernelDef::fused_activations), and match the unfused session either way.
-#define ONNX_ML 1
-#define ONNX_NAMESPACE onnx
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -26,6 +22,7 @@
 #include "ops/common.hpp"
 #include "ops/fused_activation.hpp"
 #include "runtime/graph_fusion.hpp"
+#include "tests/onnx_graph_builder.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
@@ -74,71 +71,10 @@ void register_producer() {
   (void)done;
 }
 
-// Builds an ONNX model in memory: every value has kShape unless declared otherwise.
-struct OnnxGraph {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  int counter = 0;
-
-  explicit OnnxGraph(int opset = 17) {
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    onnx::OperatorSetIdProto* test = m.add_opset_import();
-    test->set_domain(kTestDomain);
-    test->set_version(1);
-    g = m.mutable_graph();
-    g->set_name("activation_fusion");
-  }
-  static void declare(onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
-    v->set_name(name);
-    onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void input(const std::string& name, const Shape& dims = kShape) { declare(g->add_input(), name, dims); }
-  void output(const std::string& name, const Shape& dims = kShape) { declare(g->add_output(), name, dims); }
-  void initializer(const std::string& name, const Shape& dims, const std::vector<float>& values) {
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float v : values) t->add_float_data(v);
-  }
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
-                        const std::string& domain = "") {
-    onnx::NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(str(op, "_", counter++));
-    if (!domain.empty()) n->set_domain(domain);
-    for (const auto& i : inputs) n->add_input(i);
-    n->add_output(output);
-    return n;
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, float v) {
-    onnx::AttributeProto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-  }
-  // A Constant node holding a scalar float, as `value` (a tensor) or `value_float`.
-  void constant(const std::string& name, float v, bool as_tensor) {
-    onnx::NodeProto* n = node("Constant", {}, name);
-    onnx::AttributeProto* a = n->add_attribute();
-    if (as_tensor) {
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-      a->mutable_t()->add_float_data(v);
-    } else {
-      a->set_name("value_float");
-      a->set_type(onnx::AttributeProto::FLOAT);
-      a->set_f(v);
-    }
-  }
-  Model model() const {
-    std::string bytes = m.SerializeAsString();
-    return Model::from_bytes(bytes.data(), bytes.size());
-  }
+// An ONNX model in memory (tests/onnx_graph_builder.hpp): every value has kShape unless
+// declared otherwise, and the test domain's producer op is available.
+struct FusionGraph : OnnxGraph {
+  explicit FusionGraph(int opset = 17) : OnnxGraph(opset, kShape, kTestDomain) {}
 };
 
 enum class ProducerKind { test_op, conv };
@@ -231,7 +167,7 @@ std::vector<Pattern> patterns() {
 
 // x -> producer -> pattern -> out.
 Model pattern_model(ProducerKind kind, const Pattern& p) {
-  OnnxGraph g;
+  FusionGraph g;
   g.input("x");
   add_producer(g, kind, "x", "y");
   std::string out = p.build(g, "y");
@@ -405,7 +341,7 @@ TEST(ActivationFusion, UnfusablePatternsStay) {
   inputs["lo"] = Tensor::scalar(-1.0, DType::f32);
   for (const Unfusable& u : unfusable()) {
     SCOPED_TRACE(u.label);
-    OnnxGraph g;
+    FusionGraph g;
     g.input("x");
     u.build(g);
     Model model = g.model();
@@ -422,7 +358,7 @@ TEST(ActivationFusion, UnfusablePatternsStay) {
 // Sigmoid(y) whose output feeds a Mul with something other than y: the Sigmoid alone fuses.
 TEST(ActivationFusion, SigmoidFusesAloneWhenTheMulIsNotSwish) {
   register_producer();
-  OnnxGraph g;
+  FusionGraph g;
   g.input("x");
   g.node(kProducer, {"x"}, "y", kTestDomain);
   g.node("Sigmoid", {"y"}, "s");
@@ -443,7 +379,7 @@ TEST(ActivationFusion, SigmoidFusesAloneWhenTheMulIsNotSwish) {
 TEST(ActivationFusion, SharedClipConstantsLeaveWithTheirLastReader) {
   register_producer();
   auto build = [](bool third_reader) {
-    OnnxGraph g;
+    FusionGraph g;
     g.input("x");
     g.constant("lo", 0.0f, true);
     g.constant("hi", 6.0f, true);
@@ -472,7 +408,7 @@ TEST(ActivationFusion, SharedClipConstantsLeaveWithTheirLastReader) {
 // An ONNX opset 10 Clip carries min and max as attributes. porta implements opset 13's Clip and
 // refuses such a model when loading it, so fusion never meets attribute bounds.
 TEST(ActivationFusion, Opset10ClipIsRefusedAtLoad) {
-  OnnxGraph g(10);
+  FusionGraph g(10);
   g.input("x");
   g.node("Conv", {"x", "W"}, "y");
   g.initializer("W", {4, 4, 1, 1}, std::vector<float>(16, 0.25f));
@@ -528,7 +464,7 @@ TEST(ActivationFusion, ConvPatternsOnCpu) {
 // BatchNormalizations fold into the Convs, and each activation then fuses into its Conv when the
 // cpu Conv kernel declares it; the results equal the unfused session's.
 TEST(ActivationFusion, MobileBlockFoldsAndFuses) {
-  OnnxGraph g;
+  FusionGraph g;
   g.input("x", {1, 8, 10, 10});
   std::uniform_real_distribution<float> u(-0.5f, 0.5f), pos(0.5f, 2.0f);
   auto random = [&](int64_t n, std::uniform_real_distribution<float>& d) {

@@ -62,6 +62,8 @@ void tanh_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(tanh_f
 void sigmoid_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(sigmoid_f32(x, y, n)) }
 void swish_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(swish_f32(x, y, n)) }
 void erf_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(erf_f32(x, y, n)) }
+void gelu_erf_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(gelu_erf_f32(x, y, n)) }
+void gelu_tanh_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(gelu_tanh_f32(x, y, n)) }
 float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))

@@ -30,6 +30,10 @@ void sigmoid_f32(const float* x, float* y, int64_t n);
 void erf_f32(const float* x, float* y, int64_t n);
 /// y[i] = x[i] * sigmoid(x[i]) (SiLU; y may alias x), with sigmoid_f32's sigmoid.
 void swish_f32(const float* x, float* y, int64_t n);
+/// y[i] = gelu(x[i]) by the erf or the tanh formula (y may alias x), as bias_gelu_*_f32 below
+/// with no bias.
+void gelu_erf_f32(const float* x, float* y, int64_t n);
+void gelu_tanh_f32(const float* x, float* y, int64_t n);
 /// Largest element (-inf for n = 0); NaN elements are ignored.
 float max_f32(const float* x, int64_t n);
 /// y[i] = exp(x[i] - shift) (y may alias x, or be null to only sum); returns the sum.

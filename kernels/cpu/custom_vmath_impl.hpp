@@ -173,6 +173,12 @@ static __attribute__((noinline)) void sigmoid_f32(const float* x, float* y, int6
 static __attribute__((noinline)) void swish_f32(const float* x, float* y, int64_t n) {
   map_row(x, y, n, [](vf v) { return v * vsigmoid(v); });
 }
+static __attribute__((noinline)) void gelu_erf_f32(const float* x, float* y, int64_t n) {
+  map_row(x, y, n, [](vf v) { return gelu_erf(v); });
+}
+static __attribute__((noinline)) void gelu_tanh_f32(const float* x, float* y, int64_t n) {
+  map_row(x, y, n, [](vf v) { return gelu_tanh(v); });
+}
 static __attribute__((noinline)) void erf_f32(const float* x, float* y, int64_t n) { map_row(x, y, n, [](vf v) { return verf(v); }); }
 
 // The largest (kMax) or smallest element of a row, NaN elements skipped (`nan` set when there
