@@ -79,6 +79,15 @@ TEST(Cli, RunProfilePrintsNodesAndPeakMemory) {
   EXPECT_NE(r.output.find("peak_memory cpu"), std::string::npos) << r.output;
 }
 
+TEST(Cli, RunProfileTakesTheMedianOfRuns) {
+  Result r = porta_cli("run " + model("mlp") + " --profile --profile-runs 3");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("profile (median of 3 runs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LayerNormalization"), std::string::npos) << r.output;
+  expect_bad_input(porta_cli("run " + model("mlp") + " --profile-runs 3"), {"--profile-runs needs --profile"});
+  expect_bad_input(porta_cli("run " + model("mlp") + " --profile --profile-runs 0"), {"at least 1, got 0"});
+}
+
 TEST(Cli, OpsSaysWhatRuns) {
   Result r = porta_cli("ops " + model("transformer") + " --device cpu");
   EXPECT_EQ(r.status, 0) << r.output;

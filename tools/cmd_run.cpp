@@ -118,6 +118,7 @@ int cmd_run(const Args& args) {
   options.device = devices[0];
   options.strict = args.has("--strict");
   options.profile = args.has("--profile");
+  if (args.has("--profile-runs") && !options.profile) throw InvalidArgument("[cli] --profile-runs needs --profile");
   // Session creation as a user sees it: the model's load, the session and its plan for these
   // inputs (shape inference, placement, fusion, layouts, memory); then the first run, which also
   // allocates buffers, creates kernel primitives and reorders weights.
@@ -151,10 +152,25 @@ int cmd_run(const Args& args) {
               << "\n";
   }
   if (options.profile) {
-    session.run(inputs);
-    std::cout << "profile (last run):\n";
+    // Each node's median over the runs (their times vary by more than a node's gain).
+    const int runs = args.get_int("--profile-runs", 1);
+    if (runs < 1) throw InvalidArgument(str("[cli] --profile-runs should be at least 1, got ", runs));
+    std::vector<std::vector<double>> times;
+    std::vector<NodeProfile> profile;
+    for (int r = 0; r < runs; ++r) {
+      session.run(inputs);
+      profile = session.profile();
+      times.resize(profile.size());
+      for (size_t i = 0; i < profile.size(); ++i) times[i].push_back(profile[i].time_us);
+    }
+    for (size_t i = 0; i < profile.size(); ++i) {
+      std::vector<double>& t = times[i];
+      std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+      profile[i].time_us = t[t.size() / 2];
+    }
+    if (runs == 1) std::cout << "profile (last run):\n";
+    else std::cout << "profile (median of " << runs << " runs):\n";
     double total = 0;
-    auto profile = session.profile();
     size_t name_width = 20, op_width = 10;
     for (auto& p : profile) {
       name_width = std::max(name_width, p.node.size() + 2);

@@ -13,8 +13,9 @@ usage:
   porta devices [--caps] [--kernels]    list every device of every built backend (with its
                                         capability record, its kernels)
   porta run [MODEL.onnx] [--device D[,D...]|all] [--input NAME=FILE.npy]...
-            [--output-dir DIR] [--repeat N] [--profile] [--strict]
-                                        run a model (default: the bundled example)
+            [--output-dir DIR] [--repeat N] [--profile [--profile-runs N]] [--strict]
+                                        run a model (default: the bundled example); --profile
+                                        times every node (the median of N runs, default 1)
   porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict]
                                         what runs for every node, and why
   porta check MODEL.onnx [--devices D[,D...]] [--input NAME=FILE.npy]... [--tolerance T] [--strict]
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     if (cmd == "devices")
       return cli::cmd_devices(cli::parse(argc, argv, 2, {}, {"--kernels", "--caps"}));
     if (cmd == "run")
-      return cli::cmd_run(cli::parse(argc, argv, 2, {"--device", "--input", "--output-dir", "--repeat"},
+      return cli::cmd_run(cli::parse(argc, argv, 2, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs"},
                                      {"--profile", "--strict"}));
     if (cmd == "ops")
       return cli::cmd_ops(cli::parse(argc, argv, 2, {"--device", "--input"}, {"--all-devices", "--strict"}));

@@ -11,7 +11,9 @@
 // the saved PyTorch outputs agree, i.e. that the fixtures are sound) and create_ms is the wall
 // time of InferenceSession.create (reading the file, graph optimizations, kernel set-up).
 // --models-dir points it at another tree of <name>/model.onnx folders (bench/compare_zoo.sh
-// uses the real-model zoo, build/zoo).
+// uses the real-model zoo, build/zoo). --profile PREFIX turns on ORT's profiler for the timed
+// runs (its per-node kernel times; the times above then include its overhead) and adds
+// profile=<the JSON file ORT wrote> to the line (bench/compare_nodes.sh reads it).
 //
 // Needs the npm package onnxruntime-node 1.30.0 in bench/peers:
 //   npm install --prefix bench/peers onnxruntime-node@1.30.0 --onnxruntime-node-install=skip
@@ -42,6 +44,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') opts.warmup = parseInt(value(), 10);
     else if (a === '--threads') opts.threads = parseInt(value(), 10);
     else if (a === '--models-dir') opts.modelsDir = value();
+    else if (a === '--profile') opts.profile = value();
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else opts.names.push(a);
   }
@@ -101,11 +104,23 @@ function relativeError(outputs, refs) {
   return norm > 0 ? Math.sqrt(diff / norm) : Math.sqrt(diff);
 }
 
+// Ends ORT's profiling and returns the file it wrote: <prefix>_<date and time>.json (the
+// Node binding does not return the name).
+function endProfiling(session, prefix) {
+  const named = session.endProfiling();
+  if (typeof named === 'string' && named) return named;
+  const dir = path.dirname(prefix), base = path.basename(prefix);
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'))
+    .map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return files.length ? files[0] : 'none';
+}
+
 async function benchModel(dir, opts) {
   const c0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all',
     intraOpNumThreads: opts.threads, interOpNumThreads: 1, executionMode: 'sequential',
+    ...(opts.profile ? {enableProfiling: true, profileFilePrefix: opts.profile} : {}),
   });
   const createMs = Number(process.hrtime.bigint() - c0) / 1e6;
   const feeds = {};
@@ -123,8 +138,9 @@ async function benchModel(dir, opts) {
   times.sort((a, b) => a - b);
   const mid = times.length >> 1;
   const median = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+  const profile = opts.profile ? endProfiling(session, opts.profile) : undefined;
   await session.release();
-  return {median, min: times[0], relErr, createMs};
+  return {median, min: times[0], relErr, createMs, profile};
 }
 
 async function main() {
@@ -139,7 +155,8 @@ async function main() {
     try {
       const r = await benchModel(path.join(opts.modelsDir, name), opts);
       console.log(`model=${name} median_us=${r.median.toFixed(1)} min_us=${r.min.toFixed(1)} ` +
-                  `rel_err=${r.relErr.toExponential(2)} create_ms=${r.createMs.toFixed(1)}`);
+                  `rel_err=${r.relErr.toExponential(2)} create_ms=${r.createMs.toFixed(1)}` +
+                  (r.profile ? ` profile=${r.profile}` : ''));
     } catch (e) {
       failed = true;
       console.log(`model=${name} error=${JSON.stringify(String(e.message || e))}`);
