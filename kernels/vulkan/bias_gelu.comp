@@ -1,12 +1,14 @@
 // variants: f32 f16
 // BiasGelu (ai.porta): y[i] = gelu(x[i] + bias[i % C]), arithmetic in fp32. TANH
 // (specialization constant 1) selects PyTorch's tanh approximation over the exact erf form.
+// BIAS = 0 (specialization constant 2) is Gelu: no bias is read (binding 1 is then any buffer).
 // Both forms compute 1 + erf(z) (or 1 + tanh(u)) without cancelling for negative inputs: the
 // complement is evaluated directly, so the far negative tail keeps its relative precision.
 #version 450
 #include "common.glsl"
 
 layout(constant_id = 1) const int TANH = 0;
+layout(constant_id = 2) const int BIAS = 1;
 layout(std430, binding = 0) readonly buffer Src { STORAGE src[]; };
 layout(std430, binding = 1) readonly buffer Bias { STORAGE bias[]; };
 layout(std430, binding = 2) writeonly buffer Dst { STORAGE dst[]; };
@@ -31,7 +33,7 @@ float one_plus_tanh(float u) {
 void main() {
   uint i = global_index();
   if (i >= p.n) return;
-  float h = float(src[i]) + float(bias[i % p.C]);
+  float h = BIAS != 0 ? float(src[i]) + float(bias[i % p.C]) : float(src[i]);
   float y;
   if (TANH != 0) y = 0.5 * h * one_plus_tanh(0.7978845608028654 * (h + 0.044715 * h * h * h));
   else y = 0.5 * h * one_plus_erf(h * 0.7071067811865476);
