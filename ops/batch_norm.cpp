@@ -1,9 +1,17 @@
 // BatchNormalization (opset 15), inference mode only:
 //   Y = (X - input_mean) / sqrt(input_var + epsilon) * scale + B, per channel (axis 1).
 // training_mode = 1 (batch statistics, running_mean / running_var outputs) is Unsupported.
+// porta-internal attributes (not ONNX) `porta_activation`, `porta_activation_alpha` and
+// `porta_activation_beta` make the op Act(BatchNormalization(...)) as they do Conv (names and
+// math in ops/fused_activation.hpp; inference rejects an unknown name). Only porta's graph
+// fusion sets them, for the activations a device's kernels declare (the cpu kernel: Relu,
+// Clip, LeakyRelu, as in DenseNet's pre-activation BatchNormalization -> Relu -> Conv); other
+// backends' kernels do not read them, so they have no conformance case here, which every
+// backend would run; the reference applies them and tests/channels_last_steps_test.cpp covers them.
 #include <cmath>
 
 #include "ops/common.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::opdef {
 
@@ -12,7 +20,9 @@ PORTA_REGISTER_OP(BatchNormalization) {
   s.name = "BatchNormalization";
   s.inputs = {"X", "scale", "B", "input_mean", "input_var"};
   s.outputs = {"Y", "running_mean?", "running_var?"};
-  s.attrs = {attr_float("epsilon", 1e-5), attr_float("momentum", 0.9), attr_int("training_mode", 0)};
+  s.attrs = {attr_float("epsilon", 1e-5), attr_float("momentum", 0.9), attr_int("training_mode", 0),
+             attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
+             attr_float("porta_activation_beta", 0.0)};
   s.infer = [](InferContext& ctx) {
     if (ctx.attrs->get_int("training_mode") != 0)
       throw Unsupported("[BatchNormalization] training_mode=1 (batch statistics) is not supported; "
@@ -22,6 +32,7 @@ PORTA_REGISTER_OP(BatchNormalization) {
                             "training mode; the node asks for ", ctx.outputs.size(), " outputs"));
     require_same_dtype(ctx);
     require_dtype(ctx, 0, kFloats);
+    parse_fused_activation(*ctx.attrs, "BatchNormalization");  // rejects an unknown porta_activation
     const Shape& x = ctx.shape(0);
     if (x.size() < 2)
       throw ShapeError(str("[BatchNormalization] X must be N x C x ..., got ", shape_str(x)));
@@ -36,6 +47,7 @@ PORTA_REGISTER_OP(BatchNormalization) {
     const Shape& sh = ctx.in(0).shape();
     int64_t n = sh[0], c = sh[1], inner = n * c == 0 ? 0 : ctx.in(0).numel() / (n * c);
     double eps = ctx.attrs->get_float("epsilon");
+    const FusedActivation act = parse_fused_activation(*ctx.attrs, "BatchNormalization");
     const double *x = ctx.in(0).data<double>(), *scale = ctx.in(1).data<double>(),
                  *bias = ctx.in(2).data<double>(), *mean = ctx.in(3).data<double>(),
                  *var = ctx.in(4).data<double>();
@@ -44,7 +56,7 @@ PORTA_REGISTER_OP(BatchNormalization) {
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t j = 0; j < inner; ++j) {
           int64_t at = (i * c + ch) * inner + j;
-          y[at] = (x[at] - mean[ch]) / std::sqrt(var[ch] + eps) * scale[ch] + bias[ch];
+          y[at] = act((x[at] - mean[ch]) / std::sqrt(var[ch] + eps) * scale[ch] + bias[ch]);
         }
   };
   s.cases = [] {

@@ -34,10 +34,36 @@ void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, s
 /// output. Returns `graph` itself when nothing folds. PORTA_FUSE=0 turns folding off.
 std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Graph>& graph);
 
+/// Folds each Pad that only adds zeros around the spatial axes into the Conv or AveragePool
+/// reading it, whose own pads then grow by the Pad's (runtime/pad_fusion.cpp). PyTorch exports
+/// avg_pool2d(padding=p, count_include_pad=True) as such a Pad and an AveragePool (Inception
+/// v3), and a padding layer before a conv as a Pad and a Conv. A Pad folds only when
+///  - mode is "constant", the value is absent or a constant scalar +0.0, there is no axes
+///    input, and pads is a constant (initializer or Constant node) of non-negative integers,
+///    zero on axes 0 and 1 (N, C), for rank 3 to 5 (pads' length / 2; a reader's own pads
+///    then have the length for that rank, which its inference checks against its input);
+///  - its output is no graph output and is read by one node alone, as that node's input 0:
+///    a Conv whose auto_pad is NOTSET (any pads, strides, dilations, group), or an AveragePool
+///    whose auto_pad is NOTSET and ceil_mode 0, with count_include_pad = 1 (pads add up, the
+///    divisor stays the kernel size), or count_include_pad = 0 and no pads of its own (every
+///    window then lies inside the padded data, so the divisor was the kernel size: it becomes
+///    pads = the Pad's, count_include_pad = 1).
+/// The results are the same numbers (a sum that only had the Pad's +0.0 besides -0.0 inputs
+/// may now be -0.0). MaxPool never takes a Pad's zeros: its padding is no tap, and a zero beats
+/// negative inputs (with a -inf value, NaN inputs would still order differently).
+/// A Pad whose pads are all zero is the identity and disappears before any readers (any mode,
+/// its output no graph output; as graph values have no shapes yet, a model whose zero pads do
+/// not fit the data's rank, which the Pad would reject, then runs). The Pad node disappears,
+/// and a Constant node that only fed its pads or value. Sessions that keep every intermediate
+/// value pass `enabled` = false. Returns `graph` itself when nothing folds. PORTA_FUSE=0 turns
+/// folding off.
+std::shared_ptr<const Graph> fold_pads(const std::shared_ptr<const Graph>& graph, bool enabled);
+
 /// Fuses the activation that directly follows a node whose op has the attributes
-/// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv) into that
-/// node, by setting them (names and meaning in ops/fused_activation.hpp), when every kernel that
-/// may run the node on `device` for its dtype declares that activation name
+/// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv,
+/// BatchNormalization) into that node, by setting them (names and meaning in
+/// ops/fused_activation.hpp), when every kernel that may run the node on `device` for its
+/// dtype declares that activation name
 /// (KernelDef::fused_activations; the cpu's kernels too, as they take calls the device's
 /// decline). The node must have one output y that is not a graph output, and y must be read by
 ///  - one node alone: Relu, Sigmoid, Tanh, HardSwish, LeakyRelu (alpha), Elu (alpha) or

@@ -32,8 +32,9 @@ struct Session::Impl {
       : model(std::move(m)),
         options(o),
         graph(detail::fuse_activations(
-            detail::fuse_gelu(detail::fold_conv_batch_norm(model.graph_ptr()), o.device, !o.keep_values), o.device,
-            !o.keep_values)),
+            detail::fuse_gelu(detail::fold_pads(detail::fold_conv_batch_norm(model.graph_ptr()), !o.keep_values),
+                              o.device, !o.keep_values),
+            o.device, !o.keep_values)),
         value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).

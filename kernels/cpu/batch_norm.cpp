@@ -1,18 +1,91 @@
 // BatchNormalization (inference) and InstanceNormalization on cpu; InstanceNormalization on oneDNN's
 // batch_normalization primitive over X seen as N x C x (spatial product):
 //  - BatchNormalization: folded to y = x * a + b per channel (a vectorized loop; faster than
-//    the primitive on this plain view);
+//    the primitive on this plain view), with a fused Relu, Clip or LeakyRelu applied in the same
+//    pass (graph fusion sets porta_activation, ops/fused_activation.hpp);
 //  - InstanceNormalization: X seen as 1 x (N*C) x spatial; the per-(n, c) statistics are
 //    computed in double and given to the primitive as global statistics; scale / B are
 //    repeated N times.
 // f64 runs plain loops.
+#include <array>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/target_clones.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::cpu {
+
+// The activations a BatchNormalization step applies in its own pass: Relu, Clip and LeakyRelu
+// are all v < 0 ? v * slope : v, then clipped below and above in Clip's order (Relu: slope 1,
+// lo 0; LeakyRelu: slope alpha; an absent bound is infinite). Each comparison is the one of
+// ops/fused_activation.hpp's definitions, so NaN stays NaN and the signs of zeros agree.
+template <typename T>
+struct BatchNormActivation {
+  T slope = 1, lo = -std::numeric_limits<T>::infinity(), hi = std::numeric_limits<T>::infinity();
+  T operator()(T v) const {
+    v = v < 0 ? v * slope : v;
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+  }
+};
+
+// The loops below have external linkage, as every PORTA_CPU_CLONES function of the library
+// (kernels/cpu/target_clones.hpp), and so has the activation type they take.
+
+// act(x * a[k] + b[k]) over `rows` rows of c channels (f32 stored channels-last). Compiled per
+// vector width: inference BatchNormalization is memory-bound once its loop is wide.
+PORTA_CPU_CLONES
+void batch_norm_channels_last_f32(const float* x, float* y, int64_t rows, int64_t c, const float* a, const float* b,
+                                  const BatchNormActivation<float>& act) {
+  const BatchNormActivation<float> f = act;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * c;
+    float* yr = y + r * c;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k) yr[k] = f(xr[k] * a[k] + b[k]);
+  }
+}
+
+// act(x * a + b) over one plane of one channel (f32: per vector width, as above).
+PORTA_CPU_CLONES
+void batch_norm_plane(const float* x, float* y, int64_t n, float a, float b, const BatchNormActivation<float>& act) {
+  const BatchNormActivation<float> f = act;
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = f(x[j] * a + b);
+}
+void batch_norm_plane(const double* x, double* y, int64_t n, double a, double b, const BatchNormActivation<double>& act) {
+  for (int64_t j = 0; j < n; ++j) y[j] = act(x[j] * a + b);
+}
+
 namespace {
+
+// The names batch_norm_activation reads: the kernel's KernelDef::fused_activations.
+const std::vector<std::string>& batch_norm_fused_activations() {
+  static const std::vector<std::string> names{"Relu", "Clip", "LeakyRelu"};
+  return names;
+}
+
+template <typename T>
+BatchNormActivation<T> batch_norm_activation(const Attributes& attrs) {
+  using K = opdef::FusedActivation::Kind;
+  const opdef::FusedActivation f = opdef::parse_fused_activation(attrs, "BatchNormalization");
+  BatchNormActivation<T> act;
+  switch (f.kind) {
+    case K::none: break;
+    case K::relu: act.lo = 0; break;
+    case K::leaky_relu: act.slope = static_cast<T>(f.alpha); break;
+    case K::clip:
+      act.lo = static_cast<T>(f.alpha);
+      act.hi = static_cast<T>(f.beta);
+      break;
+    default:
+      throw BackendError(str("[BatchNormalization] internal: the cpu kernel does not apply a fused ", f.name));
+  }
+  return act;
+}
 
 using BatchNormPrimitive = MaybePrimitive<dnnl::batch_normalization_forward>;
 
@@ -51,50 +124,66 @@ void batch_norm_dnnl(const char* op, const void* x, void* y, int64_t n, int64_t 
   execute(p->prim, args);
 }
 
-// y = x * a[ch] + b[ch] over n x c x inner, with a, b folded from the statistics. The inner
-// loop is a plain multiply-add the compiler vectorizes: inference BatchNorm is memory-bound,
-// and oneDNN's primitive on porta's plain n x c x inner view runs a reference loop.
+// A BatchNormalization's statistics folded into y = act(x * a + b) per channel (in double,
+// rounded once to T). In a session whose four parameters are constants it is made once and
+// kept as the step's prepared call (KernelContext::state): DenseNet's 1024-channel steps spent
+// as long on the square roots as on their 2x2 pixels.
 template <typename T>
-void affine_per_channel(const T* x, T* y, int64_t n, int64_t c, int64_t inner, const std::vector<double>& a,
-                        const std::vector<double>& b) {
-  parallel_for(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T ar = static_cast<T>(a[r % c]), br = static_cast<T>(b[r % c]);
-      const T* xr = x + r * inner;
-      T* yr = y + r * inner;
-      for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j] * ar + br;
-    }
-  });
-}
+struct FoldedBatchNorm {
+  std::array<const void*, 4> params{};  // the parameters' storage it was folded from
+  std::vector<T> a, b;
+  BatchNormActivation<T> act;
 
-// The same over x and y in the channels-last layout: rows of c channels.
-void affine_channels_last(const float* x, float* y, int64_t rows, int64_t c, const std::vector<double>& a,
-                          const std::vector<double>& b) {
-  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
-  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* xr = x + r * c;
-      float* yr = y + r * c;
-      for (int64_t k = 0; k < c; ++k) yr[k] = xr[k] * af[k] + bf[k];
+  FoldedBatchNorm(const KernelContext& ctx, double eps) : a(ctx.in(1).numel()), b(a.size()) {
+    const T *scale = ctx.in(1).data<T>(), *shift = ctx.in(2).data<T>();
+    const T *mean = ctx.in(3).data<T>(), *var = ctx.in(4).data<T>();
+    for (size_t ch = 0; ch < a.size(); ++ch) {
+      double ad = static_cast<double>(scale[ch]) / std::sqrt(static_cast<double>(var[ch]) + eps);
+      a[ch] = static_cast<T>(ad);
+      b[ch] = static_cast<T>(static_cast<double>(shift[ch]) - static_cast<double>(mean[ch]) * ad);
     }
-  });
-}
+    act = batch_norm_activation<T>(*ctx.attrs);
+    for (size_t k = 0; k < 4; ++k) params[k] = ctx.in(k + 1).raw_data();
+  }
+  // Whether the call's parameters are the constants this was folded from.
+  static bool constant_params(const KernelContext& ctx) {
+    for (size_t k = 1; k <= 4; ++k)
+      if (!ctx.is_constant_input(k)) return false;
+    return true;
+  }
+  bool fits(const KernelContext& ctx) const {
+    for (size_t k = 0; k < 4; ++k)
+      if (ctx.in(k + 1).raw_data() != params[k]) return false;
+    return constant_params(ctx) && static_cast<int64_t>(a.size()) == ctx.in(0).dim(1);
+  }
+};
 
-// Folds the statistics into y = x * a + b per channel (in double, rounded once to T).
 template <typename T>
 void batch_norm_affine(KernelContext& ctx, int64_t n, int64_t c, int64_t inner, double eps) {
-  std::vector<double> a(c), b(c);
-  const T *scale = ctx.in(1).data<T>(), *shift = ctx.in(2).data<T>();
-  const T *mean = ctx.in(3).data<T>(), *var = ctx.in(4).data<T>();
-  for (int64_t ch = 0; ch < c; ++ch) {
-    a[ch] = static_cast<double>(scale[ch]) / std::sqrt(static_cast<double>(var[ch]) + eps);
-    b[ch] = static_cast<double>(shift[ch]) - static_cast<double>(mean[ch]) * a[ch];
+  // A step's dtype never changes, so its state holds the FoldedBatchNorm<T> of that dtype.
+  auto* folded = static_cast<FoldedBatchNorm<T>*>(ctx.state.get());
+  std::shared_ptr<FoldedBatchNorm<T>> made;
+  if (!folded || !folded->fits(ctx)) {
+    made = std::make_shared<FoldedBatchNorm<T>>(ctx, eps);
+    folded = made.get();
+    if (FoldedBatchNorm<T>::constant_params(ctx)) ctx.state = made;
   }
+  const T *a = folded->a.data(), *b = folded->b.data();
+  const BatchNormActivation<T> act = folded->act;
+  const T* x = ctx.in(0).data<T>();
+  T* y = ctx.out(0).data<T>();
   if constexpr (std::is_same_v<T, float>) {
-    if (activation_layout(*ctx.attrs).output && channels_last_tag(ctx.in(0).shape()) != dnnl::memory::format_tag::undef)
-      return affine_channels_last(ctx.in(0).data<float>(), ctx.out(0).data<float>(), n * inner, c, a, b);
+    if (activation_layout(*ctx.attrs).output && channels_last_tag(ctx.in(0).shape()) != dnnl::memory::format_tag::undef) {
+      // Rows of c channels; about 64 KiB of y per task.
+      parallel_for(n * inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
+        batch_norm_channels_last_f32(x + r0 * c, y + r0 * c, r1 - r0, c, a, b, act);
+      });
+      return;
+    }
   }
-  affine_per_channel(ctx.in(0).data<T>(), ctx.out(0).data<T>(), n, c, inner, a, b);
+  parallel_for(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) batch_norm_plane(x + r * inner, y + r * inner, inner, a[r % c], b[r % c], act);
+  });
 }
 
 // BatchNormalization (inference, f32) reads X and writes Y in the channels-last layout, both
@@ -170,6 +259,7 @@ const bool batch_norm_registered = register_kernel_at_load([] {
   k.backend = DeviceType::cpu;
   k.dtypes = kF32 | kF64;
   k.fn = batch_norm_cpu;
+  k.fused_activations = batch_norm_fused_activations();
   k.private_layout = kOneDnnChannelsLast;
   k.layout_use = batch_norm_layout_use;
   return k;

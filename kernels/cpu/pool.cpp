@@ -1,13 +1,16 @@
-// MaxPool and AveragePool on cpu. f32 runs oneDNN's pooling_v2 (dilations supported); the
-// end padding handed to oneDNN is what the output size needs, which covers ceil_mode. Own
-// loop where oneDNN does not fit: f64, MaxPool on i8/u8, the Indices output, and
-// count_include_pad with ceil_mode windows reaching past the declared pads (PyTorch does not
-// count those taps; oneDNN would).
+// MaxPool and AveragePool on cpu. f32 values in the channels-last layout on both sides run
+// porta's loop over pixel rows (kernels/cpu/pool_channels_last.hpp); other f32 calls run oneDNN's
+// pooling_v2 (dilations supported); the end padding handed to oneDNN is what the output size
+// needs, which covers ceil_mode. Own plain loop where oneDNN does not fit: f64, MaxPool on
+// i8/u8, the Indices output, and count_include_pad with ceil_mode windows reaching past the
+// declared pads (PyTorch does not count those taps; oneDNN would).
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/pool_channels_last.hpp"
 #include "ops/pool.hpp"
 
 namespace porta::cpu {
@@ -69,6 +72,26 @@ void pool_loop(KernelContext& ctx, const opdef::WindowGeometry& g, bool max) {
 
 using PoolPrimitive = MaybePrimitive<dnnl::pooling_v2_forward>;
 
+// A pooling call prepared once per session step (KernelContext::state): porta's channels-last
+// loop with its geometry, or oneDNN's primitive with its memory objects when it writes y as
+// stored, so a call neither reads attributes nor builds keys (those were as long as the pooling
+// itself on Inception's 7x7 and 3x3 images).
+struct PreparedPool {
+  Shape x_shape, y_shape;
+  std::optional<ChannelsLastPool> own;
+  dnnl::primitive prim;
+  dnnl::memory src, dst;
+  std::unordered_map<int, dnnl::memory> args;
+
+  bool fits(const Tensor& x, const Tensor& y) const { return x.shape() == x_shape && y.shape() == y_shape; }
+  void run(const void* x, void* y) {
+    if (own) return pool_channels_last_f32(static_cast<const float*>(x), static_cast<float*>(y), *own);
+    src.set_data_handle(const_cast<void*>(x));
+    dst.set_data_handle(y);
+    execute(prim, args);
+  }
+};
+
 // Runs oneDNN's pooling; false when oneDNN refuses the geometry (the caller loops instead).
 // The primitive works in x's stored layout on both sides (oneDNN's jit pooling wants src and
 // dst alike; on nhwc it vectorizes across channels); a y stored differently is reordered from
@@ -105,6 +128,16 @@ bool pool_dnnl(KernelContext& ctx, const opdef::WindowGeometry& g, bool max, boo
   dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())}, {DNNL_ARG_DST, dst}});
   reorder_into(dst, stored_dst);
+  if (dst.get_desc() == stored_dst.get_desc()) {
+    auto pp = std::make_shared<PreparedPool>();
+    pp->x_shape = x.shape();
+    pp->y_shape = y.shape();
+    pp->prim = p->prim;
+    pp->src = dnnl::memory(p->pd.src_desc(), engine(), const_cast<void*>(x.raw_data()));
+    pp->dst = dnnl::memory(p->pd.dst_desc(), engine(), y.raw_data());
+    pp->args = {{DNNL_ARG_SRC, pp->src}, {DNNL_ARG_DST, pp->dst}};
+    ctx.state = pp;
+  }
   return true;
 }
 
@@ -121,6 +154,10 @@ void store_from_plain(const Tensor& plain, Tensor& stored, bool blocked) {
 
 void pool_cpu(KernelContext& ctx, bool max) {
   if (ctx.out(0).numel() == 0) return;
+  // A step prepared by its first call (the choice below depends only on what a step fixes:
+  // shapes, dtype, attributes, outputs and their layouts).
+  if (auto* pp = static_cast<PreparedPool*>(ctx.state.get()); pp && pp->fits(ctx.in(0), ctx.out(0)))
+    return pp->run(ctx.in(0).raw_data(), ctx.out(0).raw_data());
   opdef::WindowGeometry g = opdef::pool_geometry(ctx.op->name, ctx.in(0).shape(), *ctx.attrs);
   bool include_pad = !max && ctx.attrs->get_int("count_include_pad") != 0;
   bool wants_indices = ctx.outputs.size() > 1 && ctx.out(1).defined();
@@ -129,6 +166,16 @@ void pool_cpu(KernelContext& ctx, bool max) {
     past_pads |= (g.out[i] - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1 > g.in[i] + g.pad_begin[i] + g.pad_end[i];
   bool loop = ctx.in(0).dtype() != DType::f32 || wants_indices || (include_pad && past_pads);
   LayoutSides layout = activation_layout(*ctx.attrs);
+  // Channels-last on both sides (a CNN's pools between convs): porta's loop, any geometry.
+  if (ctx.in(0).dtype() == DType::f32 && !wants_indices && layout.input(0) && layout.output &&
+      channels_last_tag(ctx.in(0).shape()) != dnnl::memory::format_tag::undef) {
+    auto pp = std::make_shared<PreparedPool>();
+    pp->x_shape = ctx.in(0).shape();
+    pp->y_shape = ctx.out(0).shape();
+    pp->own.emplace(g, ctx.in(0).dim(0), ctx.in(0).dim(1), max, include_pad);
+    ctx.state = pp;
+    return pp->run(ctx.in(0).raw_data(), ctx.out(0).raw_data());
+  }
   if (!loop && pool_dnnl(ctx, g, max, include_pad, layout)) return;
   if (layout.any()) {
     // Channels-last activations (f32 only, set by the session) where oneDNN refused the geometry:

@@ -1,0 +1,147 @@
+// porta tests — ReferenceGraph (reference_graph.hpp).
+#define ONNX_ML 1
+#define ONNX_NAMESPACE onnx
+#include "tests/reference_graph.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+
+struct ReferenceGraph::Proto {
+  onnx::ModelProto model;
+};
+
+namespace {
+
+void declare(onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
+  v->set_name(name);
+  onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void fill(onnx::TensorProto* t, const Tensor& value) {
+  for (int64_t d : value.shape()) t->add_dims(d);
+  std::vector<double> v = value.to_doubles();
+  if (value.dtype() == DType::i64) {
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (double x : v) t->add_int64_data(static_cast<int64_t>(x));
+  } else if (value.dtype() == DType::f32) {
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (double x : v) t->add_float_data(static_cast<float>(x));
+  } else {
+    ADD_FAILURE() << "ReferenceGraph takes f32 and i64 tensors, got " << dtype_name(value.dtype());
+  }
+}
+
+// Floats are kept as f64 references; integers as they are.
+Tensor as_reference(const Tensor& t) { return t.dtype() == DType::f32 ? t.cast(DType::f64) : t; }
+
+}  // namespace
+
+ReferenceGraph::ReferenceGraph(int opset) : proto_(std::make_unique<Proto>()) {
+  proto_->model.set_ir_version(8);
+  proto_->model.add_opset_import()->set_version(opset);
+  proto_->model.mutable_graph()->set_name("reference_graph");
+}
+ReferenceGraph::ReferenceGraph(const ReferenceGraph& o)
+    : proto_(std::make_unique<Proto>(*o.proto_)), inputs_(o.inputs_), refs_(o.refs_), counter_(o.counter_) {}
+ReferenceGraph::~ReferenceGraph() = default;
+
+void ReferenceGraph::input(const std::string& name, const Tensor& value) {
+  declare(proto_->model.mutable_graph()->add_input(), name, value.shape());
+  inputs_[name] = value;
+  refs_[name] = as_reference(value);
+}
+
+void ReferenceGraph::initializer(const std::string& name, const Tensor& value) {
+  onnx::TensorProto* t = proto_->model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  fill(t, value);
+  refs_[name] = as_reference(value);
+}
+
+void ReferenceGraph::constant(const std::string& name, const Tensor& value) {
+  onnx::NodeProto* n = proto_->model.mutable_graph()->add_node();
+  n->set_op_type("Constant");
+  n->set_name(str("Constant_", counter_++));
+  n->add_output(name);
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  fill(a->mutable_t(), value);
+  refs_[name] = as_reference(value);
+}
+
+const Tensor& ReferenceGraph::node(const std::string& op, const std::vector<std::string>& inputs,
+                                   const std::string& output, const Attributes& attrs) {
+  onnx::NodeProto* n = proto_->model.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(str(op, "_", counter_++));
+  std::vector<Tensor> in;
+  for (const std::string& i : inputs) {
+    n->add_input(i);
+    in.push_back(i.empty() ? Tensor() : refs_.at(i));
+  }
+  n->add_output(output);
+  for (const auto& [name, value] : attrs.items()) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    if (auto* i = std::get_if<int64_t>(&value)) {
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(*i);
+    } else if (auto* f = std::get_if<double>(&value)) {
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(static_cast<float>(*f));
+    } else if (auto* s = std::get_if<std::string>(&value)) {
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(*s);
+    } else if (auto* v = std::get_if<std::vector<int64_t>>(&value)) {
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t x : *v) a->add_ints(x);
+    } else {
+      ADD_FAILURE() << "ReferenceGraph: attribute " << name << " is not an Int, Float, String or Ints";
+    }
+  }
+  refs_[output] = reference_op(op, in, attrs, 1).at(0);
+  return refs_[output];
+}
+
+void ReferenceGraph::output(const std::string& name) {
+  declare(proto_->model.mutable_graph()->add_output(), name, refs_.at(name).shape());
+}
+
+Model ReferenceGraph::model() const {
+  std::string bytes = proto_->model.SerializeAsString();
+  return Model::from_bytes(bytes.data(), bytes.size());
+}
+
+ReferenceRun run_against_reference(const ReferenceGraph& g, const std::vector<std::string>& outputs) {
+  ReferenceRun r;
+  Model model = g.model();
+  Session session(model);
+  r.plan = session.plan(g.inputs());
+  r.outputs = session.run(g.inputs());
+  std::vector<Tensor> again = session.run(g.inputs());  // prepared calls on the second run
+  std::vector<Tensor> plain;
+  {
+    FuseSetting off("0");
+    plain = Session(model).run(g.inputs());
+  }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    for (const Tensor* t : {&r.outputs.at(k), &again.at(k), &plain.at(k)}) {
+      Comparison c = compare(*t, g.reference(outputs[k]), 1e-5);
+      EXPECT_TRUE(c.ok) << outputs[k] << ": " << c.message;
+    }
+  return r;
+}
+
+int nodes_of_op(const std::vector<NodePlan>& plan, const std::string& op) {
+  int n = 0;
+  for (const NodePlan& p : plan) n += p.op == op;
+  return n;
+}
+
+}  // namespace porta::test
