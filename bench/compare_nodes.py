@@ -2,13 +2,16 @@
 """Per-node times of porta and ONNX Runtime on one model, side by side (bench/compare_nodes.sh
 runs both and calls this).
 
-  compare_nodes.py PORTA_PROFILE_TEXT ORT_PROFILE_JSON [--top K]
+  compare_nodes.py PORTA_PROFILE_TEXT ORT_PROFILE_JSON [--top K] [--model MODEL.onnx]
 
 PORTA_PROFILE_TEXT: the output of `porta run MODEL --profile [--profile-runs N]`;
 ORT_PROFILE_JSON: the file ORT's profiler wrote (bench/peers/ort_bench.js --profile).
 Nodes match by name. ORT renames a Conv it runs in its NCHWc layout after its output
-("<node>_output_0_nchwc"); that suffix is removed. ORT's time per node is the mean over the
-profiled runs. Prints the K nodes where porta spends the most time more than ORT, then the
+("<node>_output_0_nchwc"); that suffix is removed. A node ORT fused with the activations after
+it is named after the last one's output ("<relu node>_output_0_nchwc"); with --model
+MODEL.onnx (and the onnx Python package) such a name is traced back through the graph to the
+node porta's fused step keeps the name of. ORT's time per node is the mean over the profiled
+runs. Prints the K nodes where porta spends the most time more than ORT, then the
 nodes only one side has (porta's fused steps keep the first node's name; ORT's fusions get new
 names), then the totals by op type.
 """
@@ -52,17 +55,50 @@ def ort_nodes(path):
     return {k: v / runs for k, v in total.items()}, ops, runs
 
 
+def trace_fused(on, oops, pn, model):
+    """Renames ORT nodes named after a fused activation's output to the porta step (a node up
+    to three single-input hops before it) that kept its own name."""
+    try:
+        import onnx
+    except ImportError:
+        print('(--model ignored: no onnx Python package)')
+        return on, oops
+    graph = onnx.load(model, load_external_data=False).graph
+    producer = {o: n for n in graph.node for o in n.output}
+    renamed, rops = {}, {}
+    for name, t in on.items():
+        target = name
+        if name not in pn:
+            value = name if name in producer else re.sub(r'_output_0$', '', name) + '_output_0'
+            node = producer.get(value)
+            for _ in range(3):
+                if node is None or node.name in pn:
+                    break
+                node = producer.get(node.input[0]) if node.input else None
+            if node is not None and node.name in pn:
+                target = node.name
+        renamed[target] = renamed.get(target, 0.0) + t
+        rops[target] = oops[name]
+    return renamed, rops
+
+
 def main():
     args = sys.argv[1:]
-    top = 25
-    if '--top' in args:
-        i = args.index('--top')
-        top = int(args[i + 1])
-        del args[i:i + 2]
+    top, model = 25, None
+    for flag in ('--top', '--model'):
+        if flag in args:
+            i = args.index(flag)
+            if flag == '--top':
+                top = int(args[i + 1])
+            else:
+                model = args[i + 1]
+            del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     pn, pops = porta_nodes(args[0])
     on, oops, runs = ort_nodes(args[1])
+    if model:
+        on, oops = trace_fused(on, oops, pn, model)
     if not pn:
         sys.exit(f'compare_nodes: no per-node profile in {args[0]} (run porta with --profile)')
     print(f'porta: {len(pn)} steps, {sum(pn.values()):.1f} us; ORT: {len(on)} nodes, '

@@ -40,4 +40,4 @@ line=$(node "$ROOT/bench/peers/ort_bench.js" --models-dir "$(dirname "$DIR")" --
 profile=$(field_of profile "$line")
 [[ -f $profile ]] || { echo "compare_nodes: ORT wrote no profile: $line" >&2; exit 1; }
 echo "load after: $(load_now); threads $THREADS"
-python3 "$ROOT/bench/compare_nodes.py" "$WORK/porta.txt" "$profile" --top "$TOP"
+"$(command -v /usr/bin/python3 || command -v python3)" "$ROOT/bench/compare_nodes.py" "$WORK/porta.txt" "$profile" --top "$TOP" --model "$DIR/model.onnx"

@@ -54,42 +54,45 @@ void check(const std::string& op, const std::vector<Tensor>& inputs, const Attri
   EXPECT_LE(c.max_abs, 1e-4 * scale) << "max abs error";
 }
 
-// k = 131 (a 16-lane tail of 3), n = 1001 (a 4-row tail of 1): 131131 weights, past the
+// k = 259 (a 16-lane tail of 3), n = 1001 (a 4-row tail of 1): 259259 weights, past the
 // loop's threshold, so the columns split across threads where there are two.
-constexpr int64_t kK = 131, kN = 1001;
+constexpr int64_t kK = 259, kN = 1001;
 
+// A Linear layer (B n x k): the loop runs one row of A; more go to oneDNN.
 TEST(Gemv, GemmLinearLayerEveryRowCount) {
   for (int64_t m = 1; m <= 5; ++m) {
     Tensor a = random({m, kK}), b = random({kN, kK}), c = random({kN});
     Attributes at{{"transB", int64_t{1}}};
-    check("Gemm", {a, b, c}, at, m <= kGemvMaxRows ? "gemv" : "onednn", str("Gemm ", m, "x", kK, " . (", kN, "x", kK, ")^T + C"));
+    check("Gemm", {a, b, c}, at, m == 1 ? "gemv" : "onednn", str("Gemm ", m, "x", kK, " . (", kN, "x", kK, ")^T + C"));
   }
 }
 
+// Every Gemm option, with one row (both layouts of B) and three (B k x n: the L1 block loop).
 TEST(Gemv, GemmOptions) {
-  const int64_t m = 3, k = 257, n = 1037;  // B k x n: blocks of 512, 512 and 13 columns
+  const int64_t k = 257, n = 1037;  // B k x n: blocks of 512, 512 and 13 columns
   struct Case {
     bool ta, tb;
     double alpha, beta;
-    Shape c;  // {} with has_c false: no C
-    bool has_c;
+    bool c_rows, c_cols, has_c;  // C's shape: {rows? m : 1, cols? n : 1}, or a scalar for neither
   };
   const Case cases[] = {
-      {false, false, 1.0, 1.0, {n}, true},     {true, false, 0.5, 2.0, {m, n}, true},
-      {false, true, -1.5, 0.25, {m, 1}, true}, {true, true, 2.0, -1.0, {}, true},
-      {false, false, 1.0, 0.0, {n}, true},     {true, false, 1.0, 1.0, {}, false},
-      {false, false, 1.0, 1.0, {1, n}, true},
+      {false, false, 1.0, 1.0, false, true, true},  {true, false, 0.5, 2.0, true, true, true},
+      {false, true, -1.5, 0.25, true, false, true}, {true, true, 2.0, -1.0, false, false, true},
+      {false, false, 1.0, 0.0, false, true, true},  {true, false, 1.0, 1.0, false, false, false},
+      {false, true, 1.0, 1.0, true, true, true},
   };
-  for (const Case& cs : cases) {
-    Tensor a = random(cs.ta ? Shape{k, m} : Shape{m, k});
-    Tensor b = random(cs.tb ? Shape{n, k} : Shape{k, n});
-    std::vector<Tensor> in{a, b};
-    if (cs.has_c) in.push_back(random(cs.c));
-    Attributes at{{"transA", int64_t{cs.ta}}, {"transB", int64_t{cs.tb}}, {"alpha", cs.alpha}, {"beta", cs.beta}};
-    check("Gemm", in, at, "gemv",
-          str("Gemm transA ", cs.ta, " transB ", cs.tb, " alpha ", cs.alpha, " beta ", cs.beta,
-              cs.has_c ? " C " + shape_str(cs.c) : std::string(" no C")));
-  }
+  for (int64_t m : {1, 3})
+    for (const Case& cs : cases) {
+      Tensor a = random(cs.ta ? Shape{k, m} : Shape{m, k});
+      Tensor b = random(cs.tb ? Shape{n, k} : Shape{k, n});
+      std::vector<Tensor> in{a, b};
+      Shape c = cs.c_rows ? Shape{m, cs.c_cols ? n : 1} : cs.c_cols ? Shape{n} : Shape{};
+      if (cs.has_c) in.push_back(random(c));
+      Attributes at{{"transA", int64_t{cs.ta}}, {"transB", int64_t{cs.tb}}, {"alpha", cs.alpha}, {"beta", cs.beta}};
+      check("Gemm", in, at, cs.tb && m > 1 ? "onednn" : "gemv",
+            str("Gemm m ", m, " transA ", cs.ta, " transB ", cs.tb, " alpha ", cs.alpha, " beta ", cs.beta,
+                cs.has_c ? " C " + shape_str(c) : std::string(" no C")));
+    }
 }
 
 TEST(Gemv, MatMulShapes) {
@@ -108,9 +111,13 @@ TEST(Gemv, MatMulShapes) {
 }
 
 TEST(Gemv, DeclinesSmallOrTallProducts) {
-  EXPECT_NE(gemv_declines(1, 64, 64), "");                  // B fits in cache
-  EXPECT_NE(gemv_declines(kGemvMaxRows + 1, 4096, 4096), "");  // enough rows for a GEMM
-  EXPECT_EQ(gemv_declines(1, 4096, 9216), "");
+  EXPECT_NE(gemv_declines(1, 64, 64, true), "");                  // B fits in cache
+  EXPECT_NE(gemv_declines(kGemvMaxRows + 1, 4096, 4096, true), "");  // enough rows for a GEMM
+  EXPECT_NE(gemv_declines(1, 4096, 64, true), "");                // rows of B too short
+  EXPECT_NE(gemv_declines(2, 4096, 4096, true), "");              // dot products: one row only
+  EXPECT_EQ(gemv_declines(4, 4096, 4096, false), "");
+  EXPECT_EQ(gemv_declines(1, 4096, 64, false), "");               // a k x n B has no such rows
+  EXPECT_EQ(gemv_declines(1, 4096, 9216, true), "");
 }
 
 // The loop writes every element of y, and nothing past it, for both layouts of B.

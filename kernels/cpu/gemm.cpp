@@ -257,7 +257,7 @@ void gemm_cpu(KernelContext& ctx) {
 std::string gemm_gemv_supports(const KernelContext& ctx) {
   const bool ta = ctx.attrs->get_int("transA") != 0, tb = ctx.attrs->get_int("transB") != 0;
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
-  return gemv_declines(ta ? a.dim(1) : a.dim(0), tb ? b.dim(0) : b.dim(1), ta ? a.dim(0) : a.dim(1));
+  return gemv_declines(ta ? a.dim(1) : a.dim(0), tb ? b.dim(0) : b.dim(1), ta ? a.dim(0) : a.dim(1), tb);
 }
 
 void gemm_gemv(KernelContext& ctx) {

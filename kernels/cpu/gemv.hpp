@@ -30,8 +30,13 @@ inline constexpr int64_t kGemvMaxRows = 4;
 /// a packed GEMM is as fast.
 inline constexpr int64_t kGemvMinWeights = int64_t{1} << 17;
 
-/// "" when the loop should run an m x k x n product, else why not (for `porta ops`).
-std::string gemv_declines(int64_t m, int64_t n, int64_t k);
+/// Shortest rows of an n x k B the loop takes: each output ends in a sum across vector lanes,
+/// which below this costs about as much as the products themselves.
+inline constexpr int64_t kGemvMinRowNk = 256;
+
+/// "" when the loop should run an m x k x n product, else why not (for `porta ops`). `b_nk`:
+/// B is n x k.
+std::string gemv_declines(int64_t m, int64_t n, int64_t k, bool b_nk);
 
 /// Computes the product (any m; B is read once per group of kGemvMaxRows rows). Columns of y
 /// are split across the cpu's threads.

@@ -156,7 +156,7 @@ std::string matmul_gemv_supports(const KernelContext& ctx) {
   if (!std::all_of(g.b.begin(), g.b.end() - 2, [](int64_t d) { return d == 1; }))
     return str("B is a batch of ", shape_str(g.b), " matrices: the loop takes one B");
   const int64_t rows = g.n == 0 ? 0 : shape_numel(g.out) / g.n;
-  return gemv_declines(rows, g.n, g.k);
+  return gemv_declines(rows, g.n, g.k, false);
 }
 
 void matmul_gemv(KernelContext& ctx) {
