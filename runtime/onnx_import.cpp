@@ -5,7 +5,8 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <filesystem>
-#include <fstream>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "porta/dispatch.hpp"
@@ -13,6 +14,7 @@
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
 #include "runtime/graph.hpp"
+#include "runtime/onnx_source.hpp"
 #include "runtime/onnx_tensor.hpp"
 #include "runtime/session_plan.hpp"
 
@@ -92,7 +94,9 @@ ValueDesc describe_value(const onnx::ValueInfoProto& v, const std::string& what)
   return d;
 }
 
-std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string& base_dir) {
+// `raw` holds, per initializer, its raw_data when the parse left it in the source.
+std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string& base_dir,
+                                   const std::vector<std::optional<detail::RawData>>& raw) {
   auto g = std::make_shared<Graph>();
   int opset = -1;
   std::set<std::string> other_domains;
@@ -109,13 +113,16 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
   g->opset = std::max(opset, kMinOpset);  // an accepted older model means what opset 13 says
 
   // Initializers (weights).
-  for (auto& init : gp.initializer()) {
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& init = gp.initializer(i);
     if (init.name().empty()) throw InvalidModel("[onnx] an initializer has no name");
     if (g->find(init.name()) >= 0)
       throw InvalidModel(str("[onnx] initializer '", init.name(), "' is defined twice"));
     int id = g->add_value(init.name());
     Value& v = g->values[id];
-    v.constant = detail::tensor_from_proto(init, base_dir, str("initializer '", init.name(), "'"));
+    const std::optional<detail::RawData>& bytes = raw.at(static_cast<size_t>(i));
+    v.constant = detail::tensor_from_proto(init, base_dir, str("initializer '", init.name(), "'"),
+                                           bytes ? &*bytes : nullptr);
     v.dtype = v.constant.dtype();
     v.shape = v.constant.shape();
     v.shape_known = true;
@@ -247,43 +254,67 @@ void infer_at_load(Graph& g) {
   }
 }
 
+// Parses a ModelProto from `source` and imports it. The initializers' raw_data is left out of
+// the parse (onnx_source.hpp) and read once, into the tensors that keep it.
+Model import_model(const detail::ByteSource& source, const std::string& base_dir) {
+  if (source.size() == 0) throw InvalidModel("[onnx] empty model data");
+  if (source.size() > kMaxModelBytes)
+    throw InvalidModel(str("[onnx] model of ", source.size(), " bytes exceeds the 2 GiB protobuf limit; use external data"));
+  std::optional<detail::StrippedMessage> stripped = detail::strip_model_raw_data(source);
+  // Bytes the scan did not follow (groups, malformed data) go to protobuf whole: it judges them.
+  std::unique_ptr<char[]> whole;
+  const void* data = source.memory();
+  size_t size = static_cast<size_t>(source.size());
+  if (stripped) {
+    data = stripped->bytes.data();
+    size = stripped->bytes.size();
+  } else if (!data) {
+    whole.reset(new char[size]);
+    source.read(0, whole.get(), size);
+    data = whole.get();
+  }
+  onnx::ModelProto proto;
+  google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  stream.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(source.size(), kMaxModelBytes - 1)));
+  stream.SetRecursionLimit(64);
+  if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    throw InvalidModel(str("[onnx] not a valid ONNX model (", source.size(),
+                           " bytes that do not parse as a ModelProto: truncated or not ONNX)"));
+  whole.reset();
+  if (stripped) std::string().swap(stripped->bytes);
+  if (!proto.has_graph() || proto.graph().node_size() == 0)
+    throw InvalidModel("[onnx] the model has no graph nodes (not an ONNX model, or an empty one)");
+  // Where each initializer's raw_data lies in the source (none where the proto holds it).
+  std::vector<std::optional<detail::RawData>> raw(static_cast<size_t>(proto.graph().initializer_size()));
+  if (stripped) {
+    if (stripped->raw.size() != raw.size())
+      throw InvalidModel(str("[onnx] internal: the scan found ", stripped->raw.size(), " initializers, protobuf ",
+                             raw.size()));
+    raw = std::move(stripped->raw);
+  }
+  std::shared_ptr<Graph> graph = build_graph(proto, base_dir, raw);
+  infer_at_load(*graph);
+  return Model(graph);
+}
+
 }  // namespace
 
 Model Model::from_bytes(const void* data, size_t size, const std::string& base_dir) {
   if (!data || size == 0) throw InvalidModel("[onnx] empty model data");
-  if (size > kMaxModelBytes)
-    throw InvalidModel(str("[onnx] model of ", size, " bytes exceeds the 2 GiB protobuf limit; use external data"));
-  onnx::ModelProto proto;
-  google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
-  stream.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(size, kMaxModelBytes - 1)));
-  stream.SetRecursionLimit(64);
-  if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-    throw InvalidModel(str("[onnx] not a valid ONNX model (", size,
-                           " bytes that do not parse as a ModelProto: truncated or not ONNX)"));
-  if (!proto.has_graph() || proto.graph().node_size() == 0)
-    throw InvalidModel("[onnx] the model has no graph nodes (not an ONNX model, or an empty one)");
-  std::shared_ptr<Graph> graph = build_graph(proto, base_dir);
-  infer_at_load(*graph);
-  return Model(graph);
+  return import_model(detail::ByteSource(data, size), base_dir);
 }
 
 Model Model::load(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InvalidModel(str("[onnx] model file '", path, "' does not exist"));
   if (fs::is_directory(path, ec)) throw InvalidModel(str("[onnx] '", path, "' is a folder, expected an .onnx file"));
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) throw InvalidModel(str("[onnx] cannot read '", path, "'"));
-  if (size > kMaxModelBytes)
-    throw InvalidModel(str("[onnx] '", path, "' is ", size, " bytes; protobuf models are limited to 2 GiB"));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidModel(str("[onnx] cannot open '", path, "'"));
-  std::string bytes(size, '\0');
-  f.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!f) throw InvalidModel(str("[onnx] reading '", path, "' failed"));
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   try {
-    return from_bytes(bytes.data(), bytes.size(), dir);
+    detail::ByteSource source(path);
+    if (source.size() > kMaxModelBytes)
+      throw InvalidModel(str("[onnx] '", path, "' is ", source.size(), " bytes; protobuf models are limited to 2 GiB"));
+    return import_model(source, dir);
   } catch (const InvalidModel& e) {
     throw InvalidModel(str(e.what(), " (file '", path, "')"));
   }

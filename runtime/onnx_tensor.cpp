@@ -2,10 +2,14 @@
 #include "runtime/onnx_tensor.hpp"
 
 #include <onnx/onnx_pb.h>
+#include <sys/mman.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <optional>
 
 #include "porta/error.hpp"
 #include "porta/half.hpp"
@@ -91,6 +95,25 @@ Tensor normalize_bools(Tensor t) {
   return t;
 }
 
+// A tensor for weights about to be read from the model, on 4 KiB pages. The cpu backend advises
+// large buffers for transparent huge pages (one fault per 2 MiB); but where the host reclaims
+// the memory a guest frees (a VM balloon with free page reporting, as on this project's
+// machines) a fresh huge page is the slowest memory there is to fault in: vgg11's 507 MiB of
+// weights took 1.4-5 s on huge pages when another process had just freed memory, 0.4-0.5 s on
+// 4 KiB pages. The cost is TLB misses where a kernel streams weights as stored (the batch-1
+// 'gemv' Gemm: alexnet about 4% slower at 1 thread); weights that a kernel reorders or packs
+// are read once, into oneDNN's own allocations. Advice only: failure is harmless. Smaller
+// tensors (below the backend's 8 MiB for huge pages) are heap memory and left alone.
+Tensor empty_weights(const Shape& shape, DType dtype) {
+  Tensor t = Tensor::empty(shape, dtype);
+  if (t.nbytes() < (size_t{8} << 20)) return t;
+  constexpr uintptr_t kPage = 4096;
+  auto start = reinterpret_cast<uintptr_t>(t.raw_data());
+  uintptr_t begin = (start + kPage - 1) & ~(kPage - 1), end = (start + t.nbytes()) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_NOHUGEPAGE);
+  return t;
+}
+
 template <typename T, typename Field>
 void copy_field(const Field& field, Tensor& t, int64_t n, const std::string& context, const char* name) {
   if (field.size() != n)
@@ -103,7 +126,7 @@ void copy_field(const Field& field, Tensor& t, int64_t n, const std::string& con
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
-                         const std::string& context_in) {
+                         const std::string& context_in, const RawData* raw) {
   std::string context = context_in.empty() ? str("tensor '", proto.name(), "'") : context_in;
   DType dtype = dtype_from_onnx(proto.data_type(), context);
   Shape shape;
@@ -144,7 +167,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
     if (static_cast<uint64_t>(offset) > file_size || file_size - static_cast<uint64_t>(offset) < bytes)
       throw InvalidModel(str("[onnx] ", context, ": external data '", location, "' holds ", file_size,
                              " bytes, ", bytes, " needed from offset ", offset));
-    Tensor t = Tensor::empty(shape, dtype);
+    Tensor t = empty_weights(shape, dtype);
     std::ifstream f(file, std::ios::binary);
     f.seekg(offset);
     f.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(bytes));
@@ -152,11 +175,15 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
     return normalize_bools(std::move(t));
   }
 
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != bytes)
-      throw InvalidModel(str("[onnx] ", context, ": raw_data holds ", proto.raw_data().size(),
-                             " bytes, shape ", shape_str(shape), " of ", dtype_name(dtype), " needs ", bytes));
-    return normalize_bools(Tensor::from_host(proto.raw_data().data(), shape, dtype));
+  if (raw || proto.has_raw_data()) {
+    uint64_t held = raw ? raw->size : proto.raw_data().size();
+    if (held != bytes)
+      throw InvalidModel(str("[onnx] ", context, ": raw_data holds ", held, " bytes, shape ", shape_str(shape),
+                             " of ", dtype_name(dtype), " needs ", bytes));
+    Tensor t = empty_weights(shape, dtype);
+    if (raw) raw->source->read(raw->offset, t.raw_data(), bytes);
+    else if (bytes) std::memcpy(t.raw_data(), proto.raw_data().data(), bytes);
+    return normalize_bools(std::move(t));
   }
   // Typed fields: checked against the shape before anything large is allocated.
   int64_t field_count = 0;
@@ -169,7 +196,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
   if (field_count != n)
     throw InvalidModel(str("[onnx] ", context, ": holds ", field_count, " values, shape ",
                            shape_str(shape), " needs ", n));
-  Tensor t = Tensor::empty(shape, dtype);
+  Tensor t = empty_weights(shape, dtype);
   switch (dtype) {
     case DType::f32: copy_field<float>(proto.float_data(), t, n, context, "float_data"); break;
     case DType::f64: copy_field<double>(proto.double_data(), t, n, context, "double_data"); break;
@@ -191,13 +218,27 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
 }  // namespace detail
 
 Tensor read_tensor_proto(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidArgument(str("[onnx] cannot open '", path, "'"));
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::unique_ptr<detail::ByteSource> source;
+  try {
+    source = std::make_unique<detail::ByteSource>(path);
+  } catch (const InvalidModel&) {
+    throw InvalidArgument(str("[onnx] cannot open '", path, "'"));
+  }
+  // As for a model: raw_data is read once, into the tensor (onnx_source.hpp).
+  std::optional<detail::StrippedMessage> stripped = detail::strip_tensor_raw_data(*source);
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes))
-    throw InvalidArgument(str("[onnx] '", path, "' is not a serialized TensorProto"));
-  return detail::tensor_from_proto(proto, fs::path(path).parent_path().string(), path);
+  bool parsed = false;
+  if (stripped) {
+    parsed = proto.ParseFromString(stripped->bytes);
+  } else {
+    std::string bytes(source->size(), '\0');
+    source->read(0, bytes.data(), bytes.size());
+    parsed = proto.ParseFromString(bytes);
+  }
+  if (!parsed) throw InvalidArgument(str("[onnx] '", path, "' is not a serialized TensorProto"));
+  const std::optional<detail::RawData>* raw = stripped ? &stripped->raw.at(0) : nullptr;
+  return detail::tensor_from_proto(proto, fs::path(path).parent_path().string(), path,
+                                   raw && *raw ? &**raw : nullptr);
 }
 
 }  // namespace porta

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "porta/tensor.hpp"
+#include "runtime/onnx_source.hpp"
 
 namespace onnx {
 class TensorProto;
@@ -16,8 +17,10 @@ DType dtype_from_onnx(int onnx_type, const std::string& context);
 /// ONNX data type number of a porta dtype.
 int onnx_from_dtype(DType t);
 /// Converts a TensorProto (inline or external data). `base_dir` is the model's folder
-/// ("" refuses external data). Throws InvalidModel saying what is wrong.
+/// ("" refuses external data). `raw`, when given, is the proto's raw_data left in its source
+/// (strip_model_raw_data): read from there straight into the tensor. Throws InvalidModel
+/// saying what is wrong.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
-                         const std::string& context);
+                         const std::string& context, const RawData* raw = nullptr);
 
 }  // namespace porta::detail

@@ -3,10 +3,13 @@
 // nothing produces are rejected, unknown ops are listed. Each case must give InvalidModel or
 // Unsupported with a message that says what is wrong — never a crash or a read outside.
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/graph.hpp"
+#include "runtime/onnx_source.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
@@ -163,6 +166,156 @@ TEST(UntrustedModel, HugeDeclaredShapeIsRefusedBeforeAllocating) {
   bytes = m.SerializeAsString();
   std::string msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), bytes.size()); });
   EXPECT_NE(msg.find("raw_data holds 4 bytes"), std::string::npos) << msg;
+}
+
+// The bytes of a tag and a length-delimited field, as protobuf writes them.
+std::string varint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s.push_back(static_cast<char>(v | 0x80));
+  s.push_back(static_cast<char>(v));
+  return s;
+}
+std::string field(int number, const std::string& payload) {
+  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
+}
+
+std::vector<double> constant_values(const Model& m, const std::string& name) {
+  const Graph& g = m.graph();
+  return g.values.at(g.find(name)).constant.to_doubles();
+}
+
+// Import reads each initializer's raw_data once, from the file or the caller's bytes, straight
+// into its tensor (runtime/onnx_source.hpp); what the tensors hold must be what protobuf's
+// reading of the same bytes says, however the message is laid out.
+TEST(UntrustedModel, InitializersReadFromFileAndMemoryAlike) {
+  onnx::TensorProto* w;
+  auto m = add_weight_model(&w);
+  w->set_raw_data(floats({1, 2, 3, 4}));
+  auto* typed = m.mutable_graph()->add_initializer();  // typed field, no raw_data
+  typed->set_name("typed");
+  typed->set_data_type(onnx::TensorProto::FLOAT);
+  typed->add_dims(2);
+  typed->add_float_data(5);
+  typed->add_float_data(6);
+  auto* flags = m.mutable_graph()->add_initializer();  // bool bytes other than 0 and 1
+  flags->set_name("flags");
+  flags->set_data_type(onnx::TensorProto::BOOL);
+  flags->add_dims(3);
+  flags->set_raw_data(std::string("\x00\x07\x01", 3));
+  std::string bytes = m.SerializeAsString();
+  // A second graph field merges into the first (its initializers follow), and a raw_data given
+  // twice in one tensor counts once, the last: protobuf's rules for repeated and singular fields.
+  onnx::TensorProto twice;
+  twice.set_name("twice");
+  twice.set_data_type(onnx::TensorProto::FLOAT);
+  twice.add_dims(1);
+  twice.set_raw_data(floats({7}));
+  std::string tensor = twice.SerializeAsString() + field(9, floats({8}));
+  bytes += field(7, field(5, tensor));
+  // An unknown length-delimited field in every message the scan takes apart.
+  bytes += field(1000, "model");
+
+  detail::ByteSource memory(bytes.data(), bytes.size());
+  std::optional<detail::StrippedMessage> stripped = detail::strip_model_raw_data(memory);
+  ASSERT_TRUE(stripped);  // the scan followed this layout: no weight went through protobuf
+  ASSERT_EQ(stripped->raw.size(), 4u);
+  EXPECT_FALSE(stripped->raw[1]);  // "typed" has no raw_data
+  EXPECT_EQ(stripped->raw[3]->size, 4u);
+  EXPECT_LT(stripped->bytes.size(), bytes.size() - 4 * 4);
+
+  ModelDir d("layout");
+  d.write("model.onnx", bytes);
+  for (const Model& model : {Model::load(d.path("model.onnx").string()), Model::from_bytes(bytes.data(), bytes.size())}) {
+    EXPECT_EQ(constant_values(model, "w"), (std::vector<double>{1, 2, 3, 4}));
+    EXPECT_EQ(constant_values(model, "typed"), (std::vector<double>{5, 6}));
+    EXPECT_EQ(constant_values(model, "flags"), (std::vector<double>{0, 1, 1}));
+    EXPECT_EQ(constant_values(model, "twice"), (std::vector<double>{8}));
+    auto out = Session(model).run({{"x", Tensor::from_values({1, 1, 1, 1}, {4}, DType::f32)}});
+    EXPECT_EQ(out[0].to_doubles(), (std::vector<double>{2, 3, 4, 5}));
+  }
+  onnx::ModelProto reference;
+  ASSERT_TRUE(reference.ParseFromString(bytes));
+  EXPECT_EQ(reference.graph().initializer_size(), 4);
+  EXPECT_EQ(reference.graph().initializer(3).raw_data(), floats({8}));
+}
+
+// Bytes the scan does not follow (here a group, wire type 3, in the graph) go to protobuf whole,
+// which reads the model as before.
+TEST(UntrustedModel, GroupFieldsLoadThroughProtobuf) {
+  onnx::TensorProto* w;
+  auto m = add_weight_model(&w);
+  w->set_raw_data(floats({1, 2, 3, 4}));
+  std::string group = varint(1000 << 3 | 3) + varint(1 << 3 | 0) + varint(5) + varint(1000 << 3 | 4);
+  std::string bytes = m.SerializeAsString() + field(7, group);
+  detail::ByteSource memory(bytes.data(), bytes.size());
+  EXPECT_FALSE(detail::strip_model_raw_data(memory));
+  ModelDir d("group");
+  d.write("model.onnx", bytes);
+  Model model = Model::load(d.path("model.onnx").string());
+  EXPECT_EQ(constant_values(model, "w"), (std::vector<double>{1, 2, 3, 4}));
+}
+
+// A file cut anywhere (inside a weight's bytes, inside a field's header) is refused with the
+// message of a truncated model, naming the file.
+TEST(UntrustedModel, TruncatedInitializerIsRefused) {
+  onnx::TensorProto* w;
+  auto m = add_weight_model(&w);
+  w->clear_dims();
+  w->add_dims(1024);
+  w->set_raw_data(floats(std::vector<float>(1024, 1.5f)));
+  // The initializer is the graph's last field: cut inside its raw_data, and at every byte of the
+  // 12 before the weight's bytes (field headers).
+  std::string bytes = m.SerializeAsString();
+  size_t raw_start = bytes.find(floats(std::vector<float>(1024, 1.5f)));
+  ASSERT_NE(raw_start, std::string::npos);
+  ModelDir d("truncated");
+  std::vector<size_t> cuts = {raw_start + 2048, bytes.size() - 1};
+  for (size_t k = raw_start - 12; k <= raw_start; ++k) cuts.push_back(k);
+  for (size_t cut : cuts) {
+    d.write("model.onnx", bytes.substr(0, cut));
+    std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+    EXPECT_NE(msg.find("truncated or not ONNX"), std::string::npos) << "cut at " << cut << ": " << msg;
+    EXPECT_NE(msg.find("model.onnx"), std::string::npos) << msg;
+    msg = error_message<InvalidModel>([&] { Model::from_bytes(bytes.data(), cut); });
+    EXPECT_NE(msg.find("truncated or not ONNX"), std::string::npos) << "cut at " << cut << ": " << msg;
+  }
+}
+
+// A file that shrinks after it was opened (bytes its size promised are gone when they are read)
+// gives an error, not a crash: the file is read with pread, never mapped.
+TEST(UntrustedModel, FileShorterThanWhenOpenedIsAnError) {
+  ModelDir d("shrinks");
+  d.write("data.bin", std::string(100, 'x'));
+  detail::ByteSource source(d.path("data.bin").string());
+  ASSERT_EQ(source.size(), 100u);
+  fs::resize_file(d.path("data.bin"), 50);
+  char buffer[20];
+  source.read(20, buffer, 20);
+  std::string msg = error_message<InvalidModel>([&] { source.read(40, buffer, 20); });
+  EXPECT_NE(msg.find("became shorter"), std::string::npos) << msg;
+  msg = error_message<InvalidModel>([&] { source.read(90, buffer, 20); });
+  EXPECT_NE(msg.find("past the end"), std::string::npos) << msg;
+}
+
+// A FIFO (or a device) named as the model is refused without blocking on it.
+TEST(UntrustedModel, NonRegularFileIsRefused) {
+  ModelDir d("fifo");
+  ASSERT_EQ(mkfifo(d.path("model.onnx").c_str(), 0600), 0);
+  std::string msg = error_message<InvalidModel>([&] { Model::load(d.path("model.onnx").string()); });
+  EXPECT_NE(msg.find("not a regular file"), std::string::npos) << msg;
+}
+
+TEST(UntrustedModel, TensorProtoFileReadsRawData) {
+  ModelDir d("tensor_proto");
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(3);
+  t.set_raw_data(floats({1, 2, 3}));
+  d.write("t.pb", t.SerializeAsString());
+  EXPECT_EQ(read_tensor_proto(d.path("t.pb").string()).to_doubles(), (std::vector<double>{1, 2, 3}));
+  d.write("t.pb", t.SerializeAsString().substr(0, 10));
+  std::string msg = error_message<InvalidArgument>([&] { read_tensor_proto(d.path("t.pb").string()); });
+  EXPECT_NE(msg.find("not a serialized TensorProto"), std::string::npos) << msg;
 }
 
 TEST(UntrustedModel, CycleIsRejected) {
