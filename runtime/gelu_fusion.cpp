@@ -10,7 +10,6 @@
 #include <numbers>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "porta/dispatch.hpp"
@@ -43,12 +42,8 @@ int other_operand(const Node& n, int v) {
 
 // The dtype of a scalar constant (initializer or Constant node): x's, in Div(x, c) or Mul(x, c).
 DType constant_dtype(const Graph& g, int v) {
-  const Value& value = g.values[v];
-  if (value.constant.defined()) return value.constant.dtype();
-  const Node& n = g.nodes[value.producer];  // a Constant node (constant_scalar accepted it)
-  if (n.attrs.has("value") && std::holds_alternative<Tensor>(*n.attrs.find("value")))
-    return n.attrs.get_tensor("value").dtype();
-  return DType::f32;  // value_float
+  const Tensor* t = constant_tensor(g, v);
+  return t ? t->dtype() : DType::f32;  // else a Constant node's value_float
 }
 
 struct GeluMatch {

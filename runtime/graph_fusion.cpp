@@ -114,16 +114,24 @@ bool has_activation_attrs(const OpSchema& op) {
 
 }  // namespace
 
+const Node* constant_node(const Graph& g, int v) {
+  if (v < 0 || g.values[v].constant.defined() || g.values[v].producer < 0) return nullptr;
+  const Node& n = g.nodes[g.values[v].producer];
+  return n.op->name == "Constant" && n.op->domain.empty() ? &n : nullptr;
+}
+
+const Tensor* constant_tensor(const Graph& g, int v) {
+  if (v < 0) return nullptr;
+  if (g.values[v].constant.defined()) return &g.values[v].constant;
+  const Node* n = constant_node(g, v);
+  if (n && n->attrs.has("value") && std::holds_alternative<Tensor>(*n->attrs.find("value")))
+    return &n->attrs.get_tensor("value");
+  return nullptr;
+}
+
 std::optional<double> constant_scalar(const Graph& g, int v) {
-  if (v < 0) return std::nullopt;
-  const Value& value = g.values[v];
-  const Tensor* t = value.constant.defined() ? &value.constant : nullptr;
-  if (!t && value.producer >= 0) {
-    const Node& n = g.nodes[value.producer];
-    if (n.op->name != "Constant" || !n.op->domain.empty()) return std::nullopt;
-    if (n.attrs.has("value_float")) return n.attrs.get_float("value_float");
-    if (n.attrs.has("value") && std::holds_alternative<Tensor>(*n.attrs.find("value"))) t = &n.attrs.get_tensor("value");
-  }
+  if (const Node* n = constant_node(g, v); n && n->attrs.has("value_float")) return n->attrs.get_float("value_float");
+  const Tensor* t = constant_tensor(g, v);
   if (!t || t->numel() != 1 || !dtype_in(kFloats, t->dtype())) return std::nullopt;
   return t->to_doubles().at(0);
 }

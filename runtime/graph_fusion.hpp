@@ -11,6 +11,10 @@ namespace porta::detail {
 /// The single value of a constant scalar (an initializer, or a Constant node's value or
 /// value_float), if `v` is one.
 std::optional<double> constant_scalar(const Graph& g, int v);
+/// The Constant node (ONNX domain) producing `v`, or nullptr (also for an initializer).
+const Node* constant_node(const Graph& g, int v);
+/// The tensor of a constant value: an initializer, or a Constant node's `value`; else nullptr.
+const Tensor* constant_tensor(const Graph& g, int v);
 
 /// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
 /// chain between kernels declaring one (runtime/plan_layouts.cpp), are off.

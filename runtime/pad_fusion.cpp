@@ -5,7 +5,6 @@
 #include <cmath>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "runtime/graph_fusion.hpp"
@@ -16,15 +15,8 @@ namespace {
 // The integers of a constant 1-D i64/i32 value (an initializer, or a Constant node's value or
 // value_ints), if `v` is one.
 std::optional<std::vector<int64_t>> constant_ints(const Graph& g, int v) {
-  if (v < 0) return std::nullopt;
-  const Value& value = g.values[v];
-  const Tensor* t = value.constant.defined() ? &value.constant : nullptr;
-  if (!t && value.producer >= 0) {
-    const Node& n = g.nodes[value.producer];
-    if (n.op->name != "Constant" || !n.op->domain.empty()) return std::nullopt;
-    if (n.attrs.has("value_ints")) return n.attrs.get_ints("value_ints");
-    if (n.attrs.has("value") && std::holds_alternative<Tensor>(*n.attrs.find("value"))) t = &n.attrs.get_tensor("value");
-  }
+  if (const Node* n = constant_node(g, v); n && n->attrs.has("value_ints")) return n->attrs.get_ints("value_ints");
+  const Tensor* t = constant_tensor(g, v);
   if (!t || t->rank() != 1 || (t->dtype() != DType::i64 && t->dtype() != DType::i32)) return std::nullopt;
   std::vector<int64_t> out;
   for (double d : t->to_doubles()) out.push_back(static_cast<int64_t>(d));

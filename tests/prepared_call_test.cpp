@@ -7,16 +7,14 @@
 #define ONNX_NAMESPACE onnx
 #include <onnx/onnx_pb.h>
 
+#include "tests/onnx_graph_builder.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
 namespace {
 
 void declare(onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
-  v->set_name(name);
-  onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  OnnxGraph::declare(v, name, dims);  // tests/onnx_graph_builder.hpp
 }
 
 void initializer(onnx::GraphProto* g, const std::string& name, const Tensor& value) {

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "tests/onnx_graph_builder.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
@@ -16,10 +17,7 @@ struct ReferenceGraph::Proto {
 namespace {
 
 void declare(onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
-  v->set_name(name);
-  onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  OnnxGraph::declare(v, name, dims);  // tests/onnx_graph_builder.hpp
 }
 
 void fill(onnx::TensorProto* t, const Tensor& value) {
