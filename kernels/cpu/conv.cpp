@@ -97,7 +97,11 @@ bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::Wi
 // weight-bound convs faster than its channels-last brgconv (resnext50's layer4 1x1 convs over
 // 2x2 pixels: ~450 vs ~510 us each; model minimum of 4 alternating runs at one thread:
 // resnet18 5.90 -> 5.46 ms, mobilenet_v2 1.41 -> 1.23 ms, with CI sharing the machine).
-bool small_blocked(const Shape& x, const Shape& y, int64_t group) {
+// Undilated only: deeplabv3's dilated ASPP convs over 2x2 pixels fell to oneDNN's reference
+// loop in the blocked layout (534 ms for the model against 4 ms).
+bool small_blocked(const Shape& x, const Shape& y, int64_t group, const opdef::WindowGeometry& g) {
+  for (int64_t d : g.dilations)
+    if (d != 1) return false;
   return group == 1 && y.size() >= 3 && shape_numel(y) / std::max<int64_t>(1, y[0] * y[1]) <= 16 &&
          channel_blocked_tag(x) != dnnl::memory::format_tag::undef &&
          channel_blocked_tag(y) != dnnl::memory::format_tag::undef;
@@ -160,7 +164,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     auto f32 = dnnl::memory::data_type::f32;
     bool wino_candidate = !transposed && any && use_winograd(x.shape(), w.shape(), group, g);
     bool channels_last = !transposed && !wino_candidate && (layout.input(0) || layout.output) &&
-                         !small_blocked(x.shape(), y_shape, group);
+                         !small_blocked(x.shape(), y_shape, group, g);
     auto src_tag = transposed ? tag : channels_last ? channels_last_tag(x.shape()) : activation_tag(x.shape(), group);
     auto dst_tag = transposed ? tag : channels_last ? channels_last_tag(y_shape) : activation_tag(y_shape, group);
     auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
