@@ -415,6 +415,10 @@ PORTA_REGISTER_OP(Resize) {
     c.push_back({"empty_batch", {in({0, 3, 4, 4}), none, f32s({1, 1, 2, 2})}, attrs("linear", "half_pixel"), kF32});
     c.push_back({"to_empty_axis", {in({1, 1, 4, 5}), none, f32s({1, 1, 0.2, 1})}, attrs("linear", "half_pixel"), kF32});
     c.push_back({"empty_sizes", {in({2, 0, 3}), none, none, i64s({2, 0, 5})}, attrs("nearest", "half_pixel"), kF32});
+    // A segmentation head's upsampling to the image (lraspp, deeplabv3, fcn): many planes,
+    // 8x along both image axes.
+    c.push_back({"linear_segmentation_upsample8", {in({1, 21, 8, 8}), none, none, i64s({1, 21, 64, 64})},
+                 attrs("linear", "half_pixel"), kF32});
     // More than 65536 output elements (grids over x and y on vulkan).
     c.push_back({"large_bilinear", {in({1, 3, 100, 120}), none, f32s({1, 1, 2, 2})},
                  attrs("linear", "pytorch_half_pixel"), kF32 | kF16});
