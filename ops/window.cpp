@@ -133,4 +133,31 @@ WindowGeometry transposed_geometry(std::string_view op, const Shape& x, const st
   return g;
 }
 
+std::optional<TapRange> input_taps(const WindowGeometry& g) {
+  TapRange r;
+  bool cut = false;
+  for (size_t i = 0; i < g.spatial(); ++i) {
+    const int64_t s = g.strides[i], d = g.dilations[i], taps = g.kernel[i];
+    int64_t first = -1, last = -1;
+    for (int64_t k = 0; k < taps; ++k) {
+      // Output o reads input o*s - pad_begin + k*d: inside [0, in) for o in [o_lo, o_hi].
+      const int64_t shift = g.pad_begin[i] - k * d;
+      const int64_t top = g.in[i] - 1 + shift;
+      if (top < 0) continue;
+      const int64_t o_lo = shift <= 0 ? 0 : (shift + s - 1) / s;
+      const int64_t o_hi = std::min(g.out[i] - 1, top / s);
+      if (o_lo > o_hi) continue;
+      if (first < 0) first = k;
+      last = k;
+    }
+    if (first < 0) return std::nullopt;
+    if (g.pad_begin[i] - first * d < 0 || g.pad_end[i] - (taps - 1 - last) * d < 0) return std::nullopt;
+    cut |= first > 0 || last < taps - 1;
+    r.first.push_back(first);
+    r.last.push_back(last);
+  }
+  if (!cut) return std::nullopt;
+  return r;
+}
+
 }  // namespace porta::opdef

@@ -2,6 +2,7 @@
 // reading kernel_shape / strides / dilations / pads / auto_pad, checking their lengths, and
 // the output size. Shared by the op definitions and their kernels so both agree exactly.
 #pragma once
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -34,5 +35,18 @@ WindowGeometry transposed_geometry(std::string_view op, const Shape& x, const st
 /// that is non-empty), else `from_weight`. ShapeError on a length or value mismatch.
 std::vector<int64_t> kernel_shape(std::string_view op, const Attributes& attrs, size_t spatial,
                                   const std::vector<int64_t>& from_weight);
+
+/// The kernel taps that read the input (not only padding) somewhere: per spatial axis, the
+/// first and last such tap. A conv over a map smaller than its kernel's reach (a 3x3 conv over
+/// a 1x1 map with pads 1 reads only its centre tap; a 1x7 conv over a 2-wide map 3 of its 7
+/// columns) equals the conv with the taps outside [first, last] cut off and each pad reduced by
+/// the cut taps times the dilation. Taps between first and last stay even when no output reads
+/// them (a stride above the dilation can leave gaps), so the result is a plain conv.
+/// Nothing when no tap can be cut, when some axis has no tap reading the input at all, or when
+/// a cut would need a negative pad.
+struct TapRange {
+  std::vector<int64_t> first, last;
+};
+std::optional<TapRange> input_taps(const WindowGeometry& g);
 
 }  // namespace porta::opdef

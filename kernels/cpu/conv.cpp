@@ -235,6 +235,11 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
 
 bool weights_constant(const KernelContext& ctx) { return ctx.is_constant_input(1); }
 
+// A conv whose weights are a session constant runs without the kernel taps that read only
+// padding (opdef::input_taps): weights sliced once (cached on their storage), pads reduced by
+// what was cut, so it stops streaming weights that multiply zeros. inception_v3 at 64x64 has
+// 3x3 convs with 448x384 channels over 1x1 maps: 676 us each for 6.2 MB of weights, of which
+// the centre tap's ninth matters.
 void conv_cpu(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
@@ -254,10 +259,29 @@ void conv_cpu(KernelContext& ctx) {
     return pc->run(x.raw_data(), y.raw_data());
   Shape k(w.shape().begin() + 2, w.shape().end());
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
-  run_window<dnnl::convolution_forward>("Conv", x, w, bias, y.raw_data(), y.shape(),
-                                         ctx.attrs->get_int("group"), g, g.pad_end, false, weights_constant(ctx),
-                                         ctx.attrs,
+  const bool constant = weights_constant(ctx);
+  std::optional<opdef::TapRange> crop = constant ? opdef::input_taps(g) : std::nullopt;
+  std::shared_ptr<const Tensor> cut_w;
+  if (crop) {
+    std::string what = "conv-taps";
+    for (size_t i = 0; i < g.spatial(); ++i) what += str("|", crop->first[i], ":", crop->last[i]);
+    cut_w = std::static_pointer_cast<const Tensor>(cached_derived(w, what, [&] {
+      Tensor view = w;
+      for (size_t i = 0; i < g.spatial(); ++i)
+        view = view.slice(static_cast<int>(i + 2), crop->first[i], crop->last[i] + 1);
+      return std::static_pointer_cast<const void>(std::make_shared<const Tensor>(view.contiguous()));
+    }));
+    for (size_t i = 0; i < g.spatial(); ++i) {
+      g.pad_begin[i] -= crop->first[i] * g.dilations[i];
+      g.pad_end[i] -= (g.kernel[i] - 1 - crop->last[i]) * g.dilations[i];
+      g.kernel[i] = crop->last[i] - crop->first[i] + 1;
+    }
+  }
+  run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(),
+                                         ctx.attrs->get_int("group"), g, g.pad_end, false, constant, ctx.attrs,
                                          activation_layout(*ctx.attrs), &ctx.state);
+  // The prepared call recognises the step by the weights it is given, not their cut copy.
+  if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); cut_w && pc) pc->weights = w.raw_data();
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {
