@@ -54,6 +54,11 @@ PORTA_REGISTER_OP(Pad) {
     c.push_back({"crop", {in({4, 6}), v({-1, 2, 0, -3})}, {}, kF32});
     c.push_back({"reflect", {in({4, 5}), v({3, 1, 2, 4})}, reflect, kF32 | kI32 | kBF16});
     c.push_back({"edge", {in({3, 2, 4}), v({2, 0, 1, 1, 3, 5})}, edge, kF32 | kU8 | kBool});
+    // Swin's window padding of a channels-last map (only H and W padded, at the end); reflect
+    // and edge on outer axes with the innermost axis untouched (block copies of input rows).
+    c.push_back({"window_pad_channels_last", {in({1, 5, 6, 8}), v({0, 0, 0, 0, 0, 2, 1, 0})}, {}, kF32 | kF16});
+    c.push_back({"reflect_outer_axes", {in({3, 4, 5}), v({1, 2, 0, 1, 1, 0})}, reflect, kF32});
+    c.push_back({"edge_outer_axes_crop_inner", {in({2, 3, 6}), v({1, 1, -2, 0, 2, -1})}, edge, kF32});
     c.push_back({"reflect_1d", {in({7}), v({6, 6})}, reflect, kF32});
     c.push_back({"edge_size1", {in({1, 1}), v({2, 3, 1, 0})}, edge, kF32});
     c.push_back({"empty_input", {in({0, 3}), v({1, 1, 2, 0}), in({}, 1, 3)}, {}, kF32});

@@ -1,7 +1,7 @@
 // Pad on cpu: per axis, a table of the input index each output index reads (-1: the
 // constant); rows whose outer indices all hit the input copy their inner run through the
-// innermost table, other rows are filled with the constant. Works on raw element bytes, so
-// every dtype shares one path.
+// innermost table (one block copy where that table is a single run of the input), other rows
+// are filled with the constant. Works on raw element bytes, so every dtype shares one path.
 #include <cstring>
 
 #include "kernels/cpu/cpu_common.hpp"
@@ -22,6 +22,15 @@ void pad_typed(const E* src, E* dst, const Shape& in, const Shape& out,
   int64_t inner = out[r - 1], rows = 1;
   for (int i = 0; i + 1 < r; ++i) rows *= out[i];
   const std::vector<int64_t>& inner_map = map[r - 1];
+  // The innermost table as [value x head][input run of `run` elements from `run_src`][value x
+  // tail] (every table of constant mode, and reflect/edge tables without padding on this axis):
+  // rows then copy one block instead of walking the table per element.
+  int64_t head = 0, run = 0, run_src = 0;
+  while (head < inner && inner_map[head] < 0) ++head;
+  if (head < inner) run_src = inner_map[head];
+  while (head + run < inner && inner_map[head + run] == run_src + run) ++run;
+  bool block = true;
+  for (int64_t o = head + run; o < inner && block; ++o) block = inner_map[o] < 0;
   parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       E* d = dst + row * inner;
@@ -39,6 +48,12 @@ void pad_typed(const E* src, E* dst, const Shape& in, const Shape& out,
         continue;
       }
       const E* s = src + src_off;
+      if (block) {
+        std::fill(d, d + head, value);
+        if (run > 0) std::memcpy(d + head, s + run_src, static_cast<size_t>(run) * sizeof(E));
+        std::fill(d + head + run, d + inner, value);
+        continue;
+      }
       for (int64_t o = 0; o < inner; ++o) d[o] = inner_map[o] >= 0 ? s[inner_map[o]] : value;
     }
   });
