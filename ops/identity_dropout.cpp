@@ -1,4 +1,5 @@
-// Identity (any dtype) and Dropout in inference: output = input, optional mask all true.
+// Identity (any dtype) and Dropout in inference: output = input, optional mask all true. In a
+// session both are views of their input (alias_input0) when only the output is read.
 // Dropout must be the identity (ops/dropout_util.hpp): training_mode = true is accepted only
 // with ratio 0, refused at inference when the values are known and otherwise by the kernel.
 #include "ops/dropout_util.hpp"
@@ -12,6 +13,7 @@ PORTA_REGISTER_OP(Identity) {
   s.inputs = {"input"};
   s.outputs = {"output"};
   s.infer = infer_same_as_input0;
+  s.alias_input0 = true;
   s.reference = [](KernelContext& ctx) { ctx.out(0).copy_(ctx.in(0)); };
   s.cases = [] {
     std::vector<OpCase> c;
@@ -55,6 +57,7 @@ PORTA_REGISTER_OP(Dropout) {
     ctx.set_output(0, ctx.shape(0), ctx.dtype(0));
     ctx.set_output(1, ctx.shape(0), DType::boolean);
   };
+  s.alias_input0 = true;  // in a session, a view when the mask is unread and the mode known
   s.reference = [](KernelContext& ctx) {
     ctx.out(0).copy_(ctx.in(0));
     if (ctx.outputs.size() > 1 && ctx.out(1).defined()) {

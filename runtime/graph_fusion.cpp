@@ -238,6 +238,27 @@ std::optional<ActivationFusion> fusable_activation(const Graph& g, size_t produc
 
 }  // namespace
 
+std::shared_ptr<const Graph> drop_unread_outputs(const std::shared_ptr<const Graph>& graph, bool enabled) {
+  if (!graph || !enabled || !fusion_enabled()) return graph;
+  const Graph& g = *graph;
+  std::vector<int> consumers = consumer_counts(g);
+  for (int v : g.outputs) ++consumers[v];
+  auto unread = [&](const Node& n, size_t i) {
+    return i < n.op->outputs.size() && !n.op->outputs[i].empty() && n.op->outputs[i].back() == '?' &&
+           n.outputs[i] >= 0 && consumers[n.outputs[i]] == 0;
+  };
+  std::shared_ptr<Graph> out;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (size_t i = 0; i < g.nodes[k].outputs.size(); ++i) {
+      if (!unread(g.nodes[k], i)) continue;
+      if (!out) out = std::make_shared<Graph>(g);
+      Value& v = out->values[out->nodes[k].outputs[i]];
+      v.producer = -1;  // orphaned, like the values other rewrites leave behind
+      out->nodes[k].outputs[i] = -1;
+    }
+  return out ? out : graph;
+}
+
 std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>& graph, Device device,
                                               bool enabled) {
   if (!graph || !enabled || !fusion_enabled()) return graph;

@@ -29,6 +29,14 @@ void drop_nodes(Graph& g, const std::vector<bool>& drop);
 /// already marked reads and that are no graph output (a fused Clip's bounds, a folded Pad's pads).
 void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, std::vector<bool>& drop);
 
+/// Marks absent (-1) every optional output (the schema's name ends in '?') that no node reads
+/// and that is no graph output, so kernels skip it and an op that aliases its input (Identity,
+/// Dropout: OpSchema::alias_input0) becomes a view when only its output 0 is read. PyTorch
+/// exports every Dropout with its mask output named and unread (swin_t: 24 of them, each a
+/// copy of its input). Sessions that keep every intermediate value pass `enabled` = false.
+/// Returns `graph` itself when no output is dropped. PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> drop_unread_outputs(const std::shared_ptr<const Graph>& graph, bool enabled);
+
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:
 /// W'[m] = W[m] * a[m], B'[m] = (B[m] - mean[m]) * a[m] + shift[m], a = scale / sqrt(var + eps),
 /// computed in float64 and stored as f32. Applies only when the Conv's weights (and bias) and

@@ -32,7 +32,8 @@ struct Session::Impl {
       : model(std::move(m)),
         options(o),
         graph(detail::fuse_activations(
-            detail::fuse_gelu(detail::fold_pads(detail::fold_conv_batch_norm(model.graph_ptr()), !o.keep_values),
+            detail::fuse_gelu(detail::fold_pads(detail::fold_conv_batch_norm(detail::drop_unread_outputs(model.graph_ptr(), !o.keep_values)),
+                                                  !o.keep_values),
                               o.device, !o.keep_values),
             o.device, !o.keep_values)),
         value_inputs(detail::shape_deciding_inputs(*graph)) {}

@@ -267,8 +267,13 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
     cv.dtype = out_infos[i].dtype;
   }
 
-  // Reshape-like ops view their input's memory: no kernel, no copy.
-  if (op.alias_input0 && !outs.empty() && outs[0] >= 0 && ins.at(0) >= 0) {
+  // Reshape-like ops (and Identity, inference Dropout) view their input's memory: no kernel,
+  // no copy. Only when output 0 is their one output in use (drop_unread_outputs) and every
+  // other input present is known now (its checks, e.g. Dropout's training_mode, are done).
+  bool view_only = true;
+  for (size_t i = 1; i < outs.size(); ++i) view_only &= outs[i] < 0;
+  for (size_t i = 1; i < ins.size(); ++i) view_only &= ins[i] < 0 || infos[i].value != nullptr;
+  if (op.alias_input0 && view_only && !outs.empty() && outs[0] >= 0 && ins.at(0) >= 0) {
     CValue& src = values_.at(ins[0]);
     CValue& dst = values_.at(outs[0]);
     if (src.home >= 0 && dst.dtype == src.dtype && shape_numel(dst.shape) == shape_numel(src.shape)) {

@@ -29,8 +29,11 @@ void fill(onnx::TensorProto* t, const Tensor& value) {
   } else if (value.dtype() == DType::f32) {
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (double x : v) t->add_float_data(static_cast<float>(x));
+  } else if (value.dtype() == DType::boolean) {
+    t->set_data_type(onnx::TensorProto::BOOL);
+    for (double x : v) t->add_int32_data(x != 0.0);
   } else {
-    ADD_FAILURE() << "ReferenceGraph takes f32 and i64 tensors, got " << dtype_name(value.dtype());
+    ADD_FAILURE() << "ReferenceGraph takes f32, i64 and bool tensors, got " << dtype_name(value.dtype());
   }
 }
 
@@ -75,6 +78,12 @@ void ReferenceGraph::constant(const std::string& name, const Tensor& value) {
 
 const Tensor& ReferenceGraph::node(const std::string& op, const std::vector<std::string>& inputs,
                                    const std::string& output, const Attributes& attrs) {
+  node(op, inputs, std::vector<std::string>{output}, attrs);
+  return refs_[output];
+}
+
+void ReferenceGraph::node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const Attributes& attrs) {
   onnx::NodeProto* n = proto_->model.mutable_graph()->add_node();
   n->set_op_type(op);
   n->set_name(str(op, "_", counter_++));
@@ -83,7 +92,7 @@ const Tensor& ReferenceGraph::node(const std::string& op, const std::vector<std:
     n->add_input(i);
     in.push_back(i.empty() ? Tensor() : refs_.at(i));
   }
-  n->add_output(output);
+  for (const std::string& o : outputs) n->add_output(o);
   for (const auto& [name, value] : attrs.items()) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);
@@ -103,8 +112,9 @@ const Tensor& ReferenceGraph::node(const std::string& op, const std::vector<std:
       ADD_FAILURE() << "ReferenceGraph: attribute " << name << " is not an Int, Float, String or Ints";
     }
   }
-  refs_[output] = reference_op(op, in, attrs, 1).at(0);
-  return refs_[output];
+  std::vector<Tensor> refs = reference_op(op, in, attrs, static_cast<int>(outputs.size()));
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (!outputs[k].empty()) refs_[outputs[k]] = refs.at(k);
 }
 
 void ReferenceGraph::output(const std::string& name) {

@@ -20,14 +20,17 @@ class ReferenceGraph {
 
   /// A graph input fed `value` (f32).
   void input(const std::string& name, const Tensor& value);
-  /// An initializer (f32 or i64).
+  /// An initializer (f32, i64 or bool).
   void initializer(const std::string& name, const Tensor& value);
-  /// A Constant node whose `value` attribute is `value` (f32 or i64).
+  /// A Constant node whose `value` attribute is `value` (f32, i64 or bool).
   void constant(const std::string& name, const Tensor& value);
   /// A node of the ONNX domain writing `output`, with attributes of kinds Int, Float, String and
   /// Ints; "" names an absent optional input. Returns the output's reference (f64).
   const Tensor& node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output,
                      const Attributes& attrs = {});
+  /// The same with several outputs ("" names an absent optional output).
+  void node(const std::string& op, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+            const Attributes& attrs = {});
   /// Declares `name` a graph output.
   void output(const std::string& name);
 
