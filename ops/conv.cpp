@@ -11,6 +11,10 @@
 // backends' Conv kernels do not read them), so they have no conformance case here, which
 // every backend would run; the reference applies them, and tests/graph_fusion_test.cpp,
 // tests/activation_fusion_test.cpp and tests/fused_activation_test.cpp cover them.
+// The porta-internal optional input 3, `porta_residual` (shaped like Y, X's dtype), is added to
+// the convolution before the activation: Act(Conv(...) + residual). Graph fusion sets it for a
+// Conv whose output feeds one Add (ResNet's shortcut) where the kernels declare it
+// ("porta_residual" in KernelDef::fused_activations; tests/residual_fusion_test.cpp).
 #include "ops/common.hpp"
 #include "ops/fused_activation.hpp"
 #include "ops/window.hpp"
@@ -49,6 +53,7 @@ void conv_reference(KernelContext& ctx) {
   const double* b = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
   double* y = ctx.out(0).data<double>();
   const FusedActivation act = parse_fused_activation(*ctx.attrs);
+  const double* residual = ctx.has_input(3) ? ctx.in(3).data<double>() : nullptr;
   int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2], isize = g.in[0] * g.in[1] * g.in[2];
   for (int64_t in = 0; in < n; ++in)
     for (int64_t oc = 0; oc < m; ++oc)
@@ -69,7 +74,7 @@ void conv_reference(KernelContext& ctx) {
                     double wv = w[(oc * cg + ic) * ksize + (kd * g.kernel[1] + kh) * g.kernel[2] + kw];
                     acc += xv * wv;
                   }
-            *y++ = act(acc);
+            *y++ = act(residual ? acc + *residual++ : acc);
           }
 }
 
@@ -78,7 +83,7 @@ void conv_reference(KernelContext& ctx) {
 PORTA_REGISTER_OP(Conv) {
   OpSchema s;
   s.name = "Conv";
-  s.inputs = {"X", "W", "B?"};
+  s.inputs = {"X", "W", "B?", "porta_residual?"};
   s.outputs = {"Y"};
   s.attrs = {attr_string("auto_pad", "NOTSET"), attr_optional("dilations", AttrType::Ints),
              attr_int("group", 1), attr_optional("kernel_shape", AttrType::Ints),
@@ -96,6 +101,9 @@ PORTA_REGISTER_OP(Conv) {
                            "), got ", shape_str(ctx.shape(2))));
     Shape y{x[0], w[0]};
     y.insert(y.end(), g.out.begin(), g.out.end());
+    if (ctx.has_input(3) && ctx.shape(3) != y)
+      throw ShapeError(str("[Conv] porta_residual must have the output's shape ", shape_str(y), ", got ",
+                           shape_str(ctx.shape(3))));
     ctx.set_output(0, y, ctx.dtype(0));
   };
   s.reference = conv_reference;

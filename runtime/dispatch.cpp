@@ -5,6 +5,7 @@
 // cached per (op, device, dtype); a kernel's `supports` is asked per call.
 #include "porta/dispatch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <shared_mutex>
@@ -44,9 +45,43 @@ std::string backends_with(const OpSchema& op) {
   return out.empty() ? "none" : out;
 }
 
+// The porta-internal input a call carries that kernel `k` does not declare in
+// KernelDef::fused_activations (Conv's `porta_residual`, which graph fusion adds), or "".
+// A kernel that would ignore such an input must not take the call.
+std::string undeclared_internal_input(const KernelDef& k, const KernelContext& call) {
+  const std::vector<std::string>& names = call.op->inputs;
+  for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i) {
+    if (names[i].rfind("porta_", 0) != 0 || !call.inputs[i].defined()) continue;
+    std::string name = names[i].back() == '?' ? names[i].substr(0, names[i].size() - 1) : names[i];
+    if (std::find(k.fused_activations.begin(), k.fused_activations.end(), name) == k.fused_activations.end())
+      return name;
+  }
+  return "";
+}
+
+// The fused activation (`porta_activation`, set by graph fusion) a call asks for, or "".
+std::string fused_activation_of(const KernelContext& call) {
+  return call.attrs ? call.attrs->get_string("porta_activation", "") : std::string();
+}
+
+// Whether a call carries porta-internal operands some kernels may not take: a fused input or
+// a fused activation.
+bool carries_internal_input(const KernelContext& call) {
+  const std::vector<std::string>& names = call.op->inputs;
+  for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
+    if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
+  return !fused_activation_of(call).empty();
+}
+
 // Why a kernel does not take a call ("" when it does): only asked for a concrete call.
 std::string declines(const KernelDef& k, const KernelContext* call) {
-  return call && k.supports ? k.supports(*call) : std::string();
+  if (!call) return std::string();
+  if (std::string name = undeclared_internal_input(k, *call); !name.empty())
+    return str("does not take the fused input ", name);
+  if (std::string act = fused_activation_of(*call);
+      !act.empty() && std::find(k.fused_activations.begin(), k.fused_activations.end(), act) == k.fused_activations.end())
+    return str("does not apply the fused activation ", act);
+  return k.supports ? k.supports(*call) : std::string();
 }
 
 Resolution compute(const OpSchema& op, Device device, DType dtype,
@@ -142,7 +177,8 @@ const Resolution& resolve(const OpSchema& op, Device device, DType dtype) {
 Resolution resolve_call(const KernelContext& call, DType dtype) {
   const Resolution& r = resolve(*call.op, call.device, dtype);
   // Only kernels with a `supports` check can change the answer for a concrete call.
-  if ((r.path == Path::native || r.path == Path::fallback) && !r.kernel->supports) return r;
+  if ((r.path == Path::native || r.path == Path::fallback) && !r.kernel->supports && !carries_internal_input(call))
+    return r;
   if (r.path == Path::native || r.path == Path::fallback) return compute(*call.op, call.device, dtype, &call);
   return r;
 }

@@ -238,6 +238,82 @@ std::optional<ActivationFusion> fusable_activation(const Graph& g, size_t produc
 
 }  // namespace
 
+namespace {
+
+bool fully_known(const Value& v) {
+  if (!v.shape_known) return false;
+  for (int64_t d : v.shape)
+    if (d < 0) return false;
+  return true;
+}
+
+// The Add fusing into the Conv at `conv` as its residual: {add node, residual value}, or none.
+// Without `shapes`, only the structure and the kernels are checked.
+std::optional<std::pair<size_t, int>> residual_add(const Graph& g, size_t conv, Device device,
+                                                   const std::vector<int>& consumers, const std::vector<bool>& is_output,
+                                                   bool shapes = true) {
+  const Node& c = g.nodes[conv];
+  if (c.op->name != "Conv" || !c.op->domain.empty() || c.op->inputs.size() < 4 || c.inputs.size() > 3 ||
+      c.inputs.size() < 2 || c.outputs.size() != 1 || c.outputs[0] < 0)
+    return std::nullopt;
+  if (!c.attrs.get_string("porta_activation", "").empty()) return std::nullopt;
+  const int y = c.outputs[0];
+  if (is_output[y] || consumers[y] != 1 || (shapes && !fully_known(g.values[y]))) return std::nullopt;
+  size_t add = g.nodes.size();
+  for (size_t i = conv + 1; i < g.nodes.size() && add == g.nodes.size(); ++i)
+    if (std::find(g.nodes[i].inputs.begin(), g.nodes[i].inputs.end(), y) != g.nodes[i].inputs.end()) add = i;
+  if (add == g.nodes.size()) return std::nullopt;
+  const Node& a = g.nodes[add];
+  if (a.op->name != "Add" || !a.op->domain.empty() || a.inputs.size() != 2 || a.outputs.size() != 1 ||
+      a.outputs[0] < 0)
+    return std::nullopt;
+  const int r = a.inputs[0] == y ? a.inputs[1] : a.inputs[0];
+  if (r < 0 || r == y || (a.inputs[0] != y && a.inputs[1] != y)) return std::nullopt;
+  const Value &yv = g.values[y], &rv = g.values[r];
+  if (shapes && (!fully_known(rv) || rv.shape != yv.shape || rv.dtype != yv.dtype)) return std::nullopt;
+  if (!kernels_fuse(*c.op, shapes ? yv.dtype : DType::f32, device, "porta_residual")) return std::nullopt;
+  return std::make_pair(add, r);
+}
+
+}  // namespace
+
+bool residual_add_candidates(const Graph& g, Device device) {
+  std::vector<int> consumers = consumer_counts(g);
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (residual_add(g, k, device, consumers, is_output, false)) return true;
+  return false;
+}
+
+std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph>& graph, Device device,
+                                               bool enabled) {
+  if (!graph || !enabled || !fusion_enabled()) return graph;
+  const Graph& g = *graph;
+  std::vector<int> consumers = consumer_counts(g);
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  std::shared_ptr<Graph> out;
+  std::vector<bool> drop(g.nodes.size(), false), taken(g.nodes.size(), false);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    auto f = residual_add(g, k, device, consumers, is_output);
+    // An Add of two Conv outputs (ResNet's downsampling shortcut) takes the first Conv; the
+    // other then computes the residual.
+    if (!f || taken[f->first] || drop[f->first]) continue;
+    taken[f->first] = true;
+    if (!out) out = std::make_shared<Graph>(g);
+    Node fused = out->nodes[k];
+    fused.inputs.resize(4, -1);
+    fused.inputs[3] = f->second;
+    fused.outputs[0] = out->nodes[f->first].outputs[0];  // the Conv's own output is orphaned
+    out->nodes[f->first] = std::move(fused);  // in the Add's place: r is computed by then
+    drop[k] = true;
+  }
+  if (!out) return graph;
+  drop_nodes(*out, drop);
+  return out;
+}
+
 std::shared_ptr<const Graph> drop_unread_outputs(const std::shared_ptr<const Graph>& graph, bool enabled) {
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const Graph& g = *graph;

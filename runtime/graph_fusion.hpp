@@ -71,6 +71,26 @@ std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Gr
 /// folding off.
 std::shared_ptr<const Graph> fold_pads(const std::shared_ptr<const Graph>& graph, bool enabled);
 
+/// Fuses the Add that adds a Conv's output to another value (ResNet's shortcut) into that Conv,
+/// as its porta-internal input 3 `porta_residual` (ops/conv.cpp: Act(Conv + residual), so an
+/// activation after the Add fuses afterwards), when
+///  - the Conv (ONNX domain, no activation fused yet, at most 3 inputs) writes y, read by that
+///    Add alone (as either operand) and no graph output; the Add's other operand r is not y;
+///  - y and r have the same fully known shape (load-time inference; no broadcasting) and dtype;
+///  - every kernel that may run the Conv on `device` for its dtype declares "porta_residual"
+///    in KernelDef::fused_activations (the cpu's kernels too, as for activations).
+/// The fused Conv takes the Add's place in the node order (r may be computed after the Conv's
+/// inputs) and writes the Add's output. Returns `graph` itself when nothing fuses; sessions
+/// keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off. Shapes are those of
+/// Value::shape_known: sessions run it per plan on a graph annotated for the plan's input
+/// shapes (detail::annotate_shapes), so models with dynamic dimensions fuse too.
+std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph>& graph, Device device,
+                                               bool enabled);
+/// Whether `graph` has a Conv whose output feeds an Add alone and whose kernels on `device`
+/// take a residual: the structural part of fuse_residual_add's test, without shapes (sessions
+/// annotate shapes per plan only when this holds).
+bool residual_add_candidates(const Graph& graph, Device device);
+
 /// Fuses the activation that directly follows a node whose op has the attributes
 /// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv,
 /// BatchNormalization) into that node, by setting them (names and meaning in

@@ -17,6 +17,37 @@ namespace porta {
 
 using detail::Slot;
 
+namespace {
+
+// The inference-only graph rewrites (runtime/graph_fusion.hpp), in order: unread outputs go
+// first (they free views and fusions), BatchNormalization and Pad fold into their Conv, GELU
+// becomes one node, a shortcut Add fuses into its Conv, then activations into what precedes
+// them (after the Add, so Act(Conv + residual) is one node).
+std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const SessionOptions& o) {
+  const bool on = !o.keep_values;
+  g = detail::drop_unread_outputs(g, on);
+  g = detail::fold_conv_batch_norm(g);
+  g = detail::fold_pads(g, on);
+  g = detail::fuse_gelu(g, o.device, on);
+  return detail::fuse_activations(g, o.device, on);
+}
+
+// The rewrites that need every value's shape, for one plan's input shapes: a shortcut Add
+// fuses into its Conv (only where the shapes match), then the activation after it. Returns
+// `g` itself when nothing fuses.
+std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Graph>& g, const SessionOptions& o,
+                                                  const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
+  const bool on = !o.keep_values;
+  if (!on || !detail::fusion_enabled() || !detail::residual_add_candidates(*g, o.device)) return g;
+  auto annotated = std::make_shared<Graph>(*g);
+  detail::annotate_shapes(*annotated, shapes, values);
+  auto fused = detail::fuse_residual_add(annotated, o.device, on);
+  if (fused == annotated) return g;
+  return detail::fuse_activations(fused, o.device, on);
+}
+
+}  // namespace
+
 struct Session::Impl {
   Model model;
   SessionOptions options;
@@ -31,11 +62,7 @@ struct Session::Impl {
   Impl(Model m, SessionOptions o)
       : model(std::move(m)),
         options(o),
-        graph(detail::fuse_activations(
-            detail::fuse_gelu(detail::fold_pads(detail::fold_conv_batch_norm(detail::drop_unread_outputs(model.graph_ptr(), !o.keep_values)),
-                                                  !o.keep_values),
-                              o.device, !o.keep_values),
-            o.device, !o.keep_values)),
+        graph(rewritten(model.graph_ptr(), o)),
         value_inputs(detail::shape_deciding_inputs(*graph)) {}
 
   // `host` holds host copies of the inputs in value_inputs (others may be undefined).
@@ -59,7 +86,9 @@ struct Session::Impl {
     auto it = plans.find(key);
     if (it != plans.end()) return *it->second;
     if (plans.size() >= 64) plans.clear();  // bound the cache for ever-changing shapes
-    auto plan = detail::compile_plan(*graph, options, shapes, values);
+    std::shared_ptr<const Graph> g = rewritten_for_shapes(graph, options, shapes, values);
+    auto plan = detail::compile_plan(*g, options, shapes, values);
+    plan->graph = g;  // the plan's steps were made from this graph; it lives as long
     return *plans.emplace(key, std::move(plan)).first->second;
   }
 };

@@ -313,8 +313,12 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
   switch (r.path) {
     case Path::native: {
       const std::string fused = attrs.get_string("porta_activation", "");
-      mark(Path::native, fused.empty() ? r.reason : str(r.reason, "; applies the ", fused, " that followed it (fused)"),
-           device);
+      std::string reason = r.reason;
+      for (size_t i = 0; i < ins.size() && i < op.inputs.size(); ++i)
+        if (ins[i] >= 0 && op.inputs[i].rfind("porta_residual", 0) == 0)
+          reason += "; adds the other input of the Add that followed it (fused)";
+      if (!fused.empty()) reason += str("; applies the ", fused, " that followed it (fused)");
+      mark(Path::native, reason, device);
       emit_kernel(op, attrs, r.kernel, device, ins, outs, name, plan_node);
       return;
     }
@@ -502,6 +506,26 @@ std::vector<bool> shape_deciding_inputs(const Graph& graph) {
   std::vector<bool> out;
   for (int v : graph.inputs) out.push_back(needed[v]);
   return out;
+}
+
+void annotate_shapes(Graph& graph, const std::vector<Shape>& input_shapes, const std::vector<Tensor>& input_values) {
+  SessionOptions keep;
+  keep.keep_values = true;
+  std::unique_ptr<Plan> plan = compile_plan(graph, keep, input_shapes, input_values);
+  auto record = [&](const std::string& name, const Shape& shape, DType dtype) {
+    int id = graph.find(name);
+    if (id < 0) return;
+    Value& v = graph.values[id];
+    v.shape = shape;
+    v.dtype = dtype;
+    v.shape_known = true;
+  };
+  for (const auto& [name, slot] : plan->kept_slots) record(name, plan->slots[slot].shape, plan->slots[slot].dtype);
+  for (const auto& [name, t] : plan->kept_constants) record(name, t.shape(), t.dtype());
+  for (size_t k = 0; k < graph.inputs.size() && k < input_shapes.size(); ++k) {
+    Value& v = graph.values[graph.inputs[k]];
+    record(v.name, input_shapes[k], v.dtype);
+  }
 }
 
 }  // namespace porta::detail

@@ -59,6 +59,7 @@ struct Plan {
   std::vector<std::pair<std::string, int>> kept_slots;
   std::vector<std::pair<std::string, Tensor>> kept_constants;
   bool allocated = false;
+  std::shared_ptr<const Graph> graph;  ///< the graph compiled, when rewritten for these shapes
 };
 
 /// Compiles a plan for concrete input shapes (shape inference, folding, composites,
@@ -68,6 +69,11 @@ struct Plan {
 std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
                                    const std::vector<Shape>& input_shapes,
                                    const std::vector<Tensor>& input_values);
+
+/// Records in `graph` the shape and dtype of every value (Value::shape_known) for these input
+/// shapes (and values of shape-deciding inputs), by compiling a plan that keeps every value.
+/// Rewrites that depend on shapes (fuse_residual_add) run on a graph annotated so.
+void annotate_shapes(Graph& graph, const std::vector<Shape>& input_shapes, const std::vector<Tensor>& input_values);
 
 /// A tensor with the right shape and dtype but a single element of storage (zero strides):
 /// lets `supports` and `layout_ok` functions inspect a call without real data.

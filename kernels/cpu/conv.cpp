@@ -19,9 +19,11 @@
 // loop over the output right after the primitive, while it is still in cache.
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/fused_activation.hpp"
 #include "ops/window.hpp"
@@ -107,11 +109,57 @@ bool small_blocked(const Shape& x, const Shape& y, int64_t group, const opdef::W
          channel_blocked_tag(y) != dnnl::memory::format_tag::undef;
 }
 
+// The binary post-op argument of a fused residual: the first post-op (the activation's follow).
+constexpr int kResidualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+
+dnnl::memory::format_tag plain_tag(size_t rank) {
+  using tag = dnnl::memory::format_tag;
+  return rank == 3 ? tag::abc : rank == 4 ? tag::abcd : tag::abcde;
+}
+
+// Appends the eltwise post-ops of `from` (fused_post_ops builds only those) to `to`.
+void append_post_ops(dnnl::post_ops& to, const dnnl::post_ops& from) {
+  for (int i = 0; i < from.len(); ++i) {
+    float scale = 1.f, alpha = 0.f, beta = 0.f;
+    dnnl::algorithm alg;
+    from.get_params_eltwise(i, scale, alg, alpha, beta);
+    to.append_eltwise(scale, alg, alpha, beta);
+  }
+}
+
 template <typename P>
 struct WindowPrimitive {
   P prim;
   typename P::primitive_desc pd;
+  bool residual_post_op = false;  // a fused residual is added by the primitive (else after it)
 };
+
+// y = Act(y + r) over n floats of one layout: a fused residual added after a primitive that
+// could not take it as a post-op (Winograd), with the activation that must follow the sum.
+void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivation& act) {
+  using K = opdef::FusedActivation::Kind;
+  parallel_for(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+    switch (act.kind) {
+      case K::none:
+      case K::sigmoid:
+      case K::swish:
+        for (int64_t i = b; i < e; ++i) y[i] += r[i];
+        if (act.kind == K::sigmoid) vmath::sigmoid_f32(y + b, y + b, e - b);
+        if (act.kind == K::swish) vmath::swish_f32(y + b, y + b, e - b);
+        break;
+      case K::relu:
+        for (int64_t i = b; i < e; ++i) y[i] = std::max(y[i] + r[i], 0.0f);
+        break;
+      case K::clip: {
+        const float lo = static_cast<float>(act.alpha), hi = static_cast<float>(act.beta);
+        for (int64_t i = b; i < e; ++i) y[i] = std::min(std::max(y[i] + r[i], lo), hi);
+        break;
+      }
+      default:
+        for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>(act(static_cast<double>(y[i]) + r[i]));
+    }
+  });
+}
 
 // A Conv call prepared once per session step (KernelContext::state): the primitive, its memory
 // objects, the scratch buffers of the reorders around it and the weights in the primitive's
@@ -127,22 +175,40 @@ struct PreparedConv {
   bool reorder_src = false, reorder_dst = false;
   dnnl::reorder to_src, from_dst;
   std::unordered_map<int, dnnl::memory> args, src_args, dst_args;
+  // A fused residual (Conv's porta_residual): the binary post-op's operand, reordered into the
+  // primitive's destination layout when stored otherwise; or, with residual_after, added with
+  // the activation after the primitive (reordered into y's stored layout when needed).
+  bool has_residual = false, reorder_residual = false, residual_after = false;
+  opdef::FusedActivation activation;  // the whole activation, for residual_after
+  dnnl::memory residual_stored, residual;
+  dnnl::reorder to_residual;
+  std::unordered_map<int, dnnl::memory> residual_args;
   opdef::FusedActivation after;  // applied over y after the primitive
   int64_t y_numel = 0;
 
   bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
     return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
   }
-  void run(const void* x, void* y) {
+  void run(const void* x, void* y, const void* r) {
     src_stored.set_data_handle(const_cast<void*>(x));
     dst_stored.set_data_handle(y);
     // The reorders' scratch is the thread's (shared by every step), not the step's own.
     if (reorder_src) src.set_data_handle(reorder_scratch(0, src.get_desc().get_size()));
     if (reorder_dst) dst.set_data_handle(reorder_scratch(1, dst.get_desc().get_size()));
+    if (has_residual) {
+      residual_stored.set_data_handle(const_cast<void*>(r));
+      if (reorder_residual) {
+        residual.set_data_handle(reorder_scratch(2, residual.get_desc().get_size()));
+        execute(to_residual, residual_args);
+      }
+    }
     if (reorder_src) execute(to_src, src_args);
     execute(prim, args);
     if (reorder_dst) execute(from_dst, dst_args);
-    apply_activation(after, static_cast<float*>(y), y_numel);
+    if (residual_after)
+      add_residual(static_cast<float*>(y), static_cast<const float*>(residual.get_data_handle()), y_numel, activation);
+    else
+      apply_activation(after, static_cast<float*>(y), y_numel);
   }
 };
 
@@ -152,12 +218,13 @@ template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
                 const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, const Attributes* fused = nullptr,
-                LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr) {
+                LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr, const Tensor* residual = nullptr) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any, fused ? fused_activation_key(*fused) : std::string(), layout.input(0) || layout.output);
+                     bias != nullptr, any, fused ? fused_activation_key(*fused) : std::string(), layout.input(0) || layout.output,
+                     residual != nullptr, layout.output);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
@@ -168,13 +235,24 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
     auto src_tag = transposed ? tag : channels_last ? channels_last_tag(x.shape()) : activation_tag(x.shape(), group);
     auto dst_tag = transposed ? tag : channels_last ? channels_last_tag(y_shape) : activation_tag(y_shape, group);
     auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
+    // A fused residual is a binary post-op over the destination, except for Winograd (which
+    // takes no binary post-op: the sum and the activation then follow the primitive). The
+    // post-op's layout must be concrete, so `any` (grouped convs between plain steps) becomes
+    // y's stored layout.
+    r->residual_post_op = residual && !wino_candidate;
+    if (r->residual_post_op && dst_tag == tag)
+      dst_tag = layout.output && channels_last_tag(y_shape) != dnnl::memory::format_tag::undef ? channels_last_tag(y_shape)
+                                                                                               : plain_tag(y_shape.size());
     auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
     auto wd = weights_desc(w.shape(), group, transposed);
     if (any) wd = dnnl::memory::desc(wd.dims(), f32, tag);
     auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
     try {
       dnnl::primitive_attr attr;
-      if (fused) attr.set_post_ops(fused_post_ops(*fused));
+      dnnl::post_ops ops;
+      if (r->residual_post_op) ops.append_binary(dnnl::algorithm::binary_add, dst);
+      if (fused && (!residual || r->residual_post_op)) append_post_ops(ops, fused_post_ops(*fused));
+      if (ops.len() > 0) attr.set_post_ops(ops);
       auto make = [&](dnnl::algorithm alg) {
         typename P::desc d(dnnl::prop_kind::forward_inference, alg, src, wd, bd, dst, dims_of(g.strides),
                            dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
@@ -205,10 +283,25 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   dnnl::memory dst = p->pd.dst_desc() == stored_dst.get_desc() ? stored_dst : dnnl::memory(p->pd.dst_desc(), engine());
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
+  const dnnl::memory::desc residual_stored_desc =
+      residual ? stored_desc(y_shape, layout.input(3)) : dnnl::memory::desc();
+  // The residual in the layout it is added in: the primitive's destination for the post-op,
+  // y's stored layout when added after.
+  const dnnl::memory::desc residual_want = !residual                ? dnnl::memory::desc()
+                                           : p->residual_post_op ? p->pd.dst_desc()
+                                                                   : stored_dst.get_desc();
+  dnnl::memory residual_mem;
+  if (residual) residual_mem = reordered(wrap_ptr(residual_stored_desc, residual->raw_data()), residual_want);
+  if (residual && p->residual_post_op) args.emplace(kResidualArg, residual_mem);
   execute(p->prim, args);
   reorder_into(dst, stored_dst);
   const opdef::FusedActivation after = fused ? activation_after_primitive(*fused) : opdef::FusedActivation{};
-  apply_activation(after, static_cast<float*>(y), shape_numel(y_shape));
+  const opdef::FusedActivation whole = fused ? opdef::parse_fused_activation(*fused) : opdef::FusedActivation{};
+  if (residual && !p->residual_post_op)
+    add_residual(static_cast<float*>(y), static_cast<const float*>(residual_mem.get_data_handle()), shape_numel(y_shape),
+                 whole);
+  else
+    apply_activation(after, static_cast<float*>(y), shape_numel(y_shape));
   if (!prepared || !weights_constant) return;
   auto pc = std::make_shared<PreparedConv>();
   pc->x_shape = x.shape();
@@ -226,6 +319,19 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   if (pc->reorder_dst) pc->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(pc->dst, pc->dst_stored));
   pc->args = {{DNNL_ARG_SRC, pc->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pc->dst}};
   if (bias) pc->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), bias->raw_data()));
+  if (residual) {
+    pc->has_residual = true;
+    pc->residual_stored = dnnl::memory(residual_stored_desc, engine(), const_cast<void*>(residual->raw_data()));
+    pc->residual_after = !p->residual_post_op;
+    pc->activation = whole;
+    pc->reorder_residual = residual_stored_desc != residual_want;
+    pc->residual = pc->reorder_residual ? dnnl::memory(residual_want, engine(), nullptr) : pc->residual_stored;
+    if (pc->reorder_residual) {
+      pc->to_residual = dnnl::reorder(dnnl::reorder::primitive_desc(pc->residual_stored, pc->residual));
+      pc->residual_args = {{DNNL_ARG_FROM, pc->residual_stored}, {DNNL_ARG_TO, pc->residual}};
+    }
+    if (p->residual_post_op) pc->args.emplace(kResidualArg, pc->residual);
+  }
   pc->src_args = {{DNNL_ARG_FROM, pc->src_stored}, {DNNL_ARG_TO, pc->src}};
   pc->dst_args = {{DNNL_ARG_FROM, pc->dst}, {DNNL_ARG_TO, pc->dst_stored}};
   pc->after = after;
@@ -244,19 +350,33 @@ void conv_cpu(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  if (x.dim(1) == 0) {  // no input channels (oneDNN refuses them): every output is the bias
+  if (x.dim(1) == 0) {  // no input channels (oneDNN refuses them): every output is Act(bias + residual)
     Shape bshape(y.rank(), 1);
     bshape[1] = y.dim(1);
-    Tensor plain = ctx.has_input(2) ? ctx.in(2).reshape(bshape).expand(y.shape()).contiguous()
-                                    : Tensor::zeros(y.shape(), DType::f32);
+    Tensor plain = Tensor::zeros(y.shape(), DType::f32);  // its own storage: written below
+    if (ctx.has_input(2)) plain.copy_(ctx.in(2).reshape(bshape).expand(y.shape()));
     // stored as the session keeps y (channels-last between layout-aware kernels)
+    const LayoutSides layout = activation_layout(*ctx.attrs);
+    if (ctx.has_input(3)) {  // plus the fused residual, brought into the plain layout first
+      Tensor r = Tensor::empty(y.shape(), DType::f32);
+      reorder_into(wrap_ptr(stored_desc(y.shape(), layout.input(3)), ctx.in(3).raw_data()),
+                   wrap_ptr(plain_desc(y.shape(), DType::f32), r.raw_data()));
+      float* p = plain.data<float>();
+      const float* q = r.data<float>();
+      for (int64_t i = 0; i < plain.numel(); ++i) p[i] += q[i];
+    }
+    if (const opdef::FusedActivation act = opdef::parse_fused_activation(*ctx.attrs); act.active()) {
+      float* p = plain.data<float>();
+      for (int64_t i = 0; i < plain.numel(); ++i) p[i] = static_cast<float>(act(p[i]));
+    }
     reorder_into(wrap_ptr(plain_desc(y.shape(), DType::f32), plain.raw_data()),
-                 wrap_ptr(stored_desc(y.shape(), activation_layout(*ctx.attrs).output), y.raw_data()));
+                 wrap_ptr(stored_desc(y.shape(), layout.output), y.raw_data()));
     return;
   }
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  const Tensor* residual = ctx.has_input(3) ? &ctx.in(3) : nullptr;
   if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); pc && pc->fits(x, w, bias, y.shape()))
-    return pc->run(x.raw_data(), y.raw_data());
+    return pc->run(x.raw_data(), y.raw_data(), residual ? residual->raw_data() : nullptr);
   Shape k(w.shape().begin() + 2, w.shape().end());
   opdef::WindowGeometry g = opdef::window_geometry("Conv", x.shape(), k, *ctx.attrs);
   const bool constant = weights_constant(ctx);
@@ -279,7 +399,7 @@ void conv_cpu(KernelContext& ctx) {
   }
   run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, constant, ctx.attrs,
-                                         activation_layout(*ctx.attrs), &ctx.state);
+                                         activation_layout(*ctx.attrs), &ctx.state, residual);
   // The prepared call recognises the step by the weights it is given, not their cut copy.
   if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); cut_w && pc) pc->weights = w.raw_data();
 }
@@ -342,10 +462,12 @@ const bool conv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = conv_cpu;
   k.fused_activations = cpu_fused_activations();
+  k.fused_activations.push_back("porta_residual");  // added by a binary post-op before the activation
   k.private_layout = kOneDnnChannelsLast;
   k.layout_use = [](const KernelContext& call) {
     bool f32 = call.in(0).dtype() == DType::f32;
-    return KernelDef::LayoutUse{f32 ? 1u : 0u, f32};
+    uint64_t inputs = f32 ? 1u | (call.has_input(3) ? 8u : 0u) : 0u;
+    return KernelDef::LayoutUse{inputs, f32};
   };
   return k;
 }());

@@ -51,16 +51,17 @@ inline dnnl::memory::desc stored_desc(const Shape& s, bool in_layout) {
   return dnnl::memory::desc(dims_of(s), dnnl::memory::data_type::f32, tag);
 }
 
-/// One of two scratch buffers of the calling thread (`which` 0 or 1), at least `bytes` long
+/// One of three scratch buffers of the calling thread (`which` 0 to 2), at least `bytes` long
 /// and 64-byte aligned: where prepared calls reorder activations to and from a primitive's
-/// layout. Grows, never shrinks; valid until the thread's next call with the same `which`.
+/// layout (source, destination, a fused residual). Grows, never shrinks; valid until the
+/// thread's next call with the same `which`.
 inline void* reorder_scratch(int which, size_t bytes) {
   struct Buffer {
     std::unique_ptr<char[]> data;
     size_t size = 0;
   };
-  thread_local Buffer buffers[2];
-  Buffer& b = buffers[which & 1];
+  thread_local Buffer buffers[3];
+  Buffer& b = buffers[which % 3];
   if (b.size < bytes + 64) {
     b.data.reset(new char[bytes + 64]);
     b.size = bytes + 64;

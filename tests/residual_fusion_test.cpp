@@ -1,0 +1,227 @@
+// Residual fusion (runtime/graph_fusion.hpp, fuse_residual_add; run per plan on shapes): an Add
+// of a Conv's output and another value of the same shape becomes the Conv's porta_residual
+// input, and an activation after the Add fuses after it. Every case runs in sessions against
+// the float64 reference of the graph as written (and with PORTA_FUSE=0), with fresh random
+// values, and checks whether the fusion happened: the cpu Conv adds the residual as a oneDNN
+// binary post-op (direct convs, channels-last or channel-blocked) or after the primitive
+// (Winograd), in either case before the activation. Cases that must not fuse: a broadcasting
+// Add, a Conv output read twice or a graph output, an Add of a value with itself. Eager calls
+// of a Conv with a residual on every test device give the reference too: a kernel that does
+// not declare porta_residual (vulkan) declines the call instead of dropping the residual.
+#include <string>
+#include <vector>
+
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Tensor random_f32(const Shape& shape) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& d : v) d = u(rng());
+  return Tensor::from_values(v, shape, DType::f32);
+}
+
+std::string reason_of(const std::vector<NodePlan>& plan, const std::string& node) {
+  for (const NodePlan& p : plan)
+    if (p.node == node) return p.reason;
+  return "(no node " + node + ")";
+}
+
+bool fused(const std::vector<NodePlan>& plan, const std::string& conv) {
+  return reason_of(plan, conv).find("adds the other input of the Add") != std::string::npos;
+}
+
+// Adds Conv `name` (k x k, pads k/2, `group`) from `x` (c channels) to `cout` channels; the node
+// is named `name`.
+void conv(ReferenceGraph& g, const std::string& x, const std::string& name, int64_t c, int64_t cout, int64_t k = 3,
+          int64_t group = 1, int64_t stride = 1) {
+  g.initializer(name + "_W", random_f32({cout, c / group, k, k}));
+  g.initializer(name + "_B", random_f32({cout}));
+  const int64_t p = k / 2;
+  Attributes a{{"pads", Ints{p, p, p, p}}, {"strides", Ints{stride, stride}}};
+  if (group != 1) a.set("group", group);
+  g.node("Conv", {x, name + "_W", name + "_B"}, name, a);
+}
+
+// ReferenceGraph names nodes "<op>_<n>", n counting nodes in the order they were added: the
+// second Conv added is "Conv_1".
+const std::string kSecondConv = "Conv_1";
+
+struct Block {
+  std::string label;
+  Shape x;
+  int64_t cout;
+  int64_t k = 3;
+  int64_t group = 1;
+  std::string activation;  // after the Add: "", "Relu", "Clip", "Sigmoid", "LeakyRelu"
+  bool residual_first = false;  // Add(r, y) instead of Add(y, r)
+};
+
+// x -> Conv "a" -> Conv "y" (main path); r = Conv "r"(x) computed after it; Add(y, r) -> act.
+void expect_block(const Block& b, bool expect_fused = true) {
+  SCOPED_TRACE(b.label + ", seed " + std::to_string(seed()));
+  ReferenceGraph g;
+  g.input("x", random_f32(b.x));
+  const int64_t c = b.x[1];
+  conv(g, "x", "a", c, b.cout, 1);
+  conv(g, "a", "y", b.cout, b.cout, b.k, b.group);
+  conv(g, "x", "r", c, b.cout, 1);  // the shortcut, after the main path in node order
+  const std::string sum = b.activation.empty() ? "out" : "sum";
+  g.node("Add", b.residual_first ? std::vector<std::string>{"r", "y"} : std::vector<std::string>{"y", "r"}, sum);
+  if (b.activation == "Clip") {
+    g.initializer("lo", Tensor::from_values({-0.5}, {}, DType::f32));
+    g.initializer("hi", Tensor::from_values({0.75}, {}, DType::f32));
+    g.node("Clip", {sum, "lo", "hi"}, "out");
+  } else if (b.activation == "LeakyRelu") {
+    g.node("LeakyRelu", {sum}, "out", {{"alpha", 0.3}});
+  } else if (!b.activation.empty()) {
+    g.node(b.activation, {sum}, "out");
+  }
+  g.output("out");
+  ReferenceRun run = run_against_reference(g, {"out"});
+  const std::string& main_conv = kSecondConv;
+  EXPECT_EQ(fused(run.plan, main_conv), expect_fused) << reason_of(run.plan, main_conv);
+  if (expect_fused && !b.activation.empty())
+    EXPECT_NE(reason_of(run.plan, main_conv).find("applies the " + b.activation), std::string::npos)
+        << reason_of(run.plan, main_conv);
+}
+
+TEST(ResidualFusion, ShortcutAddsFuseIntoTheirConv) {
+  // Direct convs (binary post-op), channels-last.
+  expect_block({"direct 3x3, Relu", {1, 24, 9, 10}, 24, 3, 1, "Relu"});
+  expect_block({"operands swapped, no activation", {2, 8, 7, 7}, 8, 3, 1, "", true});
+  expect_block({"Clip", {1, 24, 9, 10}, 24, 3, 1, "Clip"});
+  expect_block({"LeakyRelu", {1, 24, 9, 10}, 24, 3, 1, "LeakyRelu"});
+  expect_block({"Sigmoid (applied after the primitive)", {1, 24, 9, 10}, 24, 3, 1, "Sigmoid"});
+  // Winograd candidates (3x3, channels multiples of 16): the sum follows the primitive.
+  expect_block({"winograd, Relu", {1, 32, 12, 12}, 32, 3, 1, "Relu"});
+  expect_block({"winograd, Clip", {1, 32, 12, 12}, 32, 3, 1, "Clip"});
+  expect_block({"winograd, Sigmoid", {1, 32, 12, 12}, 32, 3, 1, "Sigmoid"});
+  expect_block({"winograd, no activation", {1, 32, 12, 12}, 32, 3, 1, ""});
+  // Channel-blocked small outputs (<= 16 pixels), grouped and depthwise convs.
+  expect_block({"small output, blocked", {1, 32, 4, 4}, 64, 3, 1, "Relu"});
+  expect_block({"grouped", {1, 32, 6, 6}, 32, 3, 4, "Relu"});
+  expect_block({"depthwise", {1, 16, 6, 6}, 16, 3, 16, "Clip"});
+  expect_block({"1x1", {1, 40, 5, 5}, 40, 1, 1, "Relu"});
+}
+
+// ResNet's downsampling block: Add(main, shortcut) where both are Conv outputs; one fuses.
+TEST(ResidualFusion, AddOfTwoConvs) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  ReferenceGraph g;
+  g.input("x", random_f32({1, 16, 10, 10}));
+  conv(g, "x", "a", 16, 32, 3, 1, 2);
+  conv(g, "a", "y", 32, 32, 3);
+  conv(g, "x", "r", 16, 32, 1, 1, 2);
+  g.node("Add", {"y", "r"}, "sum");
+  g.node("Relu", {"sum"}, "out");
+  g.output("out");
+  ReferenceRun run = run_against_reference(g, {"out"});
+  int fused_convs = 0;
+  for (const NodePlan& p : run.plan) fused_convs += p.op == "Conv" && fused(run.plan, p.node);
+  EXPECT_EQ(fused_convs, 1);
+  EXPECT_EQ(nodes_of_op(run.plan, "Add"), 0);
+  EXPECT_EQ(nodes_of_op(run.plan, "Relu"), 0);
+}
+
+// The residual is a graph input (plain) while the Conv's input is channels-last; and a Conv
+// over zero input channels (the bias plus the residual).
+TEST(ResidualFusion, PlainResidualAndNoInputChannels) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  {
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 16, 8, 8}));
+    g.input("r", random_f32({1, 32, 8, 8}));
+    conv(g, "x", "a", 16, 16, 1);
+    conv(g, "a", "y", 16, 32, 3);
+    g.node("Add", {"y", "r"}, "sum");
+    g.node("Relu", {"sum"}, "out");
+    g.output("out");
+    ReferenceRun run = run_against_reference(g, {"out"});
+    EXPECT_TRUE(fused(run.plan, kSecondConv)) << reason_of(run.plan, kSecondConv);
+  }
+  {
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 0, 5, 5}));
+    g.input("r", random_f32({1, 6, 5, 5}));
+    conv(g, "x", "y", 0, 6, 3);
+    g.node("Add", {"r", "y"}, "sum");
+    g.node("Relu", {"sum"}, "out");
+    g.output("out");
+    run_against_reference(g, {"out"});
+  }
+}
+
+TEST(ResidualFusion, AddsThatStay) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  {
+    SCOPED_TRACE("broadcasting residual");
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 8, 6, 6}));
+    g.input("r", random_f32({1, 8, 1, 1}));
+    conv(g, "x", "y", 8, 8, 3);
+    g.node("Add", {"y", "r"}, "out");
+    g.output("out");
+    ReferenceRun run = run_against_reference(g, {"out"});
+    EXPECT_EQ(nodes_of_op(run.plan, "Add"), 1);
+  }
+  {
+    SCOPED_TRACE("conv output read twice, and a graph output");
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 8, 6, 6}));
+    g.input("r", random_f32({1, 8, 6, 6}));
+    conv(g, "x", "y", 8, 8, 3);
+    g.node("Add", {"y", "r"}, "out");
+    g.node("Neg", {"y"}, "neg");
+    conv(g, "x", "z", 8, 8, 3);
+    g.node("Add", {"z", "r"}, "out2");
+    g.output("out");
+    g.output("neg");
+    g.output("out2");
+    g.output("z");
+    ReferenceRun run = run_against_reference(g, {"out", "neg", "out2", "z"});
+    EXPECT_EQ(nodes_of_op(run.plan, "Add"), 2);
+  }
+  {
+    SCOPED_TRACE("y + y");
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 8, 6, 6}));
+    conv(g, "x", "y", 8, 8, 3);
+    g.node("Add", {"y", "y"}, "out");
+    g.output("out");
+    ReferenceRun run = run_against_reference(g, {"out"});
+    EXPECT_EQ(nodes_of_op(run.plan, "Add"), 1);
+  }
+}
+
+// Conv with porta_residual called eagerly on every device: the result includes the residual
+// (a device kernel that does not declare it declines; the call then runs elsewhere).
+TEST(ResidualFusion, EagerCallsOnEveryDevice) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  std::vector<Tensor> host{random_f32({1, 4, 5, 5}), random_f32({6, 4, 3, 3}), random_f32({6}),
+                           random_f32({1, 6, 5, 5})};
+  Attributes a{{"pads", Ints{1, 1, 1, 1}}, {"porta_activation", std::string("Relu")}};
+  std::vector<Tensor> ref = reference_op("Conv", host, a, 1);
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    std::vector<Tensor> in;
+    for (const Tensor& t : host) in.push_back(t.to(d));
+    std::vector<Tensor> got = call_op("Conv", in, a, 1);
+    Comparison c = compare(got.at(0), ref.at(0), 1e-5);
+    EXPECT_TRUE(c.ok) << c.message;
+    // The fused activation alone is no more optional than the residual.
+    in.pop_back();
+    std::vector<Tensor> ref3 = reference_op("Conv", {host[0], host[1], host[2]}, a, 1);
+    Comparison c3 = compare(call_op("Conv", in, a, 1).at(0), ref3.at(0), 1e-5);
+    EXPECT_TRUE(c3.ok) << "activation only: " << c3.message;
+  }
+}
+
+}  // namespace
+}  // namespace porta::test
