@@ -126,6 +126,40 @@ TEST(CpuOneDnnImpl, ConvLayersOfRealModels) {
   }
 }
 
+// Convs with a fused shortcut Add (a binary post-op; tests/residual_fusion_test.cpp): the
+// layouts of a ResNet/MobileNetV2 block's last conv.
+TEST(CpuOneDnnImpl, ConvsWithAFusedResidual) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  struct Block {
+    std::string label;
+    Shape x;
+    Ints kernel;
+    int64_t group;
+  };
+  for (const Block& b : std::vector<Block>{{"3x3 direct", {1, 24, 12, 12}, {3, 3}, 1},
+                                           {"1x1 project", {1, 96, 8, 8}, {1, 1}, 1},
+                                           {"1x1 over 2x2 (blocked)", {1, 320, 2, 2}, {1, 1}, 1},
+                                           {"grouped 3x3", {1, 64, 8, 8}, {3, 3}, 8}}) {
+    SCOPED_TRACE(b.label);
+    const int64_t c = b.x[1];
+    ReferenceGraph g;
+    g.input("x", random_f32(b.x));
+    g.initializer("W0", random_f32({c, c, 1, 1}));
+    g.node("Conv", {"x", "W0"}, "x1");
+    Shape ws{c, c / b.group};
+    ws.insert(ws.end(), b.kernel.begin(), b.kernel.end());
+    g.initializer("W", random_f32(ws));
+    const int64_t p = b.kernel[0] / 2;
+    g.node("Conv", {"x1", "W"}, "conv", {{"pads", Ints{p, p, p, p}}, {"group", b.group}});
+    g.node("Add", {"conv", "x1"}, "sum");
+    g.node("Relu", {"sum"}, "y");
+    g.output("y");
+    std::string log = run_logged(g);
+    EXPECT_NE(log.find("binary_add"), std::string::npos) << "the residual was not a post-op";
+    for (const std::string& r : reference_impls(log)) ADD_FAILURE() << "reference implementation: " << r;
+  }
+}
+
 TEST(CpuOneDnnImpl, MatMulAndPoolingLayers) {
   SCOPED_TRACE("seed " + std::to_string(seed()));
   {
