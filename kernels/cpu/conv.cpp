@@ -199,12 +199,12 @@ struct PreparedConv {
       residual_stored.set_data_handle(const_cast<void*>(r));
       if (reorder_residual) {
         residual.set_data_handle(reorder_scratch(2, residual.get_desc().get_size()));
-        execute(to_residual, residual_args);
+        execute_reorder(to_residual, residual_args, 2 * residual.get_desc().get_size());
       }
     }
-    if (reorder_src) execute(to_src, src_args);
+    if (reorder_src) execute_reorder(to_src, src_args, src_stored.get_desc().get_size() + src.get_desc().get_size());
     execute(prim, args);
-    if (reorder_dst) execute(from_dst, dst_args);
+    if (reorder_dst) execute_reorder(from_dst, dst_args, dst.get_desc().get_size() + dst_stored.get_desc().get_size());
     if (residual_after)
       add_residual(static_cast<float*>(y), static_cast<const float*>(residual.get_data_handle()), y_numel, activation);
     else

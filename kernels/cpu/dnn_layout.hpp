@@ -2,6 +2,7 @@
 // oneDNN picks for a primitive (format_tag::any), with cached reorder primitives.
 #pragma once
 #include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/thread_policy.hpp"
 
 namespace porta::cpu {
 
@@ -78,6 +79,15 @@ inline std::string reorder_key(const dnnl::memory::desc& a, const dnnl::memory::
   return k;
 }
 
+/// Executes a reorder of `bytes` (source plus destination) under the thread count its own size
+/// earns (thread_policy.hpp), not the count of the call it serves: the few-pixel reorders
+/// around a channel-blocked conv otherwise pay a parallel region each at 2 threads.
+inline void execute_reorder(const dnnl::primitive& r, const std::unordered_map<int, dnnl::memory>& args,
+                            size_t bytes) {
+  ThreadScope threads(threads_for(bytes));
+  execute(r, args);
+}
+
 /// Memory in `want` holding the contents of `have` (the same memory when the descriptors
 /// agree; else a scratch buffer filled by a cached reorder).
 inline dnnl::memory reordered(const dnnl::memory& have, const dnnl::memory::desc& want) {
@@ -85,7 +95,7 @@ inline dnnl::memory reordered(const dnnl::memory& have, const dnnl::memory::desc
   dnnl::memory out(want, engine());
   auto r = cached<dnnl::reorder>(reorder_key(have.get_desc(), want),
                                  [&] { return std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(have, out)); });
-  execute(*r, {{DNNL_ARG_FROM, have}, {DNNL_ARG_TO, out}});
+  execute_reorder(*r, {{DNNL_ARG_FROM, have}, {DNNL_ARG_TO, out}}, have.get_desc().get_size() + want.get_size());
   return out;
 }
 
@@ -94,7 +104,7 @@ inline void reorder_into(const dnnl::memory& from, const dnnl::memory& to) {
   if (from.get_desc() == to.get_desc() && from.get_data_handle() == to.get_data_handle()) return;
   auto r = cached<dnnl::reorder>(reorder_key(from.get_desc(), to.get_desc()),
                                  [&] { return std::make_shared<dnnl::reorder>(dnnl::reorder::primitive_desc(from, to)); });
-  execute(*r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  execute_reorder(*r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, from.get_desc().get_size() + to.get_desc().get_size());
 }
 
 /// Weights `w` (described by `plain` over its data) in the layout `want` a primitive asked
