@@ -29,6 +29,12 @@ std::vector<int> consumer_counts(const Graph& g) {
   return n;
 }
 
+std::vector<bool> graph_output_flags(const Graph& g) {
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  return is_output;
+}
+
 void drop_nodes(Graph& g, const std::vector<bool>& drop) {
   std::vector<Node> kept;
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -46,8 +52,7 @@ void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, s
     if (drop[i])
       for (int v : g.nodes[i].inputs)
         if (v >= 0) --left[v];
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   for (int v : candidates) {
     int p = v >= 0 ? g.values[v].producer : -1;
     if (p < 0 || drop[p] || left[v] != 0 || is_output[v]) continue;
@@ -279,8 +284,7 @@ std::optional<std::pair<size_t, int>> residual_add(const Graph& g, size_t conv, 
 
 bool residual_add_candidates(const Graph& g, Device device) {
   std::vector<int> consumers = consumer_counts(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   for (size_t k = 0; k < g.nodes.size(); ++k)
     if (residual_add(g, k, device, consumers, is_output, false)) return true;
   return false;
@@ -291,8 +295,7 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const Graph& g = *graph;
   std::vector<int> consumers = consumer_counts(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   std::shared_ptr<Graph> out;
   std::vector<bool> drop(g.nodes.size(), false), taken(g.nodes.size(), false);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -340,8 +343,7 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const Graph& g = *graph;
   std::vector<int> consumers = consumer_counts(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   std::vector<ActivationFusion> fusions;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (auto f = fusable_activation(g, i, device, consumers, is_output)) fusions.push_back(std::move(*f));
@@ -371,8 +373,7 @@ std::shared_ptr<const Graph> fold_conv_batch_norm(const std::shared_ptr<const Gr
   if (!graph || !fusion_enabled()) return graph;
   const Graph& g = *graph;
   std::vector<int> consumers = consumer_counts(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   std::vector<std::pair<size_t, int>> pairs;  // (conv node, batch norm node)
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     int bn = foldable_batch_norm(g, i, consumers, is_output);

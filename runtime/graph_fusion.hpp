@@ -22,6 +22,8 @@ bool fusion_enabled();
 
 /// Helpers the rewrites below share. The number of node inputs reading each value.
 std::vector<int> consumer_counts(const Graph& g);
+/// Per value: whether it is a graph output.
+std::vector<bool> graph_output_flags(const Graph& g);
 /// Removes the nodes marked in `drop` and renumbers every value's producer (a value no node
 /// produces any more has none).
 void drop_nodes(Graph& g, const std::vector<bool>& drop);

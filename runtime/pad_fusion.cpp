@@ -94,8 +94,7 @@ std::shared_ptr<const Graph> fold_pads(const std::shared_ptr<const Graph>& graph
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const Graph& g = *graph;
   std::vector<int> consumers = consumer_counts(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int v : g.outputs) is_output[v] = true;
+  std::vector<bool> is_output = graph_output_flags(g);
   std::shared_ptr<Graph> out;
   std::vector<bool> drop;
   std::vector<int> read_by_dropped;  // the folded Pads' pads and values (Constant nodes)

@@ -20,13 +20,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Tensor random_f32(const Shape& shape) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (double& d : v) d = u(rng());
-  return Tensor::from_values(v, shape, DType::f32);
-}
-
 // The implementation names of oneDNN's "exec" lines in `log` that are reference loops.
 std::vector<std::string> reference_impls(const std::string& log) {
   std::vector<std::string> found;

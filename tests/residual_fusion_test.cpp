@@ -19,13 +19,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Tensor random_f32(const Shape& shape) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (double& d : v) d = u(rng());
-  return Tensor::from_values(v, shape, DType::f32);
-}
-
 std::string reason_of(const std::vector<NodePlan>& plan, const std::string& node) {
   for (const NodePlan& p : plan)
     if (p.node == node) return p.reason;

@@ -18,6 +18,13 @@ std::mt19937_64& rng() {
   return r;
 }
 
+Tensor random_f32(const Shape& shape, double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& d : v) d = u(rng());
+  return Tensor::from_values(v, shape, DType::f32);
+}
+
 std::vector<Device> test_devices() {
   // Vulkan devices are created on first use, possibly while tests register at start-up: ask
   // for the validation layer before that, so every test runs validated (tests/vulkan_test.cpp

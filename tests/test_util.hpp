@@ -15,6 +15,8 @@ namespace porta::test {
 /// Seed for this process: PORTA_TEST_SEED if set, else fresh; printed on failures.
 uint64_t seed();
 std::mt19937_64& rng();
+/// An f32 tensor of `shape` with fresh uniform values in [lo, hi) from rng().
+Tensor random_f32(const Shape& shape, double lo = -1.0, double hi = 1.0);
 
 /// Devices the conformance tests run on: every device of every built backend.
 std::vector<Device> test_devices();

@@ -13,13 +13,6 @@
 namespace porta::test {
 namespace {
 
-Tensor random_f32(const Shape& shape) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (double& d : v) d = u(rng());
-  return Tensor::from_values(v, shape, DType::f32);
-}
-
 const NodePlan* plan_of(const std::vector<NodePlan>& plan, const std::string& op) {
   for (const NodePlan& p : plan)
     if (p.op == op) return &p;
