@@ -409,6 +409,7 @@ TEST(OpIdentity, ErrorsNameAPluginByItsRegisteredName) {
 }
 
 TEST(DisabledKernels, EntriesThatDisableNothingAreReported) {
+  load_domains();  // cpu:com.bad::LeakyRelu is the plugin's kernel
   {
     DisabledKernels off("cpu:Relu, vulkn:Relu, cpu:Reluu, cpu:Softmax:nope, cpu:com.bad::LeakyRelu");
     std::vector<std::string> problems = detail::disabled_kernel_problems();

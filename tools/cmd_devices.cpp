@@ -26,7 +26,7 @@ int cmd_devices(const Args& args) {
       for (const OpSchema* op : all_ops())
         for (const KernelDef* k : kernels_for(*op))
           if (k->backend == d.type)
-            std::cout << "  " << op->name << " " << dtype_set_names(k->dtypes)
+            std::cout << "  " << op->qualified_name() << " " << dtype_set_names(k->dtypes)
                       << (k->impl.name.empty() ? "" : str(" '", k->impl.name, "' priority ", k->impl.priority))
                       << (k->supports ? " (may decline)" : "") << " (" << k->source << ")\n";
     }
