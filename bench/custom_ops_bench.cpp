@@ -123,7 +123,7 @@ void BM_kernel(benchmark::State& state, Case k) {
   Tensor probe = call_op(k.op->name, ins, k.c.attrs, 1).at(0);
   Attributes full = complete_attributes(*k.op, k.c.attrs, "");
   const KernelDef* kernel = nullptr;
-  for (const KernelDef* d : kernels_for(k.op->name))
+  for (const KernelDef* d : kernels_for(*k.op))
     if (d->backend == DeviceType::cpu && dtype_in(d->dtypes, ins[0].dtype())) kernel = d;
   if (!kernel) {
     state.SkipWithError("no cpu kernel");

@@ -24,6 +24,9 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/porta-config-version.
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/porta-config.cmake ${CMAKE_BINARY_DIR}/cmake/porta-config-version.cmake
   DESTINATION ${_porta_cmake_dir})
+# The same package for the build tree: find_package(porta) with porta_DIR=<build>/cmake (or
+# CMAKE_PREFIX_PATH=<build>) finds the targets built here, with the source tree's headers.
+export(EXPORT porta-targets NAMESPACE porta:: FILE ${CMAKE_BINARY_DIR}/cmake/porta-targets.cmake)
 
 file(RELATIVE_PATH PORTA_PC_PREFIX_FROM_PCDIR
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)

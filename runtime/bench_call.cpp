@@ -148,7 +148,7 @@ void PreparedCall::run() {
     detail::run_kernel(*resolution_.kernel, ctx_);
     return;
   }
-  outputs_ = call_op(op_->name, inputs_, attrs_, num_outputs_);
+  outputs_ = call_op(op_->qualified_name(), inputs_, attrs_, num_outputs_);
 }
 
 }  // namespace porta::bench

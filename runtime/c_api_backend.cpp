@@ -204,7 +204,7 @@ porta_status porta_device_type_name(int32_t type, const char** name) {
 porta_status porta_tensor_device_handle(porta_tensor tensor, void** handle, size_t* byte_offset) {
   PORTA_C_GUARD({
     const char* fn = "porta_tensor_device_handle";
-    Tensor& t = get(tensor, fn, "tensor").tensor;
+    Tensor& t = data_tensor(tensor, fn);
     need(handle, fn, "handle");
     if (!t.defined()) bad_argument(str("[", fn, "] the tensor holds no data"));
     need(byte_offset, fn, "byte_offset");

@@ -72,6 +72,27 @@ KernelFn adapt_kernel(porta_kernel_fn fn, void* user_data, std::string op, std::
   };
 }
 
+SupportsFn adapt_supports(porta_supports_fn fn, void* user_data, std::string op, std::string source) {
+  return [fn, user_data, op, source](const KernelContext& kc) -> std::string {
+    porta_kernel_context_s c;
+    // Read-only use: the accessors of a supports context only read the call.
+    c.kernel = const_cast<KernelContext*>(&kc);
+    c.supports_call = true;
+    c.lent_inputs.assign(kc.inputs.size(), nullptr);
+    char reason[512] = {0};
+    int takes;
+    {
+      ActiveContext active(&c);
+      takes = fn(&c, user_data, reason, sizeof reason);
+    }
+    for (porta_tensor h : c.lent_inputs) if (h) destroy_handle(h);
+    if (c.lent_attrs) destroy_handle(c.lent_attrs);
+    if (takes) return "";
+    reason[sizeof reason - 1] = 0;
+    return reason[0] ? std::string(reason) : str("its supports callback declined without a reason (", source, ")");
+  };
+}
+
 InferFn adapt_infer(porta_infer_fn fn, void* user_data, std::string op) {
   return [fn, user_data, op](InferContext& ic) {
     porta_infer_context_s c;
@@ -149,7 +170,7 @@ porta_status porta_kernel_num_outputs(porta_kernel_context* ctx, size_t* count) 
   PORTA_C_GUARD({
     auto& c = kctx(ctx, "porta_kernel_num_outputs");
     need(count, "porta_kernel_num_outputs", "count");
-    *count = c.kernel->outputs.size();
+    *count = c.supports_call ? 0 : c.kernel->outputs.size();
   })
 }
 
@@ -164,7 +185,10 @@ porta_status porta_kernel_input(porta_kernel_context* ctx, size_t index, porta_t
       *tensor = nullptr;
       return PORTA_OK;
     }
-    if (!c.lent_inputs[index]) c.lent_inputs[index] = lend_tensor(t);
+    if (!c.lent_inputs[index]) {
+      c.lent_inputs[index] = lend_tensor(t);
+      c.lent_inputs[index]->shape_only = c.supports_call;
+    }
     *tensor = c.lent_inputs[index];
   })
 }
@@ -174,6 +198,8 @@ porta_status porta_kernel_output(porta_kernel_context* ctx, size_t index, porta_
     const char* fn = "porta_kernel_output";
     auto& c = kctx(ctx, fn);
     need(tensor, fn, "tensor");
+    if (c.supports_call)
+      bad_argument(str("[", fn, "] a supports callback sees no outputs (it decides from inputs and attributes)"));
     check_index(index, c.kernel->outputs.size(), fn, "output");
     if (!c.lent_outputs[index]) c.lent_outputs[index] = lend_tensor(c.kernel->outputs[index]);
     *tensor = c.lent_outputs[index];

@@ -19,6 +19,7 @@ struct porta_kernel_context_s {
   porta::KernelContext* kernel = nullptr;
   std::vector<porta_tensor> lent_inputs, lent_outputs;
   porta_attrs lent_attrs = nullptr;
+  bool supports_call = false;  ///< asked by `supports`: inputs are shape-only, no outputs
 };
 
 struct porta_infer_context_s {
@@ -52,6 +53,8 @@ porta_attrs lend_attrs(const Attributes& attrs);
 porta_tensor lend_tensor(const Tensor& t);
 
 KernelFn adapt_kernel(porta_kernel_fn fn, void* user_data, std::string op, std::string source);
+/// A C `supports` as porta's SupportsFn: "" when it takes the call, else its reason.
+SupportsFn adapt_supports(porta_supports_fn fn, void* user_data, std::string op, std::string source);
 InferFn adapt_infer(porta_infer_fn fn, void* user_data, std::string op);
 CompositeFn adapt_composite(porta_composite_fn fn, void* user_data, std::string op, size_t num_outputs);
 

@@ -35,6 +35,14 @@ void unregister_handle(const void* h) {
   live().kinds.erase(h);
 }
 
+Tensor& data_tensor(porta_tensor h, const char* fn) {
+  porta_tensor_s& t = get(h, fn, "tensor");
+  if (t.shape_only)
+    bad_argument(str("[", fn, "] this tensor is lent to a kernel's supports callback, which sees shapes and dtypes "
+                          "only: a kernel decides from them, and reads data when it runs"));
+  return t.tensor;
+}
+
 const char* kind_name(HandleKind k) {
   switch (k) {
     case HandleKind::tensor: return "tensor";

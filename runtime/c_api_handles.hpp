@@ -23,6 +23,7 @@ enum class HandleKind : uint32_t { tensor = 0x7e5011, attrs, model, session };
 struct porta_tensor_s {
   HandleKind kind = HandleKind::tensor;
   bool lent = false;
+  bool shape_only = false;  ///< lent to a kernel's `supports`: shape and dtype, no data
   porta::Tensor tensor;
 };
 
@@ -77,6 +78,10 @@ T& get(T* h, const char* fn, const char* what) {
                           " handle, got ", why));
   return *h;
 }
+
+/// A tensor handle's tensor for a call that reads or writes its data: refuses the shape-only
+/// handles a kernel's `supports` callback is lent.
+porta::Tensor& data_tensor(porta_tensor h, const char* fn);
 
 /// Creates a handle object and enters it in the registry.
 template <typename T>

@@ -30,6 +30,11 @@ const AttrValue& read_attr(porta_attrs a, const char* fn, const char* name) {
   return *v;
 }
 
+[[noreturn]] void wrong_type(const char* fn, const char* name, const char* expected, const AttrValue& v) {
+  bad_argument(str("[", fn, "] attribute '", name, "' should be ", expected, ", got ",
+                   attr_type_name(static_cast<AttrType>(v.index()))));
+}
+
 // The schema of `name`, remembered per thread until the registry changes: porta_op_call is
 // called in loops with the same op, and the registry lookup is a lock plus a map search.
 const OpSchema* cached_find_op(const char* name) {
@@ -90,6 +95,92 @@ porta_status porta_attrs_set_floats(porta_attrs attrs, const char* name, const d
   })
 }
 
+porta_status porta_attrs_set_strings(porta_attrs attrs, const char* name, const char* const* values, size_t count) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_set_strings";
+    porta_attrs_s& h = owned_attrs(attrs, fn, name);
+    if (count) need(values, fn, "values");
+    std::vector<std::string> list;
+    for (size_t i = 0; i < count; ++i) {
+      if (!values[i]) bad_argument(str("[", fn, "] string ", i, " of '", name, "' should not be NULL"));
+      list.emplace_back(values[i]);
+    }
+    h.owned.set(name, std::move(list));
+  })
+}
+
+porta_status porta_attrs_set_tensor(porta_attrs attrs, const char* name, porta_tensor value) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_set_tensor";
+    porta_attrs_s& h = owned_attrs(attrs, fn, name);
+    Tensor& t = data_tensor(value, fn);
+    if (t.device().type != DeviceType::cpu)
+      throw DeviceMismatch(str("[", fn, "] a tensor attribute should be a cpu tensor, got ", t.describe()));
+    h.owned.set(name, t.contiguous());
+  })
+}
+
+porta_status porta_attrs_type(porta_attrs attrs, const char* name, int* present, int32_t* type) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_type";
+    porta_attrs_s& h = get(attrs, fn, "attrs");
+    need(name, fn, "name");
+    need(present, fn, "present");
+    need(type, fn, "type");
+    const AttrValue* v = h.get().find(name);
+    *present = v ? 1 : 0;
+    *type = v ? static_cast<int32_t>(v->index()) : -1;
+  })
+}
+
+porta_status porta_attrs_get_string(porta_attrs attrs, const char* name, const char** value) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_get_string";
+    const AttrValue& v = read_attr(attrs, fn, name);
+    need(value, fn, "value");
+    if (!std::holds_alternative<std::string>(v)) wrong_type(fn, name, "a string", v);
+    *value = std::get<std::string>(v).c_str();
+  })
+}
+
+porta_status porta_attrs_get_floats(porta_attrs attrs, const char* name, double* values, size_t capacity,
+                                    size_t* count) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_get_floats";
+    const AttrValue& v = read_attr(attrs, fn, name);
+    need(count, fn, "count");
+    if (!std::holds_alternative<std::vector<double>>(v)) wrong_type(fn, name, "floats", v);
+    const auto& list = std::get<std::vector<double>>(v);
+    if (capacity && !values) bad_argument(str("[", fn, "] values should not be NULL with capacity ", capacity));
+    std::copy_n(list.begin(), std::min(capacity, list.size()), values);
+    *count = list.size();
+  })
+}
+
+porta_status porta_attrs_get_strings(porta_attrs attrs, const char* name, const char** values, size_t capacity,
+                                     size_t* count) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_get_strings";
+    const AttrValue& v = read_attr(attrs, fn, name);
+    need(count, fn, "count");
+    if (!std::holds_alternative<std::vector<std::string>>(v)) wrong_type(fn, name, "strings", v);
+    const auto& list = std::get<std::vector<std::string>>(v);
+    if (capacity && !values) bad_argument(str("[", fn, "] values should not be NULL with capacity ", capacity));
+    for (size_t i = 0; i < std::min(capacity, list.size()); ++i) values[i] = list[i].c_str();
+    *count = list.size();
+  })
+}
+
+porta_status porta_attrs_get_tensor(porta_attrs attrs, const char* name, porta_tensor* value) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_attrs_get_tensor";
+    const AttrValue& v = read_attr(attrs, fn, name);
+    need(value, fn, "value");
+    if (!std::holds_alternative<Tensor>(v)) wrong_type(fn, name, "a tensor", v);
+    *value = wrap_tensor(std::get<Tensor>(v));
+  })
+}
+
 porta_status porta_attrs_get_int(porta_attrs attrs, const char* name, int64_t* value) {
   PORTA_C_GUARD({
     const AttrValue& v = read_attr(attrs, "porta_attrs_get_int", name);
@@ -146,7 +237,7 @@ porta_status porta_op_call(const char* op, const porta_tensor* inputs, size_t nu
     if (num_inputs) need(inputs, fn, "inputs");
     if (num_outputs) need(outputs, fn, "outputs");
     const OpSchema* schema = cached_find_op(op);
-    if (!schema) throw Unsupported(str("[", fn, "] unknown op '", op, "'"));
+    if (!schema) throw Unsupported(str("[", fn, "] ", describe_unknown_op(op)));
     int lo = schema->min_outputs(), hi = schema->max_outputs();
     if (static_cast<int64_t>(num_outputs) < std::max(lo, 1) ||
         (hi >= 0 && static_cast<int64_t>(num_outputs) > hi))

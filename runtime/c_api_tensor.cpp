@@ -100,7 +100,7 @@ porta_status porta_tensor_wrap_host(void* data, size_t bytes, porta_dtype dtype,
 porta_status porta_tensor_copy_from_host(porta_tensor tensor, const void* src, size_t bytes) {
   PORTA_C_GUARD({
     const char* fn = "porta_tensor_copy_from_host";
-    Tensor& t = get(tensor, fn, "tensor").tensor;
+    Tensor& t = data_tensor(tensor, fn);
     check_bytes(t, bytes, fn);
     if (bytes) need(src, fn, "src");
     t.copy_from_host(src, bytes);
@@ -110,7 +110,7 @@ porta_status porta_tensor_copy_from_host(porta_tensor tensor, const void* src, s
 porta_status porta_tensor_copy_to_host(porta_tensor tensor, void* dst, size_t bytes) {
   PORTA_C_GUARD({
     const char* fn = "porta_tensor_copy_to_host";
-    Tensor& t = get(tensor, fn, "tensor").tensor;
+    Tensor& t = data_tensor(tensor, fn);
     check_bytes(t, bytes, fn);
     if (bytes) need(dst, fn, "dst");
     t.copy_to_host(dst, bytes);
@@ -120,7 +120,7 @@ porta_status porta_tensor_copy_to_host(porta_tensor tensor, void* dst, size_t by
 porta_status porta_tensor_to_device(porta_tensor tensor, porta_device device, porta_tensor* out) {
   PORTA_C_GUARD({
     const char* fn = "porta_tensor_to_device";
-    Tensor& t = get(tensor, fn, "tensor").tensor;
+    Tensor& t = data_tensor(tensor, fn);
     need(out, fn, "out");
     *out = new_tensor(t.to(read_device(device, fn)));
   })
@@ -172,7 +172,7 @@ porta_status porta_tensor_nbytes(porta_tensor tensor, size_t* bytes) {
 
 porta_status porta_tensor_data(porta_tensor tensor, void** data) {
   PORTA_C_GUARD({
-    Tensor& t = get(tensor, "porta_tensor_data", "tensor").tensor;
+    Tensor& t = data_tensor(tensor, "porta_tensor_data");
     need(data, "porta_tensor_data", "data");
     if (t.device().type == DeviceType::cpu) {
       *data = t.raw_data();

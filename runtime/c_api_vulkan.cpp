@@ -62,13 +62,14 @@ porta_status porta_vulkan_dispatch(porta_kernel_context* ctx, const porta_vulkan
     if (d->push_bytes) need(d->push, fn, "desc->push");
     if (d->local_size == 0 || d->local_size > 1024)
       bad_argument(str("[", fn, "] local_size should be 1..1024, got ", d->local_size));
+    if (ctx->supports_call) bad_argument(str("[", fn, "] a supports callback cannot dispatch (it only decides)"));
     const KernelContext& kc = *ctx->kernel;
     if (kc.device.type != DeviceType::vulkan)
       throw DeviceMismatch(str("[", fn, "] called from a ", kc.device.str(), " kernel; only Vulkan kernels dispatch shaders"));
     std::vector<Tensor> tensors;
     std::vector<bool> writes;
     for (size_t i = 0; i < d->num_tensors; ++i) {
-      Tensor& t = get(d->tensors[i], fn, "each bound tensor").tensor;
+      Tensor& t = data_tensor(d->tensors[i], fn);
       if (t.device() != kc.device)
         throw DeviceMismatch(str("[", fn, "] binding ", i, " is ", t.describe(), ", the kernel runs on ", kc.device.str()));
       tensors.push_back(t);

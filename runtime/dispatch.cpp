@@ -37,7 +37,7 @@ namespace {
 
 std::string backends_with(const OpSchema& op) {
   std::string out;
-  for (const KernelDef* k : kernels_for(op.name)) {
+  for (const KernelDef* k : kernels_for(op)) {
     if (!out.empty()) out += ", ";
     out += str(device_type_name(k->backend), k->impl.name.empty() ? "" : str(" '", k->impl.name, "'"), "(",
                dtype_set_names(k->dtypes), ")");
@@ -89,7 +89,7 @@ Resolution compute(const OpSchema& op, Device device, DType dtype,
   Resolution r;
   std::string declined;
   bool have_backend_kernel = false;
-  for (const KernelDef* k : kernels_for(op.name)) {
+  for (const KernelDef* k : kernels_for(op)) {
     if (!dtype_in(k->dtypes, dtype) || k->backend != device.type) continue;
     have_backend_kernel = true;
     if (std::string why = declines(*k, call); !why.empty()) {
@@ -111,7 +111,7 @@ Resolution compute(const OpSchema& op, Device device, DType dtype,
     return r;
   }
   if (device.type != DeviceType::cpu)
-    for (const KernelDef* k : kernels_for(op.name)) {
+    for (const KernelDef* k : kernels_for(op)) {
       if (k->backend != DeviceType::cpu || !dtype_in(k->dtypes, dtype) || !declines(*k, call).empty()) continue;
       r.path = Path::fallback;
       r.kernel = k;
@@ -185,7 +185,7 @@ Resolution resolve_call(const KernelContext& call, DType dtype) {
 
 std::string explain(std::string_view op_name, Device device, DType dtype) {
   const OpSchema* op = find_op(op_name);
-  if (!op) throw Unsupported(str("[explain] unknown op '", op_name, "'"));
+  if (!op) throw Unsupported(str("[explain] ", describe_unknown_op(op_name)));
   const Resolution& r = resolve(*op, device, dtype);
   std::string path(path_name(r.path));
   if (r.path == Path::fallback && strict())
@@ -194,35 +194,50 @@ std::string explain(std::string_view op_name, Device device, DType dtype) {
   return str(op_name, " on ", device.str(), " (", dtype_name(dtype), "): ", path, ": ", r.reason);
 }
 
+namespace {
+
+// "alpha (float), axis (int)": what an op declares, for messages (porta's internal attributes,
+// porta_*, left out).
+std::string declared_attributes(const OpSchema& op) {
+  std::string out;
+  for (auto& d : op.attrs)
+    if (!d.name.starts_with("porta_")) out += str(out.empty() ? "" : ", ", d.name, " (", attr_type_name(d.type), ")");
+  return out;
+}
+
+}  // namespace
+
 Attributes complete_attributes(const OpSchema& op, const Attributes& given,
                                std::string_view context) {
+  // From a model (a node named in `context`) a bad attribute makes the model invalid; from a
+  // call, the call.
+  auto fail = [&](const std::string& m) -> void {
+    if (context.empty()) throw InvalidArgument(m);
+    throw InvalidModel(m);
+  };
   Attributes out;
   for (auto& [name, value] : given.items()) {
     const AttrDef* def = nullptr;
     for (auto& d : op.attrs)
       if (d.name == name) def = &d;
-    if (!def) continue;  // unknown attributes are ignored (ONNX allows extra ones in practice)
     auto got = static_cast<AttrType>(value.index());
-    bool ok = got == def->type || (def->type == AttrType::Float && got == AttrType::Int) ||
-              (def->type == AttrType::Ints && got == AttrType::Int) ||
-              (def->type == AttrType::Floats && (got == AttrType::Float || got == AttrType::Ints));
-    if (!ok)
-      throw InvalidModel(str("[", op.name, "] ", context, "attribute '", name, "' should be ",
-                             attr_type_name(def->type), ", got ", attr_type_name(got)));
-    if (def->type == AttrType::Float && got == AttrType::Int)
-      out.set(name, static_cast<double>(std::get<int64_t>(value)));
-    else if (def->type == AttrType::Ints && got == AttrType::Int)
-      out.set(name, std::vector<int64_t>{std::get<int64_t>(value)});
-    else if (def->type == AttrType::Floats && got != AttrType::Floats)
-      out.set(name, given.get_floats(name));
-    else
-      out.set(name, value);
+    if (!def) {
+      std::string has = declared_attributes(op);
+      fail(str("[", op.qualified_name(), "] ", context, "unknown attribute '", name, "' (", attr_type_name(got), "): ",
+               op.qualified_name(), has.empty() ? " has no attributes" : str(" has ", has)));
+    }
+    // ONNX types every attribute; an int where the schema says float is a mistake to report,
+    // not to convert.
+    if (got != def->type)
+      fail(str("[", op.qualified_name(), "] ", context, "attribute '", name, "' should be ", attr_type_name(def->type),
+               ", got ", attr_type_name(got)));
+    out.set(name, value);
   }
   for (auto& d : op.attrs) {
     if (out.has(d.name)) continue;
     if (d.default_value) out.set(d.name, *d.default_value);
     else if (d.required)
-      throw InvalidModel(str("[", op.name, "] ", context, "required attribute '", d.name,
+      throw InvalidModel(str("[", op.qualified_name(), "] ", context, "required attribute '", d.name,
                              "' (", attr_type_name(d.type), ") is missing"));
   }
   return out;

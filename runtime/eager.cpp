@@ -44,6 +44,11 @@ std::vector<ValueInfo> infer_outputs(const OpSchema& op, const Attributes& attrs
     if (!inputs[i].present)
       throw InvalidModel(str("[", op.name, "] ", node_name.empty() ? "" : str("node '", node_name, "': "),
                              "required input ", i, " (", op.inputs[i], ") is missing"));
+  if (num_outputs < 1 || (op.max_outputs() >= 0 && num_outputs > op.max_outputs()))
+    throw InvalidModel(str("[", op.name, "] ", node_name.empty() ? "" : str("node '", node_name, "': "),
+                           "expected ", std::max(1, op.min_outputs()),
+                           op.max_outputs() < 0 ? " or more" : op.max_outputs() == std::max(1, op.min_outputs()) ? "" : str(" to ", op.max_outputs()),
+                           " output(s), got ", num_outputs));
   InferContext ctx;
   ctx.op = &op;
   ctx.attrs = &attrs;
@@ -127,7 +132,7 @@ class EagerBuilder final : public GraphBuilder {
 std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>& inputs,
                             const Attributes& given_attrs, int num_outputs) {
   const OpSchema* op = find_op(op_name);
-  if (!op) throw Unsupported(str("[", op_name, "] unknown op"));
+  if (!op) throw Unsupported(str("[", op_name, "] ", describe_unknown_op(op_name)));
 
   // One device for all inputs.
   Device device = Device::cpu();

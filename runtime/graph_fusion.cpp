@@ -100,7 +100,7 @@ int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& con
 // the device's kernels (at least one), and the cpu's, which take the calls they decline.
 bool kernels_fuse(const OpSchema& op, DType dtype, Device device, const std::string& activation) {
   bool native = false;
-  for (const KernelDef* k : kernels_for(op.name)) {
+  for (const KernelDef* k : kernels_for(op)) {
     if (!dtype_in(k->dtypes, dtype) || (k->backend != device.type && k->backend != DeviceType::cpu)) continue;
     native |= k->backend == device.type;
     if (std::find(k->fused_activations.begin(), k->fused_activations.end(), activation) == k->fused_activations.end())

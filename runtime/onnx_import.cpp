@@ -5,6 +5,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -99,10 +100,10 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
                                    const std::vector<std::optional<detail::RawData>>& raw) {
   auto g = std::make_shared<Graph>();
   int opset = -1;
-  std::set<std::string> other_domains;
+  std::map<std::string, int64_t> other_domains;  // custom domain -> the version the model imports
   for (auto& o : m.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
-    else other_domains.insert(o.domain());
+    else other_domains[o.domain()] = o.version();
   }
   if (opset < 0) opset = kMaxOpset;  // ONNX says the default domain is implied
   if (opset < 1 || opset > kMaxOpset)
@@ -167,6 +168,13 @@ std::shared_ptr<Graph> build_graph(const onnx::ModelProto& m, const std::string&
     node.name = n.name().empty() ? str(n.op_type(), "_", i) : n.name();
     node.op = find_op(domain, n.op_type());
     std::string context = str("node '", node.name, "'");
+    if (auto v = other_domains.find(domain); v != other_domains.end()) {
+      const OpSchema& op = *node.op;
+      if (v->second < op.since_version || (op.until_version && v->second > op.until_version))
+        throw Unsupported(str("[", op.qualified_name(), "] ", context, ": the model imports domain ", domain, " version ",
+                              v->second, "; porta's ", op.name, " is defined for versions ", op.since_version,
+                              op.until_version ? str(" to ", op.until_version) : std::string(" and later")));
+    }
     Attributes given;
     for (auto& a : n.attribute()) given.set(a.name(), convert_attribute(a, base_dir, context));
     node.attrs = complete_attributes(*node.op, given, context + ": ");

@@ -45,7 +45,7 @@ class DryBuilder final : public GraphBuilder {
   std::vector<ValueId> add(std::string_view op_name, std::vector<ValueId> inputs, Attributes attrs,
                            int num_outputs) override {
     const OpSchema* op = find_op(op_name);
-    if (!op) throw Unsupported(str("[", op_name, "] unknown op used by a decomposition"));
+    if (!op) throw Unsupported(str("[", op_name, "] ", describe_unknown_op(op_name), " used by a decomposition"));
     Attributes full = complete_attributes(*op, attrs, "");
     if (num_outputs < 0) num_outputs = default_output_count(*op, full);
     std::vector<ValueInfo> ins;
@@ -65,7 +65,7 @@ class DryBuilder final : public GraphBuilder {
     if (all_constant) {  // folded when the session compiles; later parts may read the values
       std::vector<Tensor> args;
       for (ValueId v : inputs) args.push_back(v < 0 ? Tensor() : *values_.at(v).info.value);
-      folded = call_op(op->name, args, full, num_outputs);
+      folded = call_op(op->qualified_name(), args, full, num_outputs);
     }
     bool outputs_on_cpu = false;
     if (!all_constant) {  // constant parts are folded when the session compiles: no copies

@@ -82,6 +82,17 @@ const porta_plugin_api& api_table() {
     a.register_backend = porta_register_backend;
     a.device_type_find = porta_device_type_find;
     a.tensor_device_handle = porta_tensor_device_handle;
+    a.attrs_set_string = porta_attrs_set_string;
+    a.attrs_set_ints = porta_attrs_set_ints;
+    a.attrs_set_floats = porta_attrs_set_floats;
+    a.attrs_set_strings = porta_attrs_set_strings;
+    a.attrs_set_tensor = porta_attrs_set_tensor;
+    a.attrs_type = porta_attrs_type;
+    a.attrs_get_string = porta_attrs_get_string;
+    a.attrs_get_floats = porta_attrs_get_floats;
+    a.attrs_get_strings = porta_attrs_get_strings;
+    a.attrs_get_tensor = porta_attrs_get_tensor;
+    a.tensor_copy_to_host = porta_tensor_copy_to_host;
     return a;
   }();
   return api;
@@ -99,7 +110,7 @@ void commit(detail::PluginStaging& st) {
       added_backends.push_back(t);
     }
     for (auto& op : st.ops) {
-      std::string name = op.name;
+      std::string name = op.qualified_name();
       register_op(std::move(op));
       added_ops.push_back(name);
     }
@@ -144,6 +155,7 @@ std::string load_plugin(const std::string& path) {
     detail::PluginStaging*& slot = detail::current_staging();
     detail::PluginStaging* outer = slot;
     staging.source = std::filesystem::path(canonical).stem().string();
+    staging.info_name = &info.name;
     slot = &staging;
     capi::set_error(PORTA_OK, "");
     status = init(&api_table(), &info);
@@ -167,7 +179,7 @@ std::string load_plugin(const std::string& path) {
   for (auto& k : staging.kernels) k.source = name;
   staging.source = name;
   PluginInfo pi{name, canonical, {}, {}, {}};  // before commit, which moves the staged entries
-  for (auto& op : staging.ops) pi.ops.push_back(op.name);
+  for (auto& op : staging.ops) pi.ops.push_back(op.qualified_name());
   for (auto& k : staging.kernels) pi.kernels.push_back(str(device_type_name(k.backend), ":", k.op));
   for (auto& b : staging.backends) pi.backends.emplace_back(device_type_name(b->type()));
   commit(staging);

@@ -47,7 +47,7 @@ std::vector<Tensor> reference_op(std::string_view op_name, const std::vector<Ten
                                  const Attributes& given, int num_outputs,
                                  std::vector<DType>* out_dtypes) {
   const OpSchema* op = find_op(op_name);
-  if (!op) throw Unsupported(str("[", op_name, "] unknown op"));
+  if (!op) throw Unsupported(str("[", op_name, "] ", describe_unknown_op(op_name)));
   Attributes attrs = complete_attributes(*op, given, "");
   if (num_outputs < 0) num_outputs = detail::default_output_count(*op, attrs);
   std::vector<Tensor> host(inputs.size());

@@ -2,6 +2,7 @@
 #include "runtime/registry.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -17,11 +18,22 @@
 namespace porta {
 namespace {
 
+// porta's own ops: after ONNX's default domain, where a plain name looks.
+constexpr std::string_view kPortaOwnDomain = "ai.porta";
+
+// One entry of PORTA_DISABLE_KERNELS: "backend:Op" or "backend:Op:implementation", where Op
+// may be qualified ("cpu:com.example::Swish").
+struct DisabledEntry {
+  std::string text, backend, op, impl;
+};
+
 struct Registry {
   std::shared_mutex mutex;
-  std::map<std::string, std::unique_ptr<OpSchema>, std::less<>> ops;
+  std::map<std::string, std::unique_ptr<OpSchema>, std::less<>> ops;  // by op_key
+  // Kernels by KernelDef::op as registered: a plain name or a qualified one (see kernels_for).
   std::map<std::string, std::vector<std::unique_ptr<KernelDef>>, std::less<>> kernels;
-  std::vector<std::string> disabled;  // "backend:Op"
+  std::vector<DisabledEntry> disabled;
+  std::vector<std::string> disabled_problems;  // entries that disable nothing, and why
   bool disabled_loaded = false;
   std::atomic<uint64_t> generation{1};
 };
@@ -59,8 +71,94 @@ int count_required(const std::vector<std::string>& names) {
   return n;
 }
 
+bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The op a name means (find_op's rules), with the registry's lock held.
+const OpSchema* find_locked(const Registry& r, std::string_view name) {
+  if (auto sep = name.find("::"); sep != std::string_view::npos) {
+    auto it = r.ops.find(op_key(name.substr(0, sep), name.substr(sep + 2)));
+    return it == r.ops.end() ? nullptr : it->second.get();
+  }
+  if (auto it = r.ops.find(name); it != r.ops.end()) return it->second.get();
+  if (auto it = r.ops.find(op_key(kPortaOwnDomain, name)); it != r.ops.end()) return it->second.get();
+  const OpSchema* only = nullptr;
+  for (auto& [key, op] : r.ops)
+    if (op->name == name) {
+      if (only) return nullptr;  // several domains: the caller must say which
+      only = op.get();
+    }
+  return only;
+}
+
+// Every kernel of an op, in the order the dispatcher tries them: those registered under its
+// key, and those registered under its plain name when that name means this op (porta's own
+// kernels name ai.porta ops without their domain).
+std::vector<const KernelDef*> kernels_of_locked(const Registry& r, const OpSchema& op) {
+  std::vector<const KernelDef*> out;
+  std::string key = op.qualified_name();
+  auto add = [&](std::string_view registered_as) {
+    auto it = r.kernels.find(registered_as);
+    if (it == r.kernels.end()) return;
+    for (auto& k : it->second) out.push_back(k.get());
+  };
+  add(key);
+  if (key != op.name && find_locked(r, op.name) == &op) {
+    add(op.name);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const KernelDef* a, const KernelDef* b) { return a->impl.priority > b->impl.priority; });
+  }
+  return out;
+}
+
+DisabledEntry parse_disabled(const std::string& item) {
+  DisabledEntry e;
+  e.text = item;
+  size_t colon = item.find(':');
+  e.backend = item.substr(0, colon);
+  if (colon == std::string::npos) return e;
+  std::string rest = item.substr(colon + 1);
+  size_t end = 0;  // the op ends at the first ':' that is not half of a "::"
+  while (end < rest.size()) {
+    if (rest.compare(end, 2, "::") == 0) end += 2;
+    else if (rest[end] == ':') break;
+    else ++end;
+  }
+  e.op = rest.substr(0, end);
+  if (end < rest.size()) e.impl = rest.substr(end + 1);
+  return e;
+}
+
+// Why an entry disables no kernel ("" when it disables one): a typo would otherwise leave the
+// kernel running while the user believes they test what runs without it.
+std::string disabled_problem(const Registry& r, const DisabledEntry& e) {
+  std::string what = str("PORTA_DISABLE_KERNELS entry '", e.text, "' disables nothing: ");
+  const char* form = " (entries are BACKEND:OP or BACKEND:OP:IMPLEMENTATION, e.g. vulkan:Conv:implicit_gemm)";
+  if (e.op.empty()) return str(what, "it names no op", form);
+  auto kind = find_device_type(e.backend);
+  if (!kind) {
+    std::string known;
+    for (DeviceType k : device_types()) known += str(known.empty() ? "" : ", ", device_type_name(k));
+    return str(what, "no device kind '", e.backend, "' (known: ", known, ")");
+  }
+  const OpSchema* op = find_locked(r, e.op);
+  if (!op) return str(what, "no op '", e.op, "'", form);
+  std::string impls;
+  bool any = false;
+  for (const KernelDef* k : kernels_of_locked(r, *op)) {
+    if (k->backend != *kind) continue;
+    any = true;
+    if (e.impl.empty() || k->impl.name == e.impl) return "";
+    impls += str(impls.empty() ? "" : ", ", k->impl.name.empty() ? "(unnamed)" : k->impl.name);
+  }
+  if (!any)
+    return str(what, op->qualified_name(), " has no ", e.backend, " kernel",
+               find_backend(*kind) ? "" : str(" (this porta has no ", e.backend, " backend)"));
+  return str(what, op->qualified_name(), " has no ", e.backend, " implementation '", e.impl, "' (it has: ", impls, ")");
+}
+
 void load_disabled_locked(Registry& r) {
   r.disabled.clear();
+  r.disabled_problems.clear();
   r.disabled_loaded = true;
   const char* env = std::getenv("PORTA_DISABLE_KERNELS");
   if (!env) return;
@@ -73,20 +171,33 @@ void load_disabled_locked(Registry& r) {
     // trim spaces
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty()) r.disabled.push_back(item);
+    if (item.empty()) continue;
+    r.disabled.push_back(parse_disabled(item));
+    if (std::string why = disabled_problem(r, r.disabled.back()); !why.empty()) {
+      r.disabled_problems.push_back(why);
+      std::cerr << "porta: warning: " << why << "\n";
+    }
   }
 }
 
-// "backend:Op" disables every implementation of the op there, "backend:Op:name" one of them.
-bool is_disabled(const Registry& r, const KernelDef& k) {
-  std::string key = str(device_type_name(k.backend), ":", k.op);
-  if (std::find(r.disabled.begin(), r.disabled.end(), key) != r.disabled.end()) return true;
-  if (k.impl.name.empty()) return false;
-  key += str(":", k.impl.name);
-  return std::find(r.disabled.begin(), r.disabled.end(), key) != r.disabled.end();
+// "backend:Op" disables every implementation of the op there, "backend:Op:name" one of them;
+// Op is matched by what it names (a plain name as find_op resolves it, or a qualified one).
+bool is_disabled(const Registry& r, const KernelDef& k, const OpSchema& op) {
+  for (const DisabledEntry& e : r.disabled) {
+    if (e.backend != device_type_name(k.backend)) continue;
+    if (e.op != op.qualified_name() && find_locked(r, e.op) != &op) continue;
+    if (e.impl.empty() || e.impl == k.impl.name) return true;
+  }
+  return false;
 }
 
 }  // namespace
+
+std::string op_key(std::string_view domain, std::string_view name) {
+  return is_default_domain(domain) ? std::string(name) : str(domain, "::", name);
+}
+
+std::string OpSchema::qualified_name() const { return op_key(domain, name); }
 
 int OpSchema::min_inputs() const { return count_required(inputs); }
 int OpSchema::max_inputs() const {
@@ -103,13 +214,16 @@ void register_op(OpSchema schema) {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   if (schema.name.empty()) throw InvalidArgument("[registry] op schema without a name");
-  if (auto it = r.ops.find(schema.name); it != r.ops.end())
-    throw InvalidArgument(str("[registry] op '", schema.name, "' is already registered (domain '",
-                              it->second->domain, "')"));
+  if (schema.name.find(':') != std::string::npos || schema.domain.find(':') != std::string::npos)
+    throw InvalidArgument(str("[registry] op '", schema.name, "' (domain '", schema.domain,
+                              "'): names and domains should not contain ':'"));
+  if (schema.domain == "ai.onnx") schema.domain.clear();
+  std::string key = schema.qualified_name();
+  if (r.ops.count(key))
+    throw InvalidArgument(str("[registry] op '", key, "' is already registered"));
   if (!schema.infer)
-    throw InvalidArgument(str("[registry] op '", schema.name, "' has no shape inference"));
-  std::string name = schema.name;
-  r.ops.emplace(name, std::make_unique<OpSchema>(std::move(schema)));
+    throw InvalidArgument(str("[registry] op '", key, "' has no shape inference"));
+  r.ops.emplace(key, std::make_unique<OpSchema>(std::move(schema)));
   r.generation++;
 }
 
@@ -187,15 +301,35 @@ const OpSchema* find_op(std::string_view name) {
   detail::ensure_env_plugins();  // PORTA_PLUGIN_PATH is read at the first lookup
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
-  auto it = r.ops.find(name);
-  return it == r.ops.end() ? nullptr : it->second.get();
+  return find_locked(r, name);
 }
 
 const OpSchema* find_op(std::string_view domain, std::string_view name) {
-  const OpSchema* op = find_op(name);
-  if (!op) return nullptr;
-  std::string_view d = domain == "ai.onnx" ? std::string_view() : domain;
-  return op->domain == d ? op : nullptr;
+  detail::ensure_env_plugins();
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  auto it = r.ops.find(op_key(domain, name));
+  return it == r.ops.end() ? nullptr : it->second.get();
+}
+
+std::string describe_unknown_op(std::string_view name) {
+  detail::ensure_env_plugins();
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  if (name.find("::") == std::string_view::npos) {
+    std::string several;
+    for (auto& [key, op] : r.ops)
+      if (op->name == name) several += str(several.empty() ? "" : ", ", key);
+    if (!several.empty())
+      return str("op name '", name, "' is ambiguous: ops of that name exist in several domains (", several,
+                 "); name one as domain::", name);
+    return str("unknown op '", name, "' (in no domain; a plugin may provide it: list its library in PORTA_PLUGIN_PATH)");
+  }
+  std::string_view plain = name.substr(name.find("::") + 2);
+  std::string elsewhere;
+  for (auto& [key, op] : r.ops)
+    if (op->name == plain) elsewhere += str(elsewhere.empty() ? "" : ", ", key);
+  return str("unknown op '", name, "'", elsewhere.empty() ? "" : str(" (ops of that name: ", elsewhere, ")"));
 }
 
 std::vector<const OpSchema*> all_ops() {
@@ -207,7 +341,7 @@ std::vector<const OpSchema*> all_ops() {
   return out;
 }
 
-std::vector<const KernelDef*> kernels_for(std::string_view op) {
+std::vector<const KernelDef*> kernels_for(const OpSchema& op) {
   detail::ensure_env_plugins();
   Registry& r = registry();
   {
@@ -216,11 +350,14 @@ std::vector<const KernelDef*> kernels_for(std::string_view op) {
   }
   std::shared_lock lock(r.mutex);
   std::vector<const KernelDef*> out;
-  auto it = r.kernels.find(op);
-  if (it == r.kernels.end()) return out;
-  for (auto& k : it->second)
-    if (!is_disabled(r, *k)) out.push_back(k.get());
+  for (const KernelDef* k : kernels_of_locked(r, op))
+    if (!is_disabled(r, *k, op)) out.push_back(k);
   return out;
+}
+
+std::vector<const KernelDef*> kernels_for(std::string_view op) {
+  const OpSchema* schema = find_op(op);
+  return schema ? kernels_for(*schema) : std::vector<const KernelDef*>();
 }
 
 namespace detail {
@@ -232,7 +369,7 @@ std::vector<std::string> registry_problems() {
   std::shared_lock lock(r.mutex);
   std::vector<std::string> out;
   for (auto& [name, list] : r.kernels) {
-    if (!r.ops.count(name))
+    if (!find_locked(r, name))
       for (auto& k : list)
         out.push_back(str("[registry] ", device_type_name(k->backend), " kernel (", k->source,
                           ") registered for unknown op '", name, "'"));
@@ -248,7 +385,17 @@ std::vector<std::string> disabled_kernels() {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   if (!r.disabled_loaded) load_disabled_locked(r);
-  return r.disabled;
+  std::vector<std::string> out;
+  for (auto& e : r.disabled) out.push_back(e.text);
+  return out;
+}
+
+std::vector<std::string> disabled_kernel_problems() {
+  ensure_env_plugins();
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (!r.disabled_loaded) load_disabled_locked(r);
+  return r.disabled_problems;
 }
 
 void reload_disabled_kernels() {
@@ -268,12 +415,12 @@ void unregister_source(const std::string& source) {
   r.generation++;
 }
 
-void unregister_op(const std::string& name) {
+void unregister_op(const std::string& key) {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   // The schema is kept alive (moved to a graveyard): resolutions cached before may point at it.
   static auto* graveyard = new std::vector<std::unique_ptr<OpSchema>>();
-  if (auto it = r.ops.find(name); it != r.ops.end()) {
+  if (auto it = r.ops.find(key); it != r.ops.end()) {
     graveyard->push_back(std::move(it->second));
     r.ops.erase(it);
   }

@@ -13,6 +13,9 @@ uint64_t registry_generation();
 std::vector<std::string> registry_problems();
 /// Kernels removed by PORTA_DISABLE_KERNELS ("vulkan:RmsNorm").
 std::vector<std::string> disabled_kernels();
+/// Entries of PORTA_DISABLE_KERNELS that disable no kernel (unknown device kind, op or
+/// implementation), each a sentence naming the entry; also printed once as a warning.
+std::vector<std::string> disabled_kernel_problems();
 /// Re-reads PORTA_DISABLE_KERNELS (tests change it at run time).
 void reload_disabled_kernels();
 /// Removes every op and kernel registered from `source` (a plugin being unloaded).

@@ -91,7 +91,7 @@ class Compiler {
 std::vector<ValueId> PlanBuilder::add(std::string_view op_name, std::vector<ValueId> inputs,
                                       Attributes attrs, int num_outputs) {
   const OpSchema* op = find_op(op_name);
-  if (!op) throw Unsupported(str("[", op_name, "] unknown op used by a decomposition"));
+  if (!op) throw Unsupported(str("[", op_name, "] ", describe_unknown_op(op_name), " used by a decomposition"));
   Attributes full = complete_attributes(*op, attrs, "");
   if (num_outputs < 0) num_outputs = default_output_count(*op, full);
   std::vector<int> outs;
@@ -231,7 +231,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
     for (int v : ins) args.push_back(v < 0 ? Tensor() : values_.at(v).constant);
     std::vector<Tensor> res;
     try {
-      res = call_op(op.name, args, attrs, static_cast<int>(outs.size()));
+      res = call_op(op.qualified_name(), args, attrs, static_cast<int>(outs.size()));
     } catch (...) {
       rethrow_with_context(str("node '", name, "'"));
     }
@@ -339,14 +339,31 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
         emit_kernel(op, attrs, resolve(op, Device::cpu(), dtype).kernel, Device::cpu(), ins, outs, name, plan_node);
         return;
       }
-      mark(Path::composite, w.reason.empty() ? r.reason : str(r.reason, "; ", w.reason), device);
+      std::string reason = w.reason.empty() ? r.reason : str(r.reason, "; ", w.reason);
+      mark(Path::composite, reason, device);
       PlanBuilder builder(*this, name, plan_node);
       std::vector<ValueId> res;
+      const size_t first_step = plan_->steps.size();
       try {
         res = op.composite(builder, ins, attrs);
       } catch (...) {
         rethrow_with_context(str("node '", name, "' (decomposition)"));
       }
+      // Say where the decomposition's ops run: on a device without kernels for them (f64 on
+      // most Vulkan devices) they run on the cpu, and the node with them.
+      size_t kernels = 0, elsewhere = 0;
+      for (size_t k = first_step; k < plan_->steps.size(); ++k) {
+        const Step& st = plan_->steps[k];
+        if (st.kind != StepKind::kernel) continue;
+        ++kernels;
+        elsewhere += st.device != device;
+      }
+      if (elsewhere && elsewhere == kernels)
+        mark(Path::composite, str(reason, "; but each of its ", kernels, " op(s) runs on cpu with copies (", device.str(),
+                                  " takes none of them in ", dtype_name(dtype), ")"),
+             Device::cpu());
+      else if (elsewhere)
+        mark(Path::composite, str(reason, "; ", elsewhere, " of its ", kernels, " ops run on cpu with copies"), device);
       for (size_t i = 0; i < outs.size() && i < res.size(); ++i) {
         if (outs[i] < 0) continue;
         CValue produced = values_.at(res[i]);
@@ -392,7 +409,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
   for (const Node& n : graph_.nodes) {
     NodePlan np;
     np.node = n.name;
-    np.op = n.op->name;
+    np.op = n.op->qualified_name();
     np.device = options_.device;
     plan_->nodes.push_back(np);
   }

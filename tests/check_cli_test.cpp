@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/model_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 namespace porta::test {
 namespace {
@@ -68,6 +69,19 @@ TEST_F(CheckCli, CompositePathAlsoWithinTolerance) {
                         "PORTA_DISABLE_KERNELS=cpu:RmsNorm,cpu:RotaryEmbedding,cpu:ScaledDotProductAttention,"
                         "cpu:BiasGelu ");
   EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Column headers stay apart however long a device's name is ("rel vulkan:0 abs", not
+// "relvulkan:0 abs").
+TEST_F(CheckCli, ColumnHeadersAreSeparated) {
+  Device vk{DeviceType::vulkan, 0};
+  std::string devices = device_unusable(vk).empty() ? "cpu,vulkan:0" : "cpu";
+  CliResult r = run_cli("check " + models_dir() + "/mlp/model.onnx --devices " + devices);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find(" cpu abs         rel"), std::string::npos) << r.output;
+  if (devices != "cpu") EXPECT_NE(r.output.find(" rel vulkan:0 abs"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("relvulkan"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("relcpu"), std::string::npos) << r.output;
 }
 
 TEST_F(CheckCli, BadArgumentsExit2) {

@@ -324,7 +324,7 @@ TEST(CustomOpsSession, DecoderModelNativeOnVulkan) {
       const OpSchema* op = find_op(p.op);
       if (!op || op->domain != "ai.porta") continue;
       ++custom;
-      Path want = disabled && p.op == disabled ? Path::composite : Path::native;
+      Path want = disabled && op->name == disabled ? Path::composite : Path::native;
       EXPECT_EQ(path_name(p.path), path_name(want)) << p.node << " (" << p.op << "): " << p.reason;
     }
     EXPECT_EQ(custom, 6);

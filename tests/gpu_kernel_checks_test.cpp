@@ -72,7 +72,7 @@ TEST_P(GpuKernelCoverage, EveryOpOfTheCpuHasANativeKernel) {
   for (const OpSchema* op : all_ops()) {
     if (op->name == "Constant") continue;
     DTypeSet cpu = 0, gpu = 0;
-    for (const KernelDef* k : kernels_for(op->name)) {
+    for (const KernelDef* k : kernels_for(*op)) {
       if (k->source != "builtin") continue;  // plugins and test-only kernels
       if (k->backend == DeviceType::cpu) cpu |= k->dtypes;
       if (k->backend == GetParam()) gpu |= k->dtypes;

@@ -69,4 +69,10 @@ grep -q "ScaledSwish f32 (example_swish)" "$work/kernels.txt" || fail "porta dev
 grep "ScaledSwish" "$work/kernels.txt"
 PORTA_PLUGIN_PATH=$plugin "$prefix/bin/porta" ops "$work/swish.onnx" | tee "$work/ops.txt"
 grep -q "ScaledSwish  native  cpu kernel from example_swish for f32" "$work/ops.txt" || fail "porta ops does not name the plugin"
+step "porta test runs the plugin's cases on every device against its composite"
+"$prefix/bin/porta" test --plugin "$plugin" | tee "$work/test.txt"
+grep -q "com.example::ScaledSwish *odd *f32 *cpu *native .* ok" "$work/test.txt" || fail "porta test did not run the cpu kernel"
+grep -q " 0 failed" "$work/test.txt" || fail "porta test found failures"
+"$prefix/bin/porta" bench --plugin "$plugin" --op com.example::ScaledSwish --device cpu --min-runs 1 --min-time 0 \
+  --warmup 0 --no-progress | grep -q "1024x1024" || fail "porta bench found no case of the plugin's op"
 echo "install_test: ok"

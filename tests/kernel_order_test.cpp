@@ -58,7 +58,7 @@ TEST(KernelOrder, TriedByPriorityAndDeclinesAreNamed) {
   register_kernel(impl_kernel(op.name, "small", 5, 2.0, [](const KernelContext& c) {
     return c.in(0).numel() <= 4 ? std::string() : str("takes up to 4 elements, got ", c.in(0).numel());
   }));
-  std::vector<const KernelDef*> ks = kernels_for(op.name);
+  std::vector<const KernelDef*> ks = kernels_for(op);
   ASSERT_EQ(ks.size(), 2u);
   EXPECT_EQ(ks[0]->impl.name, "small");
   EXPECT_EQ(ks[1]->impl.name, "general");
@@ -94,7 +94,7 @@ TEST(KernelOrder, SamePriorityForOverlappingDtypesIsRefused) {
   }
   // Another priority is another implementation.
   EXPECT_NO_THROW(register_kernel(impl_kernel(op.name, "second", 2, 1.0)));
-  EXPECT_EQ(kernels_for(op.name).size(), 2u);
+  EXPECT_EQ(kernels_for(op).size(), 2u);
 }
 
 TEST(KernelOrder, EveryImplementationDecliningMeansNoNativeKernel) {

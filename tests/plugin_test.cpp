@@ -93,7 +93,7 @@ TEST(Plugin, GoodPluginAddsOpAndKernelUnderItsName) {
   EXPECT_EQ(kernels[0]->backend, DeviceType::cpu);
   bool listed = false;
   for (auto& p : loaded_plugins())
-    if (p.name == "test_good") listed = p.ops == std::vector<std::string>{"TestNegate"};
+    if (p.name == "test_good") listed = p.ops == std::vector<std::string>{"com.porta.test::TestNegate"};
   EXPECT_TRUE(listed);
 
   // The plugin's kernel against its own float64 reference, fresh random inputs, odd and empty.
@@ -126,7 +126,7 @@ TEST(Plugin, GoodPluginRunsInAModelOnEveryDevice) {
 
 TEST(Plugin, OtherAbiVersionIsRefusedNamingBoth) {
   expect_refused([] { load_plugin(plugin("abi99")); },
-                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 2"});
+                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 3"});
   for (auto& p : loaded_plugins()) EXPECT_NE(p.name, "test_abi99");
   porta_status s = porta_load_plugin(plugin("abi99").c_str());
   EXPECT_EQ(s, PORTA_ERROR_ABI_MISMATCH);

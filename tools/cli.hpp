@@ -45,5 +45,6 @@ int cmd_devices(const Args& args);
 int cmd_run(const Args& args);
 int cmd_ops(const Args& args);
 int cmd_check(const Args& args);
+int cmd_test(const Args& args);
 
 }  // namespace porta::cli

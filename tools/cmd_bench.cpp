@@ -44,7 +44,7 @@ void list_cases(std::ostream& os) {
     for (const OpCase& c : op->cases()) {
       std::string shapes;
       for (auto& in : c.inputs) shapes += str(shapes.empty() ? "" : ", ", in.absent ? "-" : shape_str(in.shape));
-      os << std::left << std::setw(24) << op->name << std::setw(24) << c.name << std::setw(5) << (c.perf ? "perf" : "")
+      os << std::left << std::setw(23) << op->qualified_name() << " " << std::setw(24) << c.name << std::setw(5) << (c.perf ? "perf" : "")
          << " " << std::setw(28) << dtype_set_names(c.dtypes) << shapes << "\n";
     }
   }

@@ -41,7 +41,7 @@ std::vector<Planned> plan(const Selection& sel) {
   } else {
     for (auto& name : sel.ops) {
       const OpSchema* op = find_op(name);
-      if (!op) throw InvalidArgument(str("[bench] unknown op '", name, "' (porta devices --kernels lists them)"));
+      if (!op) throw InvalidArgument(str("[bench] ", describe_unknown_op(name), " (porta devices --kernels lists them)"));
       ops.push_back(op);
     }
   }
@@ -114,7 +114,7 @@ class KernelDisabled {
 Result run_one(const Planned& p, const std::vector<Tensor>& inputs, const Side& side, const Ceilings* ceilings,
                const Settings& settings) {
   Result r;
-  r.op = p.op->name;
+  r.op = p.op->qualified_name();
   r.case_name = p.c.name;
   r.dtype = dtype_name(p.dtype);
   r.device = side.device.str();
@@ -125,7 +125,7 @@ Result run_one(const Planned& p, const std::vector<Tensor>& inputs, const Side& 
     r.flops = w.flops;
     r.bytes = w.bytes;
     std::unique_ptr<KernelDisabled> disabled;
-    if (side.no_kernel) disabled = std::make_unique<KernelDisabled>(p.op->name, side.device.type);
+    if (side.no_kernel) disabled = std::make_unique<KernelDisabled>(p.op->qualified_name(), side.device.type);
     porta::bench::PreparedCall call(*p.op, inputs, p.c.attrs, p.c.num_outputs, side.device);
     r.path = path_name(call.path());
     r.note = call.reason();
@@ -193,7 +193,7 @@ std::vector<Result> run_suite(const Selection& sel, const std::map<std::string, 
     for (const Side& side : sel.sides) {
       if (settings.progress) {
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::cerr << "\r\033[K[" << ++done << "/" << total << ", " << static_cast<int>(el) << " s] " << p.op->name
+        std::cerr << "\r\033[K[" << ++done << "/" << total << ", " << static_cast<int>(el) << " s] " << p.op->qualified_name()
                   << " " << p.c.name << " " << dtype_name(p.dtype) << " on " << side.label() << std::flush;
       }
       auto it = ceilings.find(side.device.str());

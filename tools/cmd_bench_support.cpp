@@ -16,7 +16,7 @@ namespace {
 // f32 when any kernel of the op takes it (or none exists), else the lowest dtype some kernel takes.
 DType main_dtype(const OpSchema& op) {
   DTypeSet all = 0;
-  for (const KernelDef* k : kernels_for(op.name)) all |= k->dtypes;
+  for (const KernelDef* k : kernels_for(op)) all |= k->dtypes;
   if (all == 0 || dtype_in(all, DType::f32)) return DType::f32;
   for (int i = 0; i < kNumDTypes; ++i)
     if (dtype_in(all, static_cast<DType>(i))) return static_cast<DType>(i);
@@ -25,7 +25,7 @@ DType main_dtype(const OpSchema& op) {
 
 std::string native_dtypes(const OpSchema& op, DeviceType type) {
   DTypeSet set = 0;
-  for (const KernelDef* k : kernels_for(op.name))
+  for (const KernelDef* k : kernels_for(op))
     if (k->backend == type) set |= k->dtypes;
   return set ? dtype_set_names(set) : "";
 }
@@ -46,7 +46,7 @@ void print_support(std::ostream& os, bool markdown) {
     return a->domain != b->domain ? a->domain < b->domain : a->name < b->name;
   });
   std::vector<DeviceType> backends = built_backends();
-  auto op_name = [](const OpSchema* op) { return op->domain.empty() ? op->name : op->domain + "." + op->name; };
+  auto op_name = [](const OpSchema* op) { return op->qualified_name(); };
   if (markdown) {
     os << "| op | dtype |";
     for (DeviceType b : backends) os << " " << device_type_name(b) << " |";

@@ -53,10 +53,10 @@ std::map<int, RefValue> run_reference(const Graph& g, const std::map<std::string
     std::vector<DType> dtypes;
     std::vector<Tensor> outs;
     try {
-      outs = reference_op(n.op->name, args, n.attrs, static_cast<int>(n.outputs.size()), &dtypes);
+      outs = reference_op(n.op->qualified_name(), args, n.attrs, static_cast<int>(n.outputs.size()), &dtypes);
     } catch (const Error&) {
       // Ops that insist on a narrower float type than f64: run on the model's own dtypes.
-      outs = reference_op(n.op->name, typed, n.attrs, static_cast<int>(n.outputs.size()), &dtypes);
+      outs = reference_op(n.op->qualified_name(), typed, n.attrs, static_cast<int>(n.outputs.size()), &dtypes);
     }
     for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
       if (n.outputs[i] < 0 || !outs[i].defined()) continue;
@@ -122,13 +122,15 @@ int cmd_check(const Args& args) {
 
   std::cout << "model: " << path << "  (errors against the float64 reference; relative = L2 norm ratio, "
             << "tolerance " << tolerance << ")\n";
-  std::cout << std::left << std::setw(34) << "node" << std::setw(26) << "op";
-  for (Device d : devices) std::cout << std::right << std::setw(12) << (d.str() + " abs") << std::setw(12) << "rel";
+  // Every column starts with a space, so long device names or node names never run together.
+  std::cout << std::left << std::setw(34) << "node" << " " << std::setw(26) << "op";
+  for (Device d : devices) std::cout << std::right << " " << std::setw(std::max<int>(11, d.str().size() + 4)) << (d.str() + " abs") << " " << std::setw(11) << "rel";
   std::cout << "\n";
   std::string first_bad;
   int bad_nodes = 0;
   for (const Node& n : g.nodes) {
-    std::cout << std::left << std::setw(34) << (n.name.empty() ? "(unnamed)" : n.name) << std::setw(26) << n.op->name;
+    std::cout << std::left << std::setw(34) << (n.name.empty() ? "(unnamed)" : n.name) << " " << std::setw(26)
+              << n.op->qualified_name();
     bool over = false;
     for (size_t di = 0; di < devices.size(); ++di) {
       double max_abs = 0, d2 = 0, r2 = 0;
@@ -144,12 +146,14 @@ int cmd_check(const Args& args) {
       }
       double rel = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
       if (missing && max_abs == 0) {
-        std::cout << std::right << std::setw(12) << "-" << std::setw(12) << "-";
+        std::cout << std::right << " " << std::setw(std::max<int>(11, devices[di].str().size() + 4)) << "-" << " "
+                  << std::setw(11) << "-";
         continue;
       }
       over |= !(rel <= tolerance);
-      std::cout << std::right << std::scientific << std::setprecision(2) << std::setw(12) << max_abs
-                << std::setw(12) << rel << std::defaultfloat;
+      std::cout << std::right << std::scientific << std::setprecision(2) << " "
+                << std::setw(std::max<int>(11, devices[di].str().size() + 4)) << max_abs << " " << std::setw(11) << rel
+                << std::defaultfloat;
     }
     if (over) {
       std::cout << "  OVER";

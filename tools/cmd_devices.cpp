@@ -24,9 +24,9 @@ int cmd_devices(const Args& args) {
     }
     if (args.has("--kernels") && a.available) {
       for (const OpSchema* op : all_ops())
-        for (const KernelDef* k : kernels_for(op->name))
+        for (const KernelDef* k : kernels_for(*op))
           if (k->backend == d.type)
-            std::cout << "  " << op->name << " " << dtype_set_names(k->dtypes)
+            std::cout << "  " << op->qualified_name() << " " << dtype_set_names(k->dtypes)
                       << (k->impl.name.empty() ? "" : str(" '", k->impl.name, "' priority ", k->impl.priority))
                       << (k->supports ? " (may decline)" : "") << " (" << k->source << ")\n";
     }

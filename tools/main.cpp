@@ -3,6 +3,8 @@
 #include <iostream>
 
 #include "tools/cli.hpp"
+#include "porta/plugin.hpp"
+#include "runtime/registry.hpp"
 #include "tools/cmd_bench.hpp"
 
 namespace {
@@ -28,11 +30,49 @@ usage:
   porta bench --support [--markdown] | --list
                                         time ops (or a model) per device against the
                                         device's measured ceilings (docs/BENCH.md)
+  porta test [--plugin LIB.so]... [--op OP,...] [--device D,...|all] [--dtype T,...] [--seed N]
+                                        run every test case of the ops named (without --op:
+                                        of every op the plugins add) on each device (default
+                                        all) against the op's float64 reference; exits 1
+                                        when one fails
   porta version
 
+Ops are named "Name" (ONNX's default domain, then porta's ai.porta) or "domain::Name"
+(com.example::ScaledSwish). --plugin LIB.so loads a plugin first (run, ops, check, bench, test).
 Devices: cpu, vulkan:N, cuda:N, hip:N, auto (best available), all (every available one).
 Errors in what you give porta (files, names, shapes) print one message and exit with 2.
+
+Environment:
+  PORTA_PLUGIN_PATH=A.so:DIR        plugins to load at start (files, or folders of *.so)
+  PORTA_DISABLE_KERNELS=vulkan:Conv,cpu:Softmax:rows
+                                    take kernels out of dispatch (BACKEND:OP[:IMPLEMENTATION]);
+                                    an entry that disables nothing is an error here
+  PORTA_MEMORY_LIMIT=cpu:2GiB,vulkan:0:512MiB
+                                    cap the tensor bytes live on each device
+  PORTA_FUSE=0                      no graph rewrites (Conv+BatchNormalization, Pad, activations)
+  PORTA_MODELS_DIR=DIR              the bundled example models (default: next to porta)
+  PORTA_THREAD_POLICY=fixed         cpu: always use every thread (no small-call or load rule)
+  PORTA_CONV_WINOGRAD=0, PORTA_CONV_LAYOUT=...
+                                    cpu Conv implementation switches (docs/PERFORMANCE.md)
+  PORTA_CUDNN=0                     cuda Conv without cuDNN
+  PORTA_CUDA_ALLOW_TF32=1           cuBLAS may use TF32 for f32 GEMMs
+  PORTA_VULKAN_VALIDATION=1         Vulkan validation layers
+  PORTA_FAULT_ALLOC=N, PORTA_VULKAN_DEVICE_LOST=submit:N
+                                    fault injection for tests (docs/RELIABILITY.md)
 )";
+
+// Loads the plugins named by --plugin, and refuses a PORTA_DISABLE_KERNELS entry that
+// disables nothing: the user would measure or test a kernel they believe is out.
+void prepare(const porta::cli::Args& args) {
+  for (const std::string& path : args.all("--plugin")) porta::load_plugin(path);
+  std::vector<std::string> problems = porta::detail::disabled_kernel_problems();
+  if (!problems.empty()) throw porta::InvalidArgument(porta::str("[env] ", problems.front()));
+}
+
+std::vector<std::string> with_plugin(std::vector<std::string> flags) {
+  flags.push_back("--plugin");
+  return flags;
+}
 
 }  // namespace
 
@@ -49,17 +89,20 @@ int main(int argc, char** argv) {
       std::cout << "porta " << version() << "\n";
       return 0;
     }
-    if (cmd == "devices")
-      return cli::cmd_devices(cli::parse(argc, argv, 2, {}, {"--kernels", "--caps"}));
+    auto command = [&](int (*fn)(const cli::Args&), std::vector<std::string> valued,
+                       std::vector<std::string> switches) {
+      cli::Args args = cli::parse(argc, argv, 2, with_plugin(std::move(valued)), switches);
+      prepare(args);
+      return fn(args);
+    };
+    if (cmd == "devices") return command(cli::cmd_devices, {}, {"--kernels", "--caps"});
     if (cmd == "run")
-      return cli::cmd_run(cli::parse(argc, argv, 2, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs"},
-                                     {"--profile", "--strict"}));
-    if (cmd == "ops")
-      return cli::cmd_ops(cli::parse(argc, argv, 2, {"--device", "--input"}, {"--all-devices", "--strict"}));
-    if (cmd == "check")
-      return cli::cmd_check(cli::parse(argc, argv, 2, {"--devices", "--input", "--tolerance"}, {"--strict"}));
-    if (cmd == "bench")
-      return cli::cmd_bench(cli::parse(argc, argv, 2, cli::bench::kValuedFlags, cli::bench::kSwitches));
+      return command(cli::cmd_run, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs"},
+                     {"--profile", "--strict"});
+    if (cmd == "ops") return command(cli::cmd_ops, {"--device", "--input"}, {"--all-devices", "--strict"});
+    if (cmd == "check") return command(cli::cmd_check, {"--devices", "--input", "--tolerance"}, {"--strict"});
+    if (cmd == "bench") return command(cli::cmd_bench, cli::bench::kValuedFlags, cli::bench::kSwitches);
+    if (cmd == "test") return command(cli::cmd_test, {"--op", "--device", "--dtype", "--seed"}, {});
     std::cerr << "porta: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   } catch (const porta::Error& e) {

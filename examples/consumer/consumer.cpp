@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       porta::Session session(model, o);
       std::string path = "?";
       for (auto& p : session.plan({{"X", input}}))
-        if (p.op == "ScaledSwish") path = std::string(porta::path_name(p.path));
+        if (p.op == "com.example::ScaledSwish") path = std::string(porta::path_name(p.path));
       std::vector<double> y = session.run({{"X", input}}).at(0).to_doubles();
       double worst = 0;
       for (size_t i = 0; i < x.size(); ++i) {

@@ -2,6 +2,9 @@
  *   Y = X * sigmoid(alpha * X),  X f32 of any shape, alpha float (default 1.0).
  * Kernels: cpu, and vulkan when built with EXAMPLE_SWISH_VULKAN (swish.comp). Other backends
  * (cuda, hip) run the composite Mul(X, Sigmoid(Mul(X, alpha))) that the schema declares.
+ * Test cases: `porta test --plugin libexample_swish.so` runs them on every device against the
+ * composite (run through porta's references), `porta bench --op com.example::ScaledSwish`
+ * times them.
  * Everything goes through the function table porta passes to porta_plugin_init. */
 #include <math.h>
 #include <string.h>
@@ -131,6 +134,19 @@ PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api, 
   static const char* const inputs[] = {"X"};
   static const char* const outputs[] = {"Y"};
   static const porta_attr_def attrs[] = {{"alpha", PORTA_ATTR_FLOAT, 0, 0, 1.0, NULL}};
+  /* Odd sizes, an empty tensor, a scalar, another alpha, and a benchmark size. */
+  static const int64_t odd[] = {3, 7}, empty[] = {0, 4}, big[] = {1024, 1024};
+  static const porta_case_input odd_x[] = {{odd, 2, -1, 0, -6, 6, NULL, 0, 0}};
+  static const porta_case_input empty_x[] = {{empty, 2, -1, 0, 0, 0, NULL, 0, 0}};
+  static const porta_case_input scalar_x[] = {{NULL, 0, -1, 0, 0, 0, NULL, 0, 0}};
+  static const porta_case_input big_x[] = {{big, 2, -1, 0, 0, 0, NULL, 0, 0}};
+  static const porta_attr_value alpha_half[] = {{"alpha", PORTA_ATTR_FLOAT, 0, 0.5, NULL, NULL, NULL, NULL, 0}};
+  static const porta_op_case cases[] = {
+      {"odd", odd_x, 1, NULL, 0, PORTA_DTYPE_BIT(PORTA_F32), 1, 0, 0},
+      {"empty", empty_x, 1, NULL, 0, PORTA_DTYPE_BIT(PORTA_F32), 1, 0, 0},
+      {"scalar", scalar_x, 1, NULL, 0, PORTA_DTYPE_BIT(PORTA_F32), 1, 0, 0},
+      {"alpha0.5", odd_x, 1, alpha_half, 1, PORTA_DTYPE_BIT(PORTA_F32), 1, 0, 0},
+      {"1024x1024", big_x, 1, NULL, 0, PORTA_DTYPE_BIT(PORTA_F32), 1, 1, 0}};
   porta_op_schema schema;
   porta_status s;
   if (porta_plugin_begin(api, info, "example_swish") != PORTA_OK) return PORTA_ERROR_ABI_MISMATCH;
@@ -148,6 +164,8 @@ PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api, 
   schema.num_attrs = 1;
   schema.infer = swish_infer;
   schema.composite = swish_composite;
+  schema.cases = cases;
+  schema.num_cases = sizeof cases / sizeof cases[0];
   if ((s = api->register_op(&schema))) return s;
   if ((s = add_kernel(PORTA_DEVICE_CPU, swish_cpu))) return s;
 #ifdef EXAMPLE_SWISH_VULKAN

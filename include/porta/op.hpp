@@ -93,7 +93,9 @@ struct KernelImpl {
 };
 
 struct KernelDef {
-  std::string op;             ///< op name
+  /// The op: "Name" (resolved as find_op resolves a plain name: porta's own ops, '' then
+  /// ai.porta) or "domain::Name". Plugins' kernels are stored qualified.
+  std::string op;
   DeviceType backend = DeviceType::cpu;
   KernelImpl impl;            ///< name and place among the backend's kernels for the op
   DTypeSet dtypes = 0;        ///< accepted dtypes of the op's dispatch input
@@ -203,6 +205,11 @@ struct AttrDef {
 struct OpSchema {
   std::string name;
   std::string domain;  ///< "" for ONNX's default domain, "ai.porta" for porta's own ops
+  /// Versions of the domain the op belongs to (custom domains, as ONNX Runtime's custom-op
+  /// domains): a model importing the domain at another version is refused, naming both.
+  /// Ops of ONNX's default domain follow the model's opset instead.
+  int since_version = 1;
+  int until_version = 0;  ///< 0: no last version
   std::vector<std::string> inputs;   ///< names; a trailing "?" marks optional, "..." variadic
   std::vector<std::string> outputs;  ///< names; "?" optional, "..." variadic
   std::vector<AttrDef> attrs;
@@ -216,6 +223,10 @@ struct OpSchema {
   std::function<std::vector<OpCase>()> cases;
   FlopsFn flops;                    ///< optional
 
+  /// "Name" for ONNX's default domain, "domain::Name" otherwise: the op's key in the registry
+  /// and how messages, `porta ops` and `porta bench --op` name it.
+  std::string qualified_name() const;
+
   int min_inputs() const;
   int max_inputs() const;  ///< -1: variadic
   int min_outputs() const;
@@ -225,7 +236,11 @@ struct OpSchema {
 // ---------------------------------------------------------------------------------------
 // Registry
 
-/// Registers an op; throws InvalidArgument if the name exists (in any domain).
+/// The registry key of an op: "Name" in ONNX's default domain ('' or "ai.onnx"),
+/// "domain::Name" in any other.
+std::string op_key(std::string_view domain, std::string_view name);
+/// Registers an op; throws InvalidArgument if an op of that domain and name exists. Ops of one
+/// name may exist in several domains (a plugin's LeakyRelu in com.example beside ONNX's).
 void register_op(OpSchema schema);
 /// Registers a kernel; checked against its op's schema when the registry is first used.
 /// Throws InvalidArgument when a kernel of the same (op, backend) with overlapping dtypes and
@@ -239,12 +254,20 @@ bool register_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes
 bool register_elementwise_kernel_at_load(const char* op, DeviceType backend, DTypeSet dtypes, KernelFn fn);
 /// "cpu kernel", "cpu kernel 'onednn'", "cpu kernel from my_plugin": how messages name one.
 std::string kernel_label(const KernelDef& kernel);
-/// nullptr when unknown.
+/// The op a name means, nullptr when none: "domain::Name" names exactly one op; a plain "Name"
+/// means ONNX's default domain, then porta's own (ai.porta), then the only other domain that
+/// has an op of that name (none when several do: see describe_unknown_op).
 const OpSchema* find_op(std::string_view name);
+/// The op of exactly that domain ("" and "ai.onnx" are the default domain) and name.
 const OpSchema* find_op(std::string_view domain, std::string_view name);
+/// Why find_op(name) found nothing: "unknown op 'X'", with the qualified names of the ops
+/// called X in other domains when there are several.
+std::string describe_unknown_op(std::string_view name);
 std::vector<const OpSchema*> all_ops();
 /// Kernels registered for an op (after PORTA_DISABLE_KERNELS is applied), per backend in the
 /// order the dispatcher tries them.
+std::vector<const KernelDef*> kernels_for(const OpSchema& op);
+/// kernels_for(*find_op(op)); none when the name finds no op.
 std::vector<const KernelDef*> kernels_for(std::string_view op);
 
 // Dtype sets for kernel registration.

@@ -156,6 +156,21 @@ typedef struct porta_plugin_api {
   porta_status (*register_backend)(const porta_backend_def* backend);
   porta_status (*device_type_find)(const char* name, int32_t* type);
   porta_status (*tensor_device_handle)(porta_tensor tensor, void** handle, size_t* byte_offset);
+
+  /* Since ABI version 3: every ONNX attribute type, and reading a tensor back. */
+  porta_status (*attrs_set_string)(porta_attrs attrs, const char* name, const char* value);
+  porta_status (*attrs_set_ints)(porta_attrs attrs, const char* name, const int64_t* values, size_t count);
+  porta_status (*attrs_set_floats)(porta_attrs attrs, const char* name, const double* values, size_t count);
+  porta_status (*attrs_set_strings)(porta_attrs attrs, const char* name, const char* const* values, size_t count);
+  porta_status (*attrs_set_tensor)(porta_attrs attrs, const char* name, porta_tensor value);
+  porta_status (*attrs_type)(porta_attrs attrs, const char* name, int* present, int32_t* type);
+  porta_status (*attrs_get_string)(porta_attrs attrs, const char* name, const char** value);
+  porta_status (*attrs_get_floats)(porta_attrs attrs, const char* name, double* values, size_t capacity,
+                                   size_t* count);
+  porta_status (*attrs_get_strings)(porta_attrs attrs, const char* name, const char** values, size_t capacity,
+                                    size_t* count);
+  porta_status (*attrs_get_tensor)(porta_attrs attrs, const char* name, porta_tensor* value);
+  porta_status (*tensor_copy_to_host)(porta_tensor tensor, void* dst, size_t bytes);
 } porta_plugin_api;
 
 typedef porta_status (*porta_plugin_init_fn)(const porta_plugin_api* api, porta_plugin_info* info);

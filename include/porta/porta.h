@@ -31,7 +31,7 @@
 
 #ifndef PORTA_ABI_VERSION
 /** The ABI version these declarations describe. */
-#define PORTA_ABI_VERSION 2u
+#define PORTA_ABI_VERSION 3u
 #endif
 
 #ifdef __cplusplus
@@ -145,6 +145,16 @@ PORTA_API porta_status porta_tensor_free(porta_tensor tensor);
 
 typedef struct porta_attrs_s* porta_attrs;
 
+/** ONNX's attribute types (AttributeProto's INT, FLOAT, STRING, INTS, FLOATS, STRINGS, TENSOR). */
+typedef enum porta_attr_type {
+  PORTA_ATTR_INT = 0, PORTA_ATTR_FLOAT = 1, PORTA_ATTR_STRING = 2, PORTA_ATTR_INTS = 3,
+  PORTA_ATTR_FLOATS = 4, PORTA_ATTR_STRINGS = 5, PORTA_ATTR_TENSOR = 6
+} porta_attr_type;
+
+/* An attribute list is checked against the op's schema when it is used (porta_op_call,
+ * porta_builder_add): an attribute the op does not declare, or one of another type than
+ * declared (an int for a float, a float for ints), is PORTA_ERROR_INVALID_ARGUMENT naming the
+ * op, the attribute and what the schema expects. Setting a name again replaces its value. */
 PORTA_API porta_status porta_attrs_create(porta_attrs* out);
 PORTA_API porta_status porta_attrs_set_int(porta_attrs attrs, const char* name, int64_t value);
 PORTA_API porta_status porta_attrs_set_float(porta_attrs attrs, const char* name, double value);
@@ -153,18 +163,37 @@ PORTA_API porta_status porta_attrs_set_ints(porta_attrs attrs, const char* name,
                                             size_t count);
 PORTA_API porta_status porta_attrs_set_floats(porta_attrs attrs, const char* name, const double* values,
                                               size_t count);
+/** `values`: `count` NUL-terminated strings, copied. */
+PORTA_API porta_status porta_attrs_set_strings(porta_attrs attrs, const char* name, const char* const* values,
+                                               size_t count);
+/** A cpu tensor (ONNX's TENSOR attribute, e.g. ConstantOfShape's value); its data is shared,
+ *  so it must not change while the attributes are in use. */
+PORTA_API porta_status porta_attrs_set_tensor(porta_attrs attrs, const char* name, porta_tensor value);
+/** Whether the attribute is there (*present) and its porta_attr_type (*type, -1 when absent).
+ *  List attributes without a default are absent until given. */
+PORTA_API porta_status porta_attrs_type(porta_attrs attrs, const char* name, int* present, int32_t* type);
 /** Typed reads (an op's defaults are filled in for kernels): PORTA_ERROR_INVALID_ARGUMENT when
- *  missing or of another type. get_ints writes up to `capacity` values and the full count. */
+ *  missing or of another type. List reads write up to `capacity` values and the full count
+ *  (call with capacity 0 to ask for the count). Strings stay valid while `attrs` lives. */
 PORTA_API porta_status porta_attrs_get_int(porta_attrs attrs, const char* name, int64_t* value);
 PORTA_API porta_status porta_attrs_get_float(porta_attrs attrs, const char* name, double* value);
+PORTA_API porta_status porta_attrs_get_string(porta_attrs attrs, const char* name, const char** value);
 PORTA_API porta_status porta_attrs_get_ints(porta_attrs attrs, const char* name, int64_t* values,
                                             size_t capacity, size_t* count);
+PORTA_API porta_status porta_attrs_get_floats(porta_attrs attrs, const char* name, double* values,
+                                              size_t capacity, size_t* count);
+PORTA_API porta_status porta_attrs_get_strings(porta_attrs attrs, const char* name, const char** values,
+                                               size_t capacity, size_t* count);
+/** A new handle to the tensor (free it with porta_tensor_free; its data stays shared). */
+PORTA_API porta_status porta_attrs_get_tensor(porta_attrs attrs, const char* name, porta_tensor* value);
 /** NULL is accepted; attribute handles lent to callbacks cannot be freed. */
 PORTA_API porta_status porta_attrs_free(porta_attrs attrs);
 
 /* ---- one op ------------------------------------------------------------------------------ */
 
-/** Runs one op on its inputs' device. A NULL entry in `inputs` is an absent optional input;
+/** Runs one op on its inputs' device. `op` is "domain::Name", or a plain "Name": ONNX's
+ *  default domain, then porta's own (ai.porta), then the only domain with an op of that name
+ *  (an error naming the candidates when several have one). A NULL entry in `inputs` is an absent optional input;
  *  `attrs` may be NULL. `num_outputs` must be a count the op can produce; each output is a new
  *  tensor handle. */
 PORTA_API porta_status porta_op_call(const char* op, const porta_tensor* inputs, size_t num_inputs,
@@ -208,6 +237,13 @@ typedef struct porta_builder_s porta_builder;
 /** Computes outputs (allocated by porta with the inferred shapes) from inputs. Return
  *  PORTA_OK, or an error after porta_set_error(). */
 typedef porta_status (*porta_kernel_fn)(porta_kernel_context* ctx, void* user_data);
+/** (optional) Whether a kernel takes a call, asked before it runs (as porta's own kernels'
+ *  `supports`). The context gives the call's inputs — shapes and dtypes only: their data cannot
+ *  be read — its attributes and device; porta_kernel_output is refused. Return 1 to take the
+ *  call, or 0 to decline it after writing the reason (NUL-terminated, at most `capacity` bytes)
+ *  to `reason`: porta then tries the op's next kernel on that device, its composite, then the
+ *  cpu with copies, and `porta ops` prints the reason. */
+typedef int (*porta_supports_fn)(porta_kernel_context* ctx, void* user_data, char* reason, size_t capacity);
 /** Sets every output's dtype and shape from the inputs' (porta_infer_*). */
 typedef porta_status (*porta_infer_fn)(porta_infer_context* ctx, void* user_data);
 /** Emits the op as other ops: `inputs` are value ids (-1 absent); writes `num_outputs` ids. */
@@ -215,12 +251,8 @@ typedef porta_status (*porta_composite_fn)(porta_builder* builder, const int32_t
                                            size_t num_inputs, porta_attrs attrs, int32_t* outputs,
                                            size_t num_outputs, void* user_data);
 
-typedef enum porta_attr_type {
-  PORTA_ATTR_INT = 0, PORTA_ATTR_FLOAT = 1, PORTA_ATTR_STRING = 2, PORTA_ATTR_INTS = 3,
-  PORTA_ATTR_FLOATS = 4
-} porta_attr_type;
-
-/** One declared attribute; scalar defaults are read from the field of its type. */
+/** One declared attribute; scalar defaults are read from the field of its type. List and tensor
+ *  attributes have no default: absent until given (porta_attrs_type says). */
 typedef struct porta_attr_def {
   const char* name;
   int32_t type;          /**< porta_attr_type */
@@ -230,7 +262,49 @@ typedef struct porta_attr_def {
   const char* default_string;  /**< NULL: "" */
 } porta_attr_def;
 
-/** An op's schema. Inputs are named; a trailing "?" marks an optional input. */
+/** One input of a test case (porta_op_case). */
+typedef struct porta_case_input {
+  const int64_t* shape;
+  size_t rank;
+  int32_t dtype;          /**< a porta_dtype, or -1: the dtype the case runs with */
+  int32_t integers;       /**< nonzero: random integers in [lo, hi] */
+  double lo, hi;          /**< random values drawn uniformly from [lo, hi); lo == hi: [-2, 2) */
+  const double* values;   /**< fixed contents (axes, shapes...) when num_values > 0 */
+  size_t num_values;
+  int32_t absent;         /**< nonzero: leave this optional input out */
+} porta_case_input;
+
+/** One attribute of a test case: `name`, its porta_attr_type, and the field(s) of that type
+ *  (`count` entries of ints, floats or strings for the list types; no tensors). */
+typedef struct porta_attr_value {
+  const char* name;
+  int32_t type;
+  int64_t i;
+  double f;
+  const char* s;
+  const int64_t* ints;
+  const double* floats;
+  const char* const* strings;
+  size_t count;
+} porta_attr_value;
+
+/** A test case of an op: `porta bench --op domain::Name` times it on each device, and
+ *  `porta test` checks every device's result against the op's reference (or its composite run
+ *  through references) with fresh random inputs. */
+typedef struct porta_op_case {
+  const char* name;
+  const porta_case_input* inputs;
+  size_t num_inputs;
+  const porta_attr_value* attrs;
+  size_t num_attrs;
+  uint32_t dtypes;        /**< PORTA_DTYPE_BIT set of the dtypes the case runs with */
+  int32_t num_outputs;    /**< 0: as many as the op has */
+  int32_t perf;           /**< nonzero: part of `porta bench`'s default suite */
+  double tolerance;       /**< relative error bound; 0: the dtype's default */
+} porta_op_case;
+
+/** An op's schema. Inputs are named; a trailing "?" marks an optional input. Fields after
+ *  `user_data` are read only when struct_size covers them. */
 typedef struct porta_op_schema {
   size_t struct_size;          /**< sizeof(porta_op_schema) */
   const char* name;
@@ -245,13 +319,20 @@ typedef struct porta_op_schema {
   porta_kernel_fn reference;   /**< float64 host reference (optional if composite is given) */
   porta_composite_fn composite;/**< optional */
   void* user_data;             /**< passed to infer, reference and composite */
+  const porta_op_case* cases;  /**< (optional) test and benchmark cases, copied at registration */
+  size_t num_cases;
+  int32_t since_version;       /**< first version of `domain` with this op (0: 1) */
+  int32_t until_version;       /**< last version of `domain` with this op (0: every later one) */
 } porta_op_schema;
 
 /** A kernel: `fn` runs `op` on `backend` for dispatch dtypes in `dtypes` (PORTA_DTYPE_BIT set).
- *  `num_inputs`/`num_outputs` state the call signature the kernel was written for; they must
- *  fit the op's schema. `backend_name`, when not NULL, names the device kind instead of
- *  `backend` (any kind registered so far, e.g. the one the same plugin registered with
- *  register_backend); an unknown name is PORTA_ERROR_INVALID_ARGUMENT. */
+ *  `op` is "Name" or "domain::Name"; a plain name means the op of that name the same plugin
+ *  registers, else the op porta_op_call would find. `num_inputs`/`num_outputs` state the call
+ *  signature the kernel was written for; they must fit the op's schema. `backend_name`, when
+ *  not NULL, names the device kind instead of `backend` (any kind registered so far, e.g. the
+ *  one the same plugin registered with register_backend); an unknown name is
+ *  PORTA_ERROR_INVALID_ARGUMENT. Fields after `backend_name` are read only when struct_size
+ *  covers them (a plugin built against an older porta.h leaves them out). */
 typedef struct porta_kernel_def {
   size_t struct_size;          /**< sizeof(porta_kernel_def) */
   const char* op;
@@ -262,10 +343,16 @@ typedef struct porta_kernel_def {
   porta_kernel_fn fn;
   void* user_data;
   const char* backend_name;    /**< NULL: `backend` says the kind */
+  porta_supports_fn supports;  /**< (optional) may decline a call with a reason */
+  const char* impl_name;       /**< (optional) this implementation's name, e.g. "tiled": one of
+                                    several kernels of the op on one backend */
+  int32_t priority;            /**< among the op's kernels on the backend: higher is tried first;
+                                    kernels whose dtypes overlap must differ */
 } porta_kernel_def;
 
-/** Registers an op (refused when an op of that name exists) / a kernel (refused when the op
- *  is unknown, the signature disagrees with the schema, or a kernel for that backend and dtype
+/** Registers an op (refused when an op of that domain and name exists; ops of one name in
+ *  different domains are different ops) / a kernel (refused when the op is unknown, the
+ *  signature disagrees with the schema, or a kernel for that backend, dtype and priority
  *  exists). Called from a plugin's init, the registration belongs to that plugin. */
 PORTA_API porta_status porta_register_op(const porta_op_schema* schema);
 PORTA_API porta_status porta_register_kernel(const porta_kernel_def* kernel);

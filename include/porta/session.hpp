@@ -59,7 +59,7 @@ struct SessionOptions {
 /// Where one node runs and why (for `porta ops`).
 struct NodePlan {
   std::string node;
-  std::string op;
+  std::string op;  ///< OpSchema::qualified_name(): "Conv", "com.example::ScaledSwish"
   Device device;
   Path path = Path::native;
   std::string reason;

@@ -375,8 +375,10 @@ static void test_register(void) {
   schema.composite = axpy_composite;
   CHECK_OK(porta_register_op(&schema));
   CHECK_FAILS(porta_register_op(&schema), PORTA_ERROR_ALREADY_EXISTS, "already exists");
-  schema.name = "Relu";
+  schema.name = "Relu"; /* ONNX's Relu exists; another domain may have its own */
+  schema.domain = "";
   CHECK_FAILS(porta_register_op(&schema), PORTA_ERROR_ALREADY_EXISTS, "'Relu' already exists");
+  schema.domain = "com.example.ctest";
   schema.name = "NoInfer";
   schema.infer = NULL;
   CHECK_FAILS(porta_register_op(&schema), PORTA_ERROR_INVALID_ARGUMENT, "infer");
@@ -487,11 +489,86 @@ static void test_plugins_by_call(void) {
   CHECK_FAILS(porta_load_plugin("/no/such/plugin.so"), PORTA_ERROR_INVALID_ARGUMENT, "no such file");
 }
 
+/* Every ONNX attribute type set and read back; unknown and mistyped attributes refused by the
+ * op's schema, naming the op, the attribute and what the schema declares. */
+static void test_attributes(void) {
+  porta_attrs a = NULL;
+  int64_t ints[4] = {0, 2, 1}, got_ints[4];
+  double floats[2] = {0.5, -1.25}, got_floats[2];
+  const char* strings[2] = {"relu", "tanh"};
+  const char* got_strings[2];
+  const char* text = NULL;
+  size_t count = 0;
+  int present = 0;
+  int32_t type = -2;
+  float values[6] = {1, 2, 3, 4, 5, 6}, result[6];
+  int64_t shape[3] = {1, 2, 3};
+  porta_device cpu = {PORTA_DEVICE_CPU, 0};
+  porta_tensor t = NULL, tt = NULL, out = NULL;
+  CHECK_OK(porta_attrs_create(&a));
+  CHECK_OK(porta_attrs_set_string(a, "mode", "linear"));
+  CHECK_OK(porta_attrs_set_ints(a, "perm", ints, 3));
+  CHECK_OK(porta_attrs_set_floats(a, "scales", floats, 2));
+  CHECK_OK(porta_attrs_set_strings(a, "activations", strings, 2));
+  CHECK_OK(porta_tensor_create(cpu, PORTA_F32, shape, 3, &t));
+  CHECK_OK(porta_tensor_copy_from_host(t, values, sizeof values));
+  CHECK_OK(porta_attrs_set_tensor(a, "value", t));
+  CHECK_OK(porta_attrs_get_string(a, "mode", &text));
+  CHECK(text && strcmp(text, "linear") == 0);
+  CHECK_OK(porta_attrs_get_ints(a, "perm", got_ints, 4, &count));
+  CHECK(count == 3 && got_ints[1] == 2);
+  CHECK_OK(porta_attrs_get_floats(a, "scales", NULL, 0, &count)); /* the count only */
+  CHECK(count == 2);
+  CHECK_OK(porta_attrs_get_floats(a, "scales", got_floats, 2, &count));
+  CHECK(got_floats[1] == -1.25);
+  CHECK_OK(porta_attrs_get_strings(a, "activations", got_strings, 2, &count));
+  CHECK(count == 2 && strcmp(got_strings[1], "tanh") == 0);
+  CHECK_OK(porta_attrs_get_tensor(a, "value", &tt));
+  CHECK_OK(porta_tensor_copy_to_host(tt, result, sizeof result));
+  CHECK(result[5] == 6);
+  CHECK_OK(porta_tensor_free(tt));
+  CHECK_OK(porta_attrs_type(a, "activations", &present, &type));
+  CHECK(present == 1 && type == PORTA_ATTR_STRINGS);
+  CHECK_OK(porta_attrs_type(a, "value", &present, &type));
+  CHECK(present == 1 && type == PORTA_ATTR_TENSOR);
+  CHECK_OK(porta_attrs_type(a, "missing", &present, &type));
+  CHECK(present == 0 && type == -1);
+  CHECK_FAILS(porta_attrs_get_floats(a, "perm", got_floats, 2, &count), PORTA_ERROR_INVALID_ARGUMENT,
+              "'perm' should be floats, got ints");
+  CHECK_FAILS(porta_attrs_get_string(a, "missing", &text), PORTA_ERROR_INVALID_ARGUMENT, "no attribute 'missing'");
+  CHECK_FAILS(porta_attrs_set_strings(a, "bad", NULL, 2), PORTA_ERROR_INVALID_ARGUMENT, "values");
+  CHECK_OK(porta_attrs_free(a));
+
+  /* Transpose's perm, through the C ABI. */
+  CHECK_OK(porta_attrs_create(&a));
+  CHECK_OK(porta_attrs_set_ints(a, "perm", ints, 3));
+  CHECK_OK(porta_op_call("Transpose", &t, 1, a, &out, 1));
+  CHECK_OK(porta_tensor_shape(out, got_ints, 4));
+  CHECK(got_ints[0] == 1 && got_ints[1] == 3 && got_ints[2] == 2);
+  CHECK_OK(porta_tensor_free(out));
+  out = NULL;
+  CHECK_OK(porta_attrs_free(a));
+  /* A typo and an int for a float: errors that name the op, the attribute and the schema. */
+  CHECK_OK(porta_attrs_create(&a));
+  CHECK_OK(porta_attrs_set_float(a, "alpah", 0.1));
+  CHECK_FAILS(porta_op_call("LeakyRelu", &t, 1, a, &out, 1), PORTA_ERROR_INVALID_ARGUMENT,
+              "[LeakyRelu] unknown attribute 'alpah' (float): LeakyRelu has alpha (float)");
+  CHECK_OK(porta_attrs_free(a));
+  CHECK_OK(porta_attrs_create(&a));
+  CHECK_OK(porta_attrs_set_int(a, "alpha", 1));
+  CHECK_FAILS(porta_op_call("LeakyRelu", &t, 1, a, &out, 1), PORTA_ERROR_INVALID_ARGUMENT,
+              "attribute 'alpha' should be float, got int");
+  CHECK(out == NULL);
+  CHECK_OK(porta_attrs_free(a));
+  CHECK_OK(porta_tensor_free(t));
+}
+
 int main(int argc, char** argv) {
   const char* models = argc > 1 ? argv[1] : "models";
   test_version_and_devices();
   test_tensors();
   test_ops();
+  test_attributes();
   test_model(models);
   test_register();
   test_other_devices();

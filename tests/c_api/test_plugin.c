@@ -1,7 +1,7 @@
 /* Test plugins for tests/plugin_test.cpp, one source built four ways:
  *   TEST_PLUGIN_GOOD       adds op TestNegate (domain com.porta.test) with a cpu kernel
  *   TEST_PLUGIN_ABI99      the same, built with PORTA_ABI_VERSION 99
- *   TEST_PLUGIN_DUPLICATE  registers an op named Relu (exists in porta)
+ *   TEST_PLUGIN_DUPLICATE  registers an op Relu in ONNX's default domain (exists in porta)
  *   TEST_PLUGIN_BADKERNEL  adds op TestBad (1 input) and a kernel taking 2 inputs
  * Uses only the function table it is given: it does not link libporta. */
 #include <string.h>
@@ -47,14 +47,14 @@ static porta_status negate_reference(porta_kernel_context* ctx, void* user) {
   return PORTA_OK;
 }
 
-static porta_status add_op(const char* name) {
+static porta_status add_op(const char* domain, const char* name) {
   static const char* const inputs[] = {"X"};
   static const char* const outputs[] = {"Y"};
   porta_op_schema s;
   memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
   s.name = name;
-  s.domain = "com.porta.test";
+  s.domain = domain;
   s.inputs = inputs;
   s.num_inputs = 1;
   s.outputs = outputs;
@@ -93,15 +93,15 @@ PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api, 
   if (porta_plugin_begin(api, info, name) != PORTA_OK) return PORTA_ERROR_ABI_MISMATCH;
   g_api = api;
 #if defined(TEST_PLUGIN_GOOD) || defined(TEST_PLUGIN_ABI99)
-  if ((s = add_op("TestNegate")) != PORTA_OK) return s;
+  if ((s = add_op("com.porta.test", "TestNegate")) != PORTA_OK) return s;
   return add_kernel("TestNegate", 1);
 #elif defined(TEST_PLUGIN_DUPLICATE)
   /* A plugin that ignores the refusal and carries on: porta still refuses the whole plugin. */
-  (void)add_op("TestDupHelper");
-  (void)add_op("Relu");
+  (void)add_op("com.porta.test", "TestDupHelper");
+  (void)add_op("", "Relu");
   return PORTA_OK;
 #else
-  if ((s = add_op("TestBad")) != PORTA_OK) return s;
+  if ((s = add_op("com.porta.test", "TestBad")) != PORTA_OK) return s;
   return add_kernel("TestBad", 2);
 #endif
 }

@@ -381,7 +381,7 @@ void Runner::run_iteration(const OpSchema& op, const std::vector<OpCase>& cases,
   set_current(str(op.name, " #", it, " in the float64 reference"), repro(op, it, ""));
   g_call_started_ms = now_ms();
   try {
-    ref = reference_op(op.name, host, d.attrs, d.num_outputs, &out_dtypes);
+    ref = reference_op(op.qualified_name(), host, d.attrs, d.num_outputs, &out_dtypes);
     g_call_started_ms = 0;
   } catch (const Error& e) {
     g_call_started_ms = 0;
@@ -440,7 +440,7 @@ void Runner::run_iteration(const OpSchema& op, const std::vector<OpCase>& cases,
       detail::set_poison_outputs(true);
       std::vector<Tensor> got;
       try {
-        got = call_op(op.name, ins, d.attrs, d.num_outputs);
+        got = call_op(op.qualified_name(), ins, d.attrs, d.num_outputs);
       } catch (...) {
         detail::set_poison_outputs(false);
         throw;
