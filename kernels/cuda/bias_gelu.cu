@@ -52,8 +52,8 @@ void bias_gelu_gpu(KernelContext& ctx) {
     const T* pb = device_ptr<const T>(ctx.in(1));
     T* py = device_ptr<T>(y);
     unsigned blocks = grid_for(n, 256, device);
-    if (mode == "tanh") bias_gelu_kernel<T, true><<<blocks, 256, 0, stream(device)>>>(px, pb, py, n, x.shape().back());
-    else bias_gelu_kernel<T, false><<<blocks, 256, 0, stream(device)>>>(px, pb, py, n, x.shape().back());
+    if (mode == "tanh") launch<bias_gelu_kernel<T, true>>(blocks, 256, 0, stream(device), px, pb, py, n, x.shape().back());
+    else launch<bias_gelu_kernel<T, false>>(blocks, 256, 0, stream(device), px, pb, py, n, x.shape().back());
     PORTA_GPU_CHECK_LAUNCH(device, "bias_gelu_kernel");
   });
 }
