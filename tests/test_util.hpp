@@ -18,6 +18,9 @@ std::mt19937_64& rng();
 
 /// Devices the conformance tests run on: every device of every built backend.
 std::vector<Device> test_devices();
+/// The kinds that run the kernels/cuda sources: cuda, hip, and gpu_emu (the SIMT emulator)
+/// when it is built.
+std::vector<DeviceType> gpu_device_types();
 /// Empty when the device can run tests; otherwise the reason (tests are skipped, or for a
 /// built Vulkan backend without a device, failed).
 std::string device_unusable(Device d);
