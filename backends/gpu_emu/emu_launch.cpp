@@ -25,6 +25,8 @@ constexpr size_t kMaxDynamicShared = 48 * 1024;
 // Kernels keep little on their stacks; 256 KiB of address space (touched pages only) leaves
 // room for the sanitizer build's larger frames.
 constexpr size_t kFiberStack = 256 * 1024;
+// Emulated threads in a launch from which its blocks are spread over the cpu's threads.
+constexpr int64_t kParallelThreads = 1 << 16;
 
 enum class Wait { kReady, kBarrier, kCollective, kDone };
 
@@ -298,7 +300,12 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t shared_bytes, Stre
   };
   if (tls_worker && tls_worker->current >= 0)
     fail("launched from inside a running kernel (dynamic parallelism is not emulated)");
-  const int workers = static_cast<int>(std::min<int64_t>(blocks, omp_get_max_threads()));
+  // Small launches run on the calling thread: an OpenMP team costs more than it saves there
+  // (its threads spin between regions, which on a small machine takes the cpu from the work).
+  const int64_t total_threads = blocks * n;
+  const int workers = total_threads < kParallelThreads
+                          ? 1
+                          : static_cast<int>(std::min<int64_t>(blocks, omp_get_max_threads()));
   if (workers <= 1) {
     run_blocks(0, 1);
   } else {
