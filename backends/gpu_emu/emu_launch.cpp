@@ -108,8 +108,8 @@ std::string resolve_warp(Worker& w, int lo, int hi) {
   for (int l = lo; l < hi; ++l) {
     const Collective& c = w.lanes[static_cast<size_t>(l)].collective;
     if (c.op != first.op || c.arg != first.arg || c.width != first.width)
-      return str("the lanes of warp ", lo / warp_size, " meet in different collectives: lane ",
-                 0, " in ", first.op, "(", first.arg, "), lane ", l - lo, " in ", c.op, "(", c.arg,
+      return str("the lanes of warp ", lo / warp_size, " meet in different collectives: lane 0 in ",
+                 first.op, "(", first.arg, "), lane ", l - lo, " in ", c.op, "(", c.arg,
                  ") (on a GPU: undefined results)");
   }
   if (first.is_ballot) {
@@ -157,7 +157,7 @@ std::string run_block(Worker& w, int n) {
       w.fibers[static_cast<size_t>(t)]->resume();
     }
     // Every thread is waiting or done: complete whole warps' collectives first.
-    bool progressed = false, all_done = true, any_done = false;
+    bool progressed = false;
     for (int lo = 0; lo < n; lo += warp_size) {
       const int hi = std::min(n, lo + warp_size);
       int collective = 0;
@@ -176,9 +176,7 @@ std::string run_block(Worker& w, int n) {
       else if (s == Wait::kCollective) in_collective.push_back(t);
       else if (s == Wait::kDone) done.push_back(t);
     }
-    all_done = static_cast<int>(done.size()) == n;
-    any_done = !done.empty();
-    if (all_done) return "";
+    if (static_cast<int>(done.size()) == n) return "";
     if (static_cast<int>(at_barrier.size()) == n) {  // everyone at __syncthreads: release
       for (int t = 0; t < n; ++t) w.lanes[static_cast<size_t>(t)].wait = Wait::kReady;
       continue;
@@ -192,7 +190,7 @@ std::string run_block(Worker& w, int n) {
       msg += str(" threads ", thread_ranges(in_collective), " wait in a warp collective (",
                  c.op, ") that other lanes of their warp never reach;");
     }
-    if (any_done) msg += str(" threads ", thread_ranges(done), " have exited;");
+    if (!done.empty()) msg += str(" threads ", thread_ranges(done), " have exited;");
     msg += " a barrier or warp collective must be reached by every thread of the block (warp)";
     return msg;
   }

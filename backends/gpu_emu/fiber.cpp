@@ -146,11 +146,9 @@ void Fiber::resume() {
 #endif
 }
 
-void Fiber::switch_out(bool exiting) {
+void Fiber::suspend() {
 #if defined(PORTA_EMU_ASAN)
-  __sanitizer_start_switch_fiber(exiting ? nullptr : &fake_stack_, caller_bottom_, caller_size_);
-#else
-  (void)exiting;
+  __sanitizer_start_switch_fiber(&fake_stack_, caller_bottom_, caller_size_);
 #endif
 #if defined(__x86_64__)
   porta_gpu_emu_switch(&sp_, caller_sp_);
@@ -160,13 +158,6 @@ void Fiber::switch_out(bool exiting) {
 #if defined(PORTA_EMU_ASAN)
   __sanitizer_finish_switch_fiber(fake_stack_, &caller_bottom_, &caller_size_);
 #endif
-}
-
-void Fiber::suspend() { switch_out(false); }
-
-void Fiber::exit() {
-  switch_out(true);
-  std::abort();  // an exited fiber is only ever reset, never resumed
 }
 
 }  // namespace porta::porta_gpu_emu::emu

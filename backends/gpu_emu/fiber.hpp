@@ -25,17 +25,14 @@ class Fiber {
   Fiber& operator=(const Fiber&) = delete;
 
   /// Makes the next resume() start `entry(arg)` from the top of the stack (whatever the fiber
-  /// was doing is abandoned). `entry` must never return: it ends by suspend()ing for good.
+  /// was doing is abandoned). `entry` must never return: it loops, suspend()ing between runs.
   void reset(Entry entry, void* arg);
   /// Runs the fiber from the calling (scheduler) context until it calls suspend().
   void resume();
   /// From inside the fiber: back to the context that resumed it.
   void suspend();
-  /// From inside the fiber, when it will never be resumed again without reset().
-  [[noreturn]] void exit();
 
  private:
-  void switch_out(bool exiting);
   static void start(Fiber* self);  // first code a fiber runs
 #if !defined(__x86_64__)
   static void start_ucontext(unsigned lo, unsigned hi);  // makecontext passes ints
