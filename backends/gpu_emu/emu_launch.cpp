@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -198,6 +201,40 @@ std::string run_block(Worker& w, int n) {
 
 std::string dims(dim3 d) { return str(d.x, "x", d.y, "x", d.z); }
 
+// PORTA_GPU_EMU_KERNEL_LOG=<file>: the names of the kernels launched (and their warp widths)
+// are appended to <file> when the process exits, one per line, so a test run can show which
+// kernels/cuda kernels it executed.
+class KernelLog {
+ public:
+  static KernelLog& get() {
+    static KernelLog* log = new KernelLog;  // written by atexit, never destroyed
+    return *log;
+  }
+  void note(const char* kernel, int warp_size) {
+    if (path_.empty()) return;
+    std::lock_guard lock(mutex_);
+    seen_.insert(str(kernel, " warp ", warp_size));
+  }
+
+ private:
+  KernelLog() {
+    if (const char* p = std::getenv("PORTA_GPU_EMU_KERNEL_LOG"); p && *p) {
+      path_ = p;
+      std::atexit([] { get().write(); });
+    }
+  }
+  void write() {
+    std::lock_guard lock(mutex_);
+    if (FILE* f = std::fopen(path_.c_str(), "a")) {
+      for (const std::string& s : seen_) std::fprintf(f, "%s\n", s.c_str());
+      std::fclose(f);
+    }
+  }
+  std::string path_;
+  std::mutex mutex_;
+  std::set<std::string> seen_;
+};
+
 }  // namespace
 
 void sync_threads() {
@@ -241,6 +278,7 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t shared_bytes, Stre
   if (shared_bytes > kMaxDynamicShared)
     fail(str("invalid configuration: ", shared_bytes, " bytes of dynamic shared memory, limit ",
              kMaxDynamicShared));
+  KernelLog::get().note(kernel, warp_size);
   const int n = static_cast<int>(threads);
   const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
   std::mutex error_mutex;
