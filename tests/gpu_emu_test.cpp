@@ -28,6 +28,15 @@ __global__ void rotate_through_shared(int* out) {
   out[blockIdx.x * n + t] = slots[(t + 1) % n];
 }
 
+// The same without the barrier (a bug): the neighbours' slots may not be written yet.
+__global__ void neighbours_without_barrier(int* out) {
+  int* slots = dynamic_shared<int>();
+  const int t = threadIdx.x, n = blockDim.x;
+  slots[t] = t;
+  out[2 * (blockIdx.x * n + t)] = slots[(t + 1) % n];
+  out[2 * (blockIdx.x * n + t) + 1] = slots[(t + n - 1) % n];
+}
+
 // Half the block waits at a barrier the other half never reaches.
 __global__ void divergent_barrier(int* out) {
   if (threadIdx.x < blockDim.x / 2) __syncthreads();
@@ -143,6 +152,24 @@ TEST_P(GpuEmu, BarrierOrdersEveryStoreBeforeEveryLoad) {
   for (int b = 0; b < blocks; ++b)
     for (int t = 0; t < threads; ++t)
       ASSERT_EQ(got[b * threads + t], 1000 * b + (t + 1) % threads) << "block " << b << " thread " << t;
+}
+
+TEST_P(GpuEmu, AMissingBarrierReadsStaleDataWhicheverNeighbourStored) {
+  // Threads run in ascending order in one block and descending in the next: a load of the
+  // next thread's slot and one of the previous thread's slot each come too early somewhere.
+  const int blocks = 2, threads = 64;
+  Tensor out = Tensor::empty({2 * blocks * threads}, DType::i32, device());
+  launch<neighbours_without_barrier>(blocks, threads, threads * sizeof(int), s(), ptr<int>(out));
+  std::vector<int> got = to_vector<int>(out);
+  int stale_next = 0, stale_previous = 0;
+  for (int i = 0; i < blocks * threads; ++i) {
+    const int t = i % threads;
+    if (t == 0 || t == threads - 1) continue;  // the wrap-around is stale in either order
+    stale_next += got[2 * i] != (t + 1) % threads;
+    stale_previous += got[2 * i + 1] != (t + threads - 1) % threads;
+  }
+  EXPECT_GT(stale_next, 0);
+  EXPECT_GT(stale_previous, 0);
 }
 
 TEST_P(GpuEmu, BarrierNotReachedByAllIsAnErrorNamingTheKernel) {

@@ -149,10 +149,18 @@ std::string resolve_warp(Worker& w, int lo, int hi) {
 }
 
 // Runs the threads of one block to completion; "" or what went wrong.
+//
+// Between two barriers the threads run one after the other, in ascending order on one pass
+// and descending on the next, the first pass's direction alternating between neighbouring
+// blocks and between the two devices (any order is a schedule a GPU may choose): a load that
+// misses a barrier then reads stale data in one of the orders whichever thread stored it,
+// instead of always seeing the stores of lower-numbered threads.
 std::string run_block(Worker& w, int n) {
   const int warp_size = w.warp_size;
-  for (;;) {
-    for (int t = 0; t < n; ++t) {
+  const unsigned first = blockIdx.x + blockIdx.y + blockIdx.z + (warp_size == 64 ? 1u : 0u);
+  for (unsigned pass = first;; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      const int t = pass % 2 == 0 ? i : n - 1 - i;
       Lane& lane = w.lanes[static_cast<size_t>(t)];
       if (lane.wait != Wait::kReady) continue;
       w.current = t;
