@@ -114,7 +114,7 @@ TEST_P(GpuBackend, TimerMeasuresDeviceWork) {
   EXPECT_GE(timer->elapsed_us(), 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, GpuBackend, ::testing::Values(DeviceType::cuda, DeviceType::hip),
+INSTANTIATE_TEST_SUITE_P(Backends, GpuBackend, ::testing::ValuesIn(gpu_device_types()),
                          [](const auto& info) { return std::string(device_type_name(info.param)); });
 
 }  // namespace

@@ -83,9 +83,9 @@ TEST_P(GpuKernelCoverage, EveryOpOfTheCpuHasANativeKernel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelChecks, ::testing::Values(DeviceType::cuda, DeviceType::hip),
+INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelChecks, ::testing::ValuesIn(gpu_device_types()),
                          [](const auto& info) { return std::string(device_type_name(info.param)); });
-INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelCoverage, ::testing::Values(DeviceType::cuda, DeviceType::hip),
+INSTANTIATE_TEST_SUITE_P(Backends, GpuKernelCoverage, ::testing::ValuesIn(gpu_device_types()),
                          [](const auto& info) { return std::string(device_type_name(info.param)); });
 
 }  // namespace

@@ -22,7 +22,7 @@ foreach(line IN LISTS lines)
     if(suite STREQUAL "Zoo")  # one entry per member x device, from tests/CMakeLists.txt
       continue()
     endif()
-    if(suite STREQUAL "Ops/Conformance" AND test MATCHES "^[^/]+/([A-Za-z0-9]+)_.*_(cpu|vulkan_[0-9]+|cuda_[0-9]+|hip_[0-9]+)$")
+    if(suite STREQUAL "Ops/Conformance" AND test MATCHES "^[^/]+/([A-Za-z0-9]+)_.*_(cpu|vulkan_[0-9]+|cuda_[0-9]+|hip_[0-9]+|gpu_emu_[0-9]+)$")
       set(name "conformance.${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
       set(filter "Ops/Conformance.*/${CMAKE_MATCH_1}_*_${CMAKE_MATCH_2}")
     elseif(suite STREQUAL "OnnxNode" AND test MATCHES "^test_([a-z0-9]+)")

@@ -33,6 +33,12 @@ std::vector<Device> test_devices() {
   return all_devices();
 }
 
+std::vector<DeviceType> gpu_device_types() {
+  std::vector<DeviceType> kinds = {DeviceType::cuda, DeviceType::hip};
+  if (std::optional<DeviceType> emu = find_device_type("gpu_emu")) kinds.push_back(*emu);
+  return kinds;
+}
+
 std::string device_unusable(Device d) {
   Backend* b = find_backend(d.type);
   if (!b) return "backend not built";

@@ -20,6 +20,9 @@ Tensor random_f32(const Shape& shape, double lo = -1.0, double hi = 1.0);
 
 /// Devices the conformance tests run on: every device of every built backend.
 std::vector<Device> test_devices();
+/// The kinds that run the kernels/cuda sources: cuda, hip, and gpu_emu (the SIMT emulator)
+/// when it is built.
+std::vector<DeviceType> gpu_device_types();
 /// Empty when the device can run tests; otherwise the reason (tests are skipped, or for a
 /// built Vulkan backend without a device, failed).
 std::string device_unusable(Device d);

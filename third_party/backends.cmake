@@ -2,10 +2,12 @@
 # GPU backend is built when its toolchain is found; an explicit list forces the choice and a
 # missing toolchain is then a configure error.
 set(PORTA_BUILT_BACKENDS cpu)
-set(_porta_known cpu vulkan cuda hip)
+set(_porta_known cpu vulkan cuda hip gpu_emu)
 set(_porta_auto OFF)
 if(PORTA_BACKENDS STREQUAL "auto")
   set(_porta_auto ON)
+  # gpu_emu (the SIMT emulator of the cuda/hip kernels, backends/gpu_emu) only on request:
+  # it needs no toolchain, but a build of its own of every kernel.
   set(_porta_requested vulkan cuda hip)
 else()
   set(_porta_requested ${PORTA_BACKENDS})
@@ -18,7 +20,7 @@ else()
 endif()
 
 message(STATUS "porta backend cpu: built (oneDNN ${dnnl_VERSION})")
-foreach(b vulkan cuda hip)
+foreach(b vulkan cuda hip gpu_emu)
   if(NOT b IN_LIST _porta_requested)
     message(STATUS "porta backend ${b}: not built (not in PORTA_BACKENDS=${PORTA_BACKENDS})")
     continue()

@@ -6,8 +6,11 @@
 namespace porta::PORTA_GPU_NS {
 
 // Small blocks round to 512 bytes, large ones to 2 MiB, so sizes that vary a little between
-// runs (dynamic shapes) still hit the cache.
+// runs (dynamic shapes) still hit the cache. The emulator gives every tensor an allocation of
+// its exact size, fresh: its guard zones then sit right at the tensor's end, and a cached block
+// cannot hide an unwritten output behind a previous tensor's values.
 size_t CachingAllocator::round_size(size_t bytes) {
+  if constexpr (!kCacheBlocks) return bytes;
   constexpr size_t kSmall = 512, kLarge = size_t{2} << 20, kSmallLimit = size_t{1} << 20;
   if (bytes == 0) return kSmall;
   if (bytes <= kSmallLimit) return (bytes + kSmall - 1) / kSmall * kSmall;
@@ -19,7 +22,7 @@ void* CachingAllocator::allocate(size_t bytes) {
   if (size < bytes)  // rounding overflowed
     throw OutOfMemory(str("[" PORTA_GPU_NAME "] out of memory on " PORTA_GPU_NAME ":", device_,
                           ": requested ", bytes, " bytes"));
-  {
+  if constexpr (kCacheBlocks) {
     std::lock_guard lock(mutex_);
     // Reuse a cached block unless it would waste more than half of itself.
     auto it = free_blocks_.lower_bound(size);
@@ -62,6 +65,11 @@ void CachingAllocator::deallocate(void* ptr) noexcept {
   if (it == live_blocks_.end()) return;  // not ours: ignoring beats freeing foreign memory
   size_t size = it->second;
   live_blocks_.erase(it);
+  if constexpr (!kCacheBlocks) {
+    (void)cudaFree(ptr);
+    reserved_ -= size;
+    return;
+  }
   try {
     free_blocks_.emplace(size, ptr);
     cached_ += size;

@@ -33,6 +33,11 @@ class CachingAllocator {
   size_t cached_bytes() const;    ///< held but free for reuse
 
  private:
+#if defined(PORTA_GPU_EMU)
+  static constexpr bool kCacheBlocks = false;  // exact, fresh blocks (see round_size)
+#else
+  static constexpr bool kCacheBlocks = true;
+#endif
   static size_t round_size(size_t bytes);
 
   int device_;

@@ -69,6 +69,8 @@ const Probe& probe() {
         d->info.minor = prop.minor;
 #if defined(PORTA_HIP)
         d->arch = prop.gcnArchName;
+#elif defined(PORTA_GPU_EMU)
+        d->arch = str("simt, warp ", prop.warpSize);
 #else
         d->arch = str("sm_", prop.major, prop.minor);
 #endif
@@ -131,7 +133,7 @@ class GpuTimer final : public Timer {
 
 class GpuBackend final : public Backend {
  public:
-  DeviceType type() const override { return DeviceType::PORTA_GPU_BACKEND; }
+  DeviceType type() const override { return PORTA_GPU_DEVICE_TYPE; }
   int device_count() const override {
     return std::max<int>(1, static_cast<int>(probe().devices.size()));
   }
@@ -153,13 +155,14 @@ class GpuBackend final : public Backend {
     }
     const DeviceState& d = *p.devices[static_cast<size_t>(index)];
     c.name = d.name;
-    c.type = "discrete";
+    c.type = PORTA_GPU_DEVICE_KIND;
     c.total_memory = d.total_memory;
     c.dtypes = (1u << kNumDTypes) - 1;
     c.subgroup_size = d.info.warp_size;
     c.timestamps = true;
-    // "auto" prefers a CUDA device, then a HIP one, to any Vulkan device (100 and less).
-    c.preference = DeviceType::PORTA_GPU_BACKEND == DeviceType::cuda ? 300 : 200;
+    // "auto" prefers a CUDA device, then a HIP one, to any Vulkan device (100 and less), and
+    // never picks the emulator (0).
+    c.preference = PORTA_GPU_PREFERENCE;
     c.extra.emplace_back("arch", d.arch);
     c.extra.emplace_back("multiprocessors", std::to_string(d.info.multiprocessors));
     return c;

@@ -104,11 +104,11 @@ void arg_gpu(KernelContext& ctx) {
     using T = decltype(tag);
     if (inner == 1) {
       const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
-      arg_rows<T, Max><<<blocks, kRowThreads, 0, s>>>(device_ptr<const T>(x), device_ptr<int64_t>(y),
+      launch<arg_rows<T, Max>>(blocks, kRowThreads, 0, s, device_ptr<const T>(x), device_ptr<int64_t>(y),
                                                       outer, n, last);
       PORTA_GPU_CHECK_LAUNCH(device, "arg_rows");
     } else {
-      arg_columns<T, Max><<<grid_for(total, 256, device), 256, 0, s>>>(
+      launch<arg_columns<T, Max>>(grid_for(total, 256, device), 256, 0, s,
           device_ptr<const T>(x), device_ptr<int64_t>(y), total, n, inner, last);
       PORTA_GPU_CHECK_LAUNCH(device, "arg_columns");
     }

@@ -32,7 +32,7 @@ void batch_norm_gpu(KernelContext& ctx) {
   const int device = ctx.device.index;
   visit_gpu_dtype_in<kFloats>(x.dtype(), "BatchNormalization", [&](auto tag) {
     using T = decltype(tag);
-    batch_norm_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<batch_norm_kernel<T>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const T>(x), device_ptr<const T>(ctx.in(1)), device_ptr<const T>(ctx.in(2)),
         device_ptr<const T>(ctx.in(3)), device_ptr<const T>(ctx.in(4)), device_ptr<T>(y), total,
         channels, inner, ctx.attrs->get_float("epsilon"));

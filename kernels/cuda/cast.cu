@@ -53,7 +53,7 @@ void cast_gpu(KernelContext& ctx) {
     using In = decltype(in_tag);
     visit_gpu_dtype(y.dtype(), [&](auto out_tag) {
       using Out = decltype(out_tag);
-      cast_kernel<Out, In><<<grid_for(n, 256, device), 256, 0, s>>>(device_ptr<const In>(x),
+      launch<cast_kernel<Out, In>>(grid_for(n, 256, device), 256, 0, s, device_ptr<const In>(x),
                                                                      device_ptr<Out>(y), n);
     });
   });

@@ -104,22 +104,22 @@ void where_gpu(KernelContext& ctx) {
   Layout l = make_layout(out, {&c, &x, &y});
   const int device = ctx.device.index;
   cudaStream_t s = stream(device);
-  auto launch = [&](auto elem) {
+  auto launch_for = [&](auto elem) {
     using E = decltype(elem);
     if (l.fits_32bit)
-      where_kernel<E, uint32_t><<<grid_for(n, 256, device), 256, 0, s>>>(
+      launch<where_kernel<E, uint32_t>>(grid_for(n, 256, device), 256, 0, s,
           device_ptr<E>(out), device_ptr<const bool>(c), device_ptr<const E>(x), device_ptr<const E>(y),
           static_cast<uint32_t>(n), make_indexer<4, uint32_t>(l));
     else
-      where_kernel<E, int64_t><<<grid_for(n, 256, device), 256, 0, s>>>(
+      launch<where_kernel<E, int64_t>>(grid_for(n, 256, device), 256, 0, s,
           device_ptr<E>(out), device_ptr<const bool>(c), device_ptr<const E>(x), device_ptr<const E>(y),
           n, make_indexer<4, int64_t>(l));
   };
   switch (dtype_size(out.dtype())) {  // a selection moves bytes: one kernel per element size
-    case 1: launch(uint8_t{}); break;
-    case 2: launch(uint16_t{}); break;
-    case 4: launch(uint32_t{}); break;
-    default: launch(uint64_t{}); break;
+    case 1: launch_for(uint8_t{}); break;
+    case 2: launch_for(uint16_t{}); break;
+    case 4: launch_for(uint32_t{}); break;
+    default: launch_for(uint64_t{}); break;
   }
   PORTA_GPU_CHECK_LAUNCH(device, "where_kernel");
 }

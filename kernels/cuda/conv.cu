@@ -84,7 +84,7 @@ void conv_gpu(KernelContext& ctx) {
     const int64_t total = n * c * kvol * ovol;
     Tensor col = Tensor::empty({total}, x.dtype(), ctx.device);
     if (total > 0) {
-      im2col_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+      launch<im2col_kernel<T>>(grid_for(total, 256, device), 256, 0, stream(device),
           device_ptr<const T>(x), device_ptr<T>(col), total, c, d);
       PORTA_GPU_CHECK_LAUNCH(device, "im2col_kernel");
     }

@@ -11,7 +11,7 @@
 // and need at most 1 GiB of workspace. Nothing waits for the device.
 #include "kernels/cuda/conv_cudnn.cuh"
 
-#if !defined(PORTA_HIP) && defined(PORTA_HAVE_CUDNN)
+#if !defined(PORTA_HIP) && !defined(PORTA_GPU_EMU) && defined(PORTA_HAVE_CUDNN)
 #include <cudnn.h>
 
 #include <cstdint>

@@ -89,7 +89,7 @@ void conv_transpose_gpu(KernelContext& ctx) {
   const int device = ctx.device.index;
   visit_gpu_dtype_in<kFloats>(x.dtype(), "ConvTranspose", [&](auto tag) {
     using T = decltype(tag);
-    conv_transpose_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<conv_transpose_kernel<T>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const T>(x), device_ptr<const T>(w),
         ctx.has_input(2) ? device_ptr<const T>(ctx.in(2)) : nullptr, device_ptr<T>(y), total, channels,
         group_channels, group_out, group, d);

@@ -58,14 +58,14 @@ void cumsum_gpu(KernelContext& ctx) {
   const bool exclusive = ctx.attrs->get_int("exclusive") != 0, reverse = ctx.attrs->get_int("reverse") != 0;
   visit_gpu_dtype_in<kFloats | kI32 | kI64>(x.dtype(), "CumSum", [&](auto tag) {
     using T = decltype(tag);
-    auto launch = [&](auto axis_tag) {
+    auto launch_for = [&](auto axis_tag) {
       using P = decltype(axis_tag);
       // At most `total` lines (lines = total / n): the grid covers them whatever the axis.
-      cumsum_kernel<T, P><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+      launch<cumsum_kernel<T, P>>(grid_for(total, 256, device), 256, 0, stream(device),
           device_ptr<const T>(x), device_ptr<T>(y), total, d, device_ptr<const P>(axis), exclusive, reverse);
     };
-    if (axis.dtype() == DType::i64) launch(int64_t{});
-    else launch(int32_t{});
+    if (axis.dtype() == DType::i64) launch_for(int64_t{});
+    else launch_for(int32_t{});
     PORTA_GPU_CHECK_LAUNCH(device, "cumsum_kernel");
   });
 }

@@ -158,21 +158,21 @@ void launch_elementwise(KernelContext& ctx, F f) {
     int64_t done = n_vec * static_cast<int64_t>(kVecBytes / sizeof(Out));
     if (n_vec > 0) {
       if constexpr (sizeof(In) == sizeof(Out) && kVecBytes % sizeof(Out) == 0)
-        elementwise_dense_vec<Out, In, M><<<grid_for(n_vec, kThreads, device), kThreads, 0, s>>>(
+        launch<elementwise_dense_vec<Out, In, M, F>>(grid_for(n_vec, kThreads, device), kThreads, 0, s,
             dst, n_vec, f, ptrs);
     }
     if (done < n) {  // the tail (or everything, when unaligned) one element per thread
       InputPtrs<In, M> rest = ptrs;
       for (int k = 0; k < M; ++k) rest.p[k] += done;
-      elementwise_dense<Out, In, M><<<grid_for(n - done, kThreads, device), kThreads, 0, s>>>(
+      launch<elementwise_dense<Out, In, M, F>>(grid_for(n - done, kThreads, device), kThreads, 0, s,
           dst + done, n - done, f, rest);
     }
   } else if (l.fits_32bit) {
     // 32-bit index math: 64-bit division is several times slower on GPUs.
-    elementwise_strided<Out, In, M><<<blocks, kThreads, 0, s>>>(
+    launch<elementwise_strided<Out, In, M, F, uint32_t>>(blocks, kThreads, 0, s,
         dst, static_cast<uint32_t>(n), make_indexer<M + 1, uint32_t>(l), f, ptrs);
   } else {
-    elementwise_strided<Out, In, M><<<blocks, kThreads, 0, s>>>(
+    launch<elementwise_strided<Out, In, M, F, int64_t>>(blocks, kThreads, 0, s,
         dst, n, make_indexer<M + 1, int64_t>(l), f, ptrs);
   }
   PORTA_GPU_CHECK_LAUNCH(device, "elementwise kernel");

@@ -53,20 +53,20 @@ void gather_gpu(KernelContext& ctx) {
   DeferredCheck check = arm_deferred_check(device, [dim, axis, shape = x.shape()](int64_t bad) {
     opdef::check_gather_index(bad, dim, axis, shape);
   });
-  auto launch = [&](auto elem, auto index) {
+  auto launch_for = [&](auto elem, auto index) {
     using E = decltype(elem);
     using I = decltype(index);
-    check_indices_kernel<I><<<grid_for(n_idx, 256, device), 256, 0, s>>>(
+    launch<check_indices_kernel<I>>(grid_for(n_idx, 256, device), 256, 0, s,
         device_ptr<const I>(ind), n_idx, dim, check);
     PORTA_GPU_CHECK_LAUNCH(device, "check_indices_kernel");
     if (total == 0) return;
-    gather_kernel<E, I><<<grid_for(total, 256, device), 256, 0, s>>>(
+    launch<gather_kernel<E, I>>(grid_for(total, 256, device), 256, 0, s,
         device_ptr<const E>(x), device_ptr<const I>(ind), device_ptr<E>(y), total, n_idx, inner, dim);
     PORTA_GPU_CHECK_LAUNCH(device, "gather_kernel");
   };
   auto by_index = [&](auto elem) {
-    if (ind.dtype() == DType::i64) launch(elem, int64_t{});
-    else launch(elem, int32_t{});
+    if (ind.dtype() == DType::i64) launch_for(elem, int64_t{});
+    else launch_for(elem, int32_t{});
   };
   switch (dtype_size(x.dtype())) {
     case 1: by_index(uint8_t{}); break;

@@ -1,9 +1,10 @@
-// porta gpu kernels — GEMM through cuBLAS (cuda builds only; hip has no vendor BLAS here).
+// porta gpu kernels — GEMM through cuBLAS (cuda builds only; hip has no vendor BLAS here, and
+// the emulator runs porta's own GEMM).
 //
 // Row-major C = op(A) op(B) is computed as column-major C^T = op(B)^T op(A)^T, so B goes
 // first. f32 uses full-precision FP32 math unless PORTA_CUDA_ALLOW_TF32=1 (TF32 keeps only 10
 // mantissa bits, which PyTorch users do not expect by default for MatMul).
-#if !defined(PORTA_HIP)
+#if !defined(PORTA_HIP) && !defined(PORTA_GPU_EMU)
 #include <cublas_v2.h>
 
 #include <climits>
@@ -104,9 +105,9 @@ template bool gemm_cublas<__half>(const GemmCall<__half>&, int);
 template bool gemm_cublas<bf16_t>(const GemmCall<bf16_t>&, int);
 
 }  // namespace porta::PORTA_GPU_NS
-#endif  // !PORTA_HIP
+#endif  // !PORTA_HIP && !PORTA_GPU_EMU
 
-#if !defined(PORTA_HIP)
+#if !defined(PORTA_HIP) && !defined(PORTA_GPU_EMU)
 /// Benchmark hook (tests/gpu_perf_test.cpp finds it with dlsym): mean time in microseconds of
 /// `reps` FP32 cublasGemmEx calls of m x k by k x n on cuda:0 with porta's settings, on fresh
 /// zero-filled buffers; -1 when anything fails. Lets the perf test compare porta's MatMul

@@ -90,7 +90,7 @@ void gemm(const GemmCall<T>& call, int device) {
   if (grid.y > 65535)
     throw Unsupported(str("[gemm] " PORTA_GPU_NAME " tiled kernel takes up to ", 65535 * kTileM,
                           " rows, got ", call.m));
-  gemm_tiled_kernel<T><<<grid, block, 0, s>>>(call);
+  launch<gemm_tiled_kernel<T>>(grid, block, 0, s, call);
   PORTA_GPU_CHECK_LAUNCH(device, "gemm_tiled_kernel");
 }
 
@@ -99,8 +99,9 @@ template void gemm<double>(const GemmCall<double>&, int);
 template void gemm<__half>(const GemmCall<__half>&, int);
 template void gemm<bf16_t>(const GemmCall<bf16_t>&, int);
 
-#if defined(PORTA_HIP)
-// No vendor BLAS on hip (Debian ships no hipBLAS/rocBLAS): the tiled kernel always runs.
+#if defined(PORTA_HIP) || defined(PORTA_GPU_EMU)
+// No vendor BLAS on hip (Debian ships no hipBLAS/rocBLAS), none emulated: the tiled kernel
+// always runs.
 template <typename T>
 bool gemm_cublas(const GemmCall<T>&, int) { return false; }
 template bool gemm_cublas<float>(const GemmCall<float>&, int);

@@ -7,7 +7,7 @@ void register_gpu_kernel(const char* op, DTypeSet dtypes, KernelFn fn, SupportsF
                          bool strided_inputs, KernelImpl impl) {
   KernelDef k;
   k.op = op;
-  k.backend = DeviceType::PORTA_GPU_BACKEND;
+  k.backend = PORTA_GPU_DEVICE_TYPE;
   k.dtypes = dtypes;
   k.fn = std::move(fn);
   k.supports = std::move(supports);

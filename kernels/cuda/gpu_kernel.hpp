@@ -95,10 +95,14 @@ void visit_gpu_dtype_in(DType t, std::string_view op, F&& f) {
   });
 }
 
-/// Device pointer to a tensor's first element (storage handle + view offset).
+/// Device pointer to a tensor's first element: the storage handle plus the view offset, which
+/// counts elements of the tensor's dtype whatever T is (device_ptr<char> is its first byte,
+/// device_ptr<uint32_t> of an f32 view its first element).
 template <typename T>
 T* device_ptr(const Tensor& t) {
-  return static_cast<T*>(t.storage()->handle()) + t.offset();
+  using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+  return reinterpret_cast<T*>(static_cast<Byte*>(t.storage()->handle()) +
+                              t.offset() * static_cast<int64_t>(dtype_size(t.dtype())));
 }
 
 /// Blocks for a grid-stride loop over n items: enough to fill the device, no more.

@@ -40,7 +40,7 @@ void instance_norm_gpu(KernelContext& ctx) {
   visit_gpu_dtype_in<kFloats>(x.dtype(), "InstanceNormalization", [&](auto tag) {
     using T = decltype(tag);
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-    instance_norm_rows<T><<<blocks, kRowThreads, 0, stream(device)>>>(
+    launch<instance_norm_rows<T>>(blocks, kRowThreads, 0, stream(device),
         device_ptr<const T>(x), device_ptr<const T>(ctx.in(1)), device_ptr<const T>(ctx.in(2)),
         device_ptr<T>(ctx.out(0)), rows, channels, len, ctx.attrs->get_float("epsilon"));
     PORTA_GPU_CHECK_LAUNCH(device, "instance_norm_rows");

@@ -81,7 +81,7 @@ void layer_norm_gpu(KernelContext& ctx) {
     Tensor scale = dense_param<T>(ctx.in(1), norm, len, ctx.device);
     Tensor bias = ctx.has_input(2) ? dense_param<T>(ctx.in(2), norm, len, ctx.device) : Tensor();
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-    layer_norm_rows<T><<<blocks, kRowThreads, 0, s>>>(
+    launch<layer_norm_rows<T>>(blocks, kRowThreads, 0, s,
         device_ptr<const T>(x), device_ptr<const T>(scale),
         bias.defined() ? device_ptr<const T>(bias) : nullptr, device_ptr<T>(ctx.out(0)), mean_out,
         inv_out, rows, len, ctx.attrs->get_float("epsilon"));

@@ -30,7 +30,7 @@ MatMulPlan plan_matmul(const Shape& a0, const Shape& b0) {
   std::vector<int64_t> sizes;
   std::vector<std::array<int64_t, 3>> strides;
   for (size_t i = rank; i-- > 0;) {
-    int64_t size = std::max(ba[i], bb[i]);
+    int64_t size = ba[i] == 1 ? bb[i] : ba[i];  // broadcasting 0 with 1 gives 0, not max()
     std::array<int64_t, 3> st = {sc, ba[i] == 1 ? 0 : sa, bb[i] == 1 ? 0 : sb};
     sc *= size;
     sa *= ba[i];

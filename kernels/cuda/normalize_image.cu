@@ -41,9 +41,9 @@ void normalize_image_gpu(KernelContext& ctx) {
   float* py = device_ptr<float>(y);
   unsigned blocks = grid_for(n, 256, device);
   if (ctx.attrs->get_string("layout") == "NHWC")
-    normalize_image_kernel<true><<<blocks, 256, 0, stream(device)>>>(px, py, n, channels, plane, k);
+    launch<normalize_image_kernel<true>>(blocks, 256, 0, stream(device), px, py, n, channels, plane, k);
   else
-    normalize_image_kernel<false><<<blocks, 256, 0, stream(device)>>>(px, py, n, channels, plane, k);
+    launch<normalize_image_kernel<false>>(blocks, 256, 0, stream(device), px, py, n, channels, plane, k);
   PORTA_GPU_CHECK_LAUNCH(device, "normalize_image_kernel");
 }
 

@@ -67,13 +67,13 @@ void pad_typed(KernelContext& ctx, const PadDims& d, const Tensor& pads, PadMode
   Tensor value = ctx.has_input(2) ? on_device(ctx.in(2), ctx.device) : Tensor();
   const E* value_ptr = value.defined() ? device_ptr<const E>(value) : nullptr;
   const int64_t total = y.numel();
-  auto launch = [&](auto pad_tag) {
+  auto launch_for = [&](auto pad_tag) {
     using P = decltype(pad_tag);
-    pad_kernel<E, P><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<pad_kernel<E, P>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const E>(x), device_ptr<E>(y), total, d, device_ptr<const P>(pads), value_ptr, mode);
   };
-  if (pads.dtype() == DType::i64) launch(int64_t{});
-  else launch(int32_t{});
+  if (pads.dtype() == DType::i64) launch_for(int64_t{});
+  else launch_for(int32_t{});
   PORTA_GPU_CHECK_LAUNCH(device, "pad_kernel");
 }
 
@@ -133,7 +133,7 @@ void range_gpu(KernelContext& ctx) {
   Tensor start = on_device(ctx.in(0), ctx.device), delta = on_device(ctx.in(2), ctx.device);
   visit_gpu_dtype_in<kNumeric>(y.dtype(), "Range", [&](auto tag) {
     using T = decltype(tag);
-    range_kernel<T><<<grid_for(n, 256, device), 256, 0, stream(device)>>>(
+    launch<range_kernel<T>>(grid_for(n, 256, device), 256, 0, stream(device),
         device_ptr<T>(y), n, device_ptr<const T>(start), device_ptr<const T>(delta));
     PORTA_GPU_CHECK_LAUNCH(device, "range_kernel");
   });
@@ -157,17 +157,17 @@ void constant_of_shape_gpu(KernelContext& ctx) {
   }
   const int device = ctx.device.index;
   cudaStream_t s = stream(device);
-  auto launch = [&](auto tag) {
+  auto launch_for = [&](auto tag) {
     using E = decltype(tag);
     E value;
     std::memcpy(&value, &bits, sizeof(E));
-    fill_kernel<E><<<grid_for(n, 256, device), 256, 0, s>>>(device_ptr<E>(y), n, value);
+    launch<fill_kernel<E>>(grid_for(n, 256, device), 256, 0, s, device_ptr<E>(y), n, value);
   };
   switch (elem) {
-    case 1: launch(uint8_t{}); break;
-    case 2: launch(uint16_t{}); break;
-    case 4: launch(uint32_t{}); break;
-    default: launch(uint64_t{}); break;
+    case 1: launch_for(uint8_t{}); break;
+    case 2: launch_for(uint16_t{}); break;
+    case 4: launch_for(uint32_t{}); break;
+    default: launch_for(uint64_t{}); break;
   }
   PORTA_GPU_CHECK_LAUNCH(device, "fill_kernel");
 }
@@ -196,7 +196,7 @@ void shape_gpu(KernelContext& ctx) {
   ShapeValues values;
   std::copy(dims.begin(), dims.end(), values.v);
   const int device = ctx.device.index;
-  shape_kernel<<<1, 64, 0, stream(device)>>>(device_ptr<int64_t>(y), n, values);
+  launch<shape_kernel>(1, 64, 0, stream(device), device_ptr<int64_t>(y), n, values);
   PORTA_GPU_CHECK_LAUNCH(device, "shape_kernel");
 }
 

@@ -110,7 +110,7 @@ void pool_gpu(KernelContext& ctx) {
   constexpr DTypeSet kTypes = Max ? kFloats | kI8 | kU8 : kFloats;  // MaxPool takes 8-bit images too
   visit_gpu_dtype_in<kTypes>(x.dtype(), ctx.op->name, [&](auto tag) {
     using T = decltype(tag);
-    pool_kernel<T, Max><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<pool_kernel<T, Max>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const T>(x), device_ptr<T>(y), indices, total, d, include_pad, column_major);
     PORTA_GPU_CHECK_LAUNCH(device, "pool_kernel");
   });

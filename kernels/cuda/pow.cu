@@ -57,7 +57,7 @@ void pow_gpu(KernelContext& ctx) {
     using T = decltype(base_tag);
     visit_gpu_dtype_in<kNumeric>(y.dtype(), "Pow", [&](auto exp_tag) {
       using E = decltype(exp_tag);
-      pow_kernel<T, E><<<grid_for(n, 256, device), 256, 0, stream(device)>>>(
+      launch<pow_kernel<T, E>>(grid_for(n, 256, device), 256, 0, stream(device),
           device_ptr<T>(z), device_ptr<const T>(x), device_ptr<const E>(y), n, ix);
       PORTA_GPU_CHECK_LAUNCH(device, "pow_kernel");
     });

@@ -76,7 +76,7 @@ void reduce_gpu(KernelContext& ctx) {
   visit_gpu_dtype_in<kNumeric>(x.dtype(), ctx.op->name, [&](auto tag) {
     using T = decltype(tag);
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-    reduce_rows<T, Kind><<<blocks, kRowThreads, 0, stream(device)>>>(
+    launch<reduce_rows<T, Kind>>(blocks, kRowThreads, 0, stream(device),
         device_ptr<const T>(rows_view), device_ptr<T>(y), rows, len);
     PORTA_GPU_CHECK_LAUNCH(device, "reduce_rows");
   });
@@ -96,7 +96,7 @@ void global_pool_gpu(KernelContext& ctx) {
   visit_gpu_dtype_in<kFloats>(x.dtype(), ctx.op->name, [&](auto tag) {
     using T = decltype(tag);
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-    reduce_rows<T, Kind><<<blocks, kRowThreads, 0, stream(device)>>>(device_ptr<const T>(x),
+    launch<reduce_rows<T, Kind>>(blocks, kRowThreads, 0, stream(device), device_ptr<const T>(x),
                                                                       device_ptr<T>(y), rows, len);
     PORTA_GPU_CHECK_LAUNCH(device, "reduce_rows");
   });

@@ -232,12 +232,12 @@ void resize_gpu(KernelContext& ctx) {
   Tensor index = Tensor::empty({entries * rule.taps}, DType::i64, ctx.device);
   Tensor weight = Tensor::empty({entries * rule.taps}, DType::f64, ctx.device);
   Tensor count = Tensor::empty({entries}, DType::i32, ctx.device);
-  resize_tables_kernel<<<grid_for(entries, 128, device), 128, 0, stream(device)>>>(
+  launch<resize_tables_kernel>(grid_for(entries, 128, device), 128, 0, stream(device),
       d, rule, entries, device_ptr<int64_t>(index), device_ptr<double>(weight), device_ptr<int>(count));
   PORTA_GPU_CHECK_LAUNCH(device, "resize_tables_kernel");
   visit_gpu_dtype_in<kFloats>(x.dtype(), "Resize", [&](auto tag) {
     using T = decltype(tag);
-    resize_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<resize_kernel<T>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const T>(x), device_ptr<T>(y), total, d, rule.taps, device_ptr<const int64_t>(index),
         device_ptr<const double>(weight), device_ptr<const int>(count), a.extrapolation);
     PORTA_GPU_CHECK_LAUNCH(device, "resize_kernel");

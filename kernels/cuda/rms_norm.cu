@@ -34,7 +34,7 @@ void rms_norm_gpu(KernelContext& ctx) {
   visit_gpu_dtype_in<kFloats>(x.dtype(), "RmsNorm", [&](auto tag) {
     using T = decltype(tag);
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-    rms_norm_rows<T><<<blocks, kRowThreads, 0, stream(device)>>>(device_ptr<const T>(x), device_ptr<const T>(ctx.in(1)),
+    launch<rms_norm_rows<T>>(blocks, kRowThreads, 0, stream(device), device_ptr<const T>(x), device_ptr<const T>(ctx.in(1)),
                                                                  device_ptr<T>(y), rows, len,
                                                                  ctx.attrs->get_float("epsilon"));
     PORTA_GPU_CHECK_LAUNCH(device, "rms_norm_rows");

@@ -252,21 +252,21 @@ void rnn_gpu(KernelContext& ctx) {
         args.step = step;
         if constexpr (Gates == 4) {
           gemm_abt<T>(device_ptr<const T>(h), r, device_ptr<T>(hr), N, G, H, H, device);
-          lstm_step<T><<<blocks, 256, 0, s>>>(device_ptr<const T>(xw), device_ptr<const T>(hr), bias, peep,
+          launch<lstm_step<T>>(blocks, 256, 0, s, device_ptr<const T>(xw), device_ptr<const T>(hr), bias, peep,
                                               device_ptr<T>(h), device_ptr<T>(c), y_ptr, args);
           PORTA_GPU_CHECK_LAUNCH(device, "lstm_step");
         } else if (lbr) {
           gemm_abt<T>(device_ptr<const T>(h), r, device_ptr<T>(hr), N, G, H, H, device);
-          gru_step_lbr<T><<<blocks, 256, 0, s>>>(device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
+          launch<gru_step_lbr<T>>(blocks, 256, 0, s, device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
                                                  device_ptr<T>(h), y_ptr, args);
           PORTA_GPU_CHECK_LAUNCH(device, "gru_step_lbr");
         } else {
           gemm_abt<T>(device_ptr<const T>(h), r, device_ptr<T>(hr), N, 2 * H, H, H, device);
-          gru_zr<T><<<blocks, 256, 0, s>>>(device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
+          launch<gru_zr<T>>(blocks, 256, 0, s, device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
                                            device_ptr<const T>(h), device_ptr<T>(z), device_ptr<T>(rh), args);
           PORTA_GPU_CHECK_LAUNCH(device, "gru_zr");
           gemm_abt<T>(device_ptr<const T>(rh), r + 2 * H * H, device_ptr<T>(hr), N, H, H, H, device);
-          gru_candidate<T><<<blocks, 256, 0, s>>>(device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
+          launch<gru_candidate<T>>(blocks, 256, 0, s, device_ptr<const T>(xw), device_ptr<const T>(hr), bias,
                                                   device_ptr<const T>(z), device_ptr<T>(h), y_ptr, args);
           PORTA_GPU_CHECK_LAUNCH(device, "gru_candidate");
         }

@@ -37,8 +37,8 @@ void rotary_embedding_gpu(KernelContext& ctx) {
     const T *px = device_ptr<const T>(x), *pc = device_ptr<const T>(ctx.in(1)), *ps = device_ptr<const T>(ctx.in(2));
     T* py = device_ptr<T>(y);
     unsigned blocks = grid_for(pairs, 256, device);
-    if (interleaved) rotary_kernel<T, true><<<blocks, 256, 0, stream(device)>>>(px, pc, ps, py, pairs, positions, half);
-    else rotary_kernel<T, false><<<blocks, 256, 0, stream(device)>>>(px, pc, ps, py, pairs, positions, half);
+    if (interleaved) launch<rotary_kernel<T, true>>(blocks, 256, 0, stream(device), px, pc, ps, py, pairs, positions, half);
+    else launch<rotary_kernel<T, false>>(blocks, 256, 0, stream(device), px, pc, ps, py, pairs, positions, half);
     PORTA_GPU_CHECK_LAUNCH(device, "rotary_kernel");
   });
 }

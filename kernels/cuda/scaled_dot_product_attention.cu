@@ -146,8 +146,8 @@ void sdpa_gpu(KernelContext& ctx) {
             *pv = device_ptr<const T>(ctx.in(2)), *pm = has_mask ? device_ptr<const T>(ctx.in(3)) : nullptr;
     T* py = device_ptr<T>(y);
     auto grid = static_cast<unsigned>(blocks);
-    if (causal) attention_kernel<T, true><<<grid, kThreads, 0, stream(device)>>>(pq, pk, pv, pm, py, p);
-    else attention_kernel<T, false><<<grid, kThreads, 0, stream(device)>>>(pq, pk, pv, pm, py, p);
+    if (causal) launch<attention_kernel<T, true>>(grid, kThreads, 0, stream(device), pq, pk, pv, pm, py, p);
+    else launch<attention_kernel<T, false>>(grid, kThreads, 0, stream(device), pq, pk, pv, pm, py, p);
     PORTA_GPU_CHECK_LAUNCH(device, "attention_kernel");
   });
 }

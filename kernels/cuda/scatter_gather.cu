@@ -163,7 +163,7 @@ void check_indices(const KernelContext& ctx, const char* op, const Tensor& ind, 
     DeferredCheck check = arm_deferred_check(device, [op, axis, data](int64_t bad) {
       opdef::check_axis_index(op, bad, axis, data);
     });
-    check_kernel<I><<<grid_for(count, 256, device), 256, 0, stream(device)>>>(device_ptr<const I>(ind) + j, count,
+    launch<check_kernel<I>>(grid_for(count, 256, device), 256, 0, stream(device), device_ptr<const I>(ind) + j, count,
                                                                               stride, dim, check);
     PORTA_GPU_CHECK_LAUNCH(device, "check_kernel");
   }
@@ -239,8 +239,8 @@ void gather_family_gpu(KernelContext& ctx, const char* op, bool nd, int64_t axis
     if (n == 0) return;
     by_size(x.dtype(), [&](auto elem) {
       using E = decltype(elem);
-      gather_kernel<E><<<grid_for(n, 256, device), 256, 0, stream(device)>>>(device_ptr<const E>(x),
-                                                                             device_ptr<E>(y), n, map);
+      launch<gather_kernel<E, decltype(map)>>(grid_for(n, 256, device), 256, 0, stream(device),
+                                              device_ptr<const E>(x), device_ptr<E>(y), n, map);
       PORTA_GPU_CHECK_LAUNCH(device, "gather_kernel");
     });
   });
@@ -268,12 +268,12 @@ void scatter_family_gpu(KernelContext& ctx, const char* op, bool nd, int64_t axi
     if (r == ScatterReduction::none) {
       Tensor owner = Tensor::empty({y.numel()}, DType::i32, ctx.device);
       PORTA_GPU_CHECK(device, cudaMemsetAsync(device_ptr<int>(owner), 0xff, owner.nbytes(), s));  // -1
-      claim_kernel<<<grid, 256, 0, s>>>(device_ptr<int>(owner), n, map);
+      launch<claim_kernel<decltype(map)>>(grid, 256, 0, s, device_ptr<int>(owner), n, map);
       PORTA_GPU_CHECK_LAUNCH(device, "claim_kernel");
       by_size(x.dtype(), [&](auto elem) {
         using E = decltype(elem);
-        scatter_set_kernel<E><<<grid, 256, 0, s>>>(device_ptr<const E>(upd), device_ptr<E>(y),
-                                                   device_ptr<const int>(owner), n, map);
+        launch<scatter_set_kernel<E, decltype(map)>>(grid, 256, 0, s, device_ptr<const E>(upd),
+                                                     device_ptr<E>(y), device_ptr<const int>(owner), n, map);
         PORTA_GPU_CHECK_LAUNCH(device, "scatter_set_kernel");
       });
       return;
@@ -282,7 +282,8 @@ void scatter_family_gpu(KernelContext& ctx, const char* op, bool nd, int64_t axi
       using T = decltype(tag);
       auto run = [&](auto red) {
         constexpr int R = decltype(red)::value;
-        scatter_fold_kernel<R, T><<<grid, 256, 0, s>>>(device_ptr<const T>(upd), device_ptr<T>(y), n, map);
+        launch<scatter_fold_kernel<R, T, decltype(map)>>(grid, 256, 0, s, device_ptr<const T>(upd),
+                                                          device_ptr<T>(y), n, map);
         PORTA_GPU_CHECK_LAUNCH(device, "scatter_fold_kernel");
       };
       switch (r) {

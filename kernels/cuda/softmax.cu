@@ -65,9 +65,9 @@ void softmax_gpu(KernelContext& ctx) {
     T* py = device_ptr<T>(y);
     if (inner == 1) {
       unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
-      softmax_rows<T, Log><<<blocks, kRowThreads, 0, s>>>(px, py, outer, len);
+      launch<softmax_rows<T, Log>>(blocks, kRowThreads, 0, s, px, py, outer, len);
     } else {
-      softmax_columns<T, Log><<<grid_for(outer * inner, 256, device), 256, 0, s>>>(px, py, outer, len, inner);
+      launch<softmax_columns<T, Log>>(grid_for(outer * inner, 256, device), 256, 0, s, px, py, outer, len, inner);
     }
     PORTA_GPU_CHECK_LAUNCH(device, "softmax kernel");
   });

@@ -69,7 +69,7 @@ void topk_gpu(KernelContext& ctx) {
   const bool largest = ctx.attrs->get_int("largest") != 0;
   visit_gpu_dtype_in<kNumeric>(x.dtype(), "TopK", [&](auto tag) {
     using T = decltype(tag);
-    topk_rank_kernel<T><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<topk_rank_kernel<T>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const T>(x), device_ptr<T>(values), device_ptr<int64_t>(indices), total, n, inner, k, largest);
     PORTA_GPU_CHECK_LAUNCH(device, "topk_rank_kernel");
   });

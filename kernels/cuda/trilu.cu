@@ -32,16 +32,16 @@ void trilu_gpu(KernelContext& ctx) {
   const bool upper = ctx.attrs->get_int("upper") != 0;
   Tensor k;
   if (ctx.has_input(1)) k = ctx.in(1).device() == ctx.device ? ctx.in(1) : ctx.in(1).to(ctx.device);
-  auto launch = [&](auto elem, auto k_tag) {
+  auto launch_for = [&](auto elem, auto k_tag) {
     using E = decltype(elem);
     using K = decltype(k_tag);
-    trilu_kernel<E, K><<<grid_for(total, 256, device), 256, 0, stream(device)>>>(
+    launch<trilu_kernel<E, K>>(grid_for(total, 256, device), 256, 0, stream(device),
         device_ptr<const E>(x), device_ptr<E>(y), total, rows, cols, k.defined() ? device_ptr<const K>(k) : nullptr,
         upper);
   };
   auto by_k = [&](auto elem) {
-    if (k.defined() && k.dtype() == DType::i32) launch(elem, int32_t{});
-    else launch(elem, int64_t{});
+    if (k.defined() && k.dtype() == DType::i32) launch_for(elem, int32_t{});
+    else launch_for(elem, int64_t{});
   };
   switch (dtype_size(x.dtype())) {
     case 1: by_k(uint8_t{}); break;

@@ -69,7 +69,8 @@ void usage() {
       "  mixed across cases, a dtype of the case, random inputs), runs each on every device and\n"
       "  compares with the float64 reference. An iteration is one call per op; call K of op X\n"
       "  depends only on (seed, X, K): '--op X --iteration K' replays it. Default: --iterations 10\n"
-      "  on every available device. Exit status 1 on any mismatch or error, 2 on bad usage.\n"
+      "  on every available device but emulated ones (gpu_emu: name them with --device). Exit\n"
+      "  status 1 on any mismatch or error, 2 on bad usage.\n"
       "  A run works in child processes: a crash or a hang (one call over --call-timeout) is\n"
       "  reported with its reproducer and the run goes on after it (--no-fork: in-process).\n";
 }
@@ -576,8 +577,11 @@ int worker(const Options& o, const Work& work, Span span, Stats stats, const std
            bool header, Stats* final_stats = nullptr) {
   std::vector<Device> devices;
   if (o.devices.empty() || (o.devices.size() == 1 && o.devices[0] == "all")) {
+    // Emulated devices (gpu_emu) run only when named: a call a GPU takes in microseconds can
+    // take minutes there (one fiber per GPU thread).
     for (Device d : all_devices())
-      if (test::device_unusable(d).empty()) devices.push_back(d);
+      if (test::device_unusable(d).empty() && find_backend(d.type)->capabilities(d.index).type != "emulated")
+        devices.push_back(d);
   } else {
     for (const std::string& name : o.devices) {
       Device d;
