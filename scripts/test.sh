@@ -28,8 +28,10 @@ elif [[ "${1:-}" == "--tsan" ]]; then
 else
   BUILD="$ROOT/build"
   # PORTA_CMAKE_ARGS: extra configure arguments (CI narrows the GPU architectures with it).
+  # The whole suite includes the SIMT emulator's (gpu_emu: the cuda/hip kernels run on the cpu
+  # at warp 32 and 64), which a plain `auto` build leaves out.
   # shellcheck disable=SC2086
-  bash "$ROOT/scripts/build.sh" "$BUILD" ${PORTA_CMAKE_ARGS:-}
+  bash "$ROOT/scripts/build.sh" "$BUILD" "-DPORTA_BACKENDS=auto;gpu_emu" ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
 # --no-tests=error: a build whose test list cannot be read (e.g. the binary crashes at start)

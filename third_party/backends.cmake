@@ -4,11 +4,19 @@
 set(PORTA_BUILT_BACKENDS cpu)
 set(_porta_known cpu vulkan cuda hip gpu_emu)
 set(_porta_auto OFF)
-if(PORTA_BACKENDS STREQUAL "auto")
+set(_porta_list ${PORTA_BACKENDS})
+if("auto" IN_LIST _porta_list)
   set(_porta_auto ON)
-  # gpu_emu (the SIMT emulator of the cuda/hip kernels, backends/gpu_emu) only on request:
-  # it needs no toolchain, but a build of its own of every kernel.
-  set(_porta_requested vulkan cuda hip)
+  # gpu_emu (the SIMT emulator of the cuda/hip kernels, backends/gpu_emu) only on request
+  # ("auto;gpu_emu", as scripts/test.sh asks): it needs no toolchain, but a build of its own
+  # of every kernel.
+  list(REMOVE_ITEM _porta_list auto cpu)
+  foreach(b IN LISTS _porta_list)
+    if(NOT b STREQUAL "gpu_emu")
+      message(FATAL_ERROR "PORTA_BACKENDS: with auto, only gpu_emu may be added (got '${b}')")
+    endif()
+  endforeach()
+  set(_porta_requested vulkan cuda hip ${_porta_list})
 else()
   set(_porta_requested ${PORTA_BACKENDS})
   list(REMOVE_ITEM _porta_requested cpu)
