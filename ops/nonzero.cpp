@@ -33,6 +33,12 @@ std::vector<int64_t> nonzero_positions(const Tensor& x) {
   return out;
 }
 
+void check_nonzero_output(const Tensor& x, const Tensor& y, const std::vector<int64_t>& positions) {
+  if (y.rank() != 2 || y.shape()[1] != static_cast<int64_t>(positions.size()))
+    throw ShapeError(str("[NonZero] expected an output of shape [", std::max<size_t>(x.rank(), 1), ", ",
+                         positions.size(), "], got ", shape_str(y.shape())));
+}
+
 void write_nonzero_coordinates(const Shape& shape, const std::vector<int64_t>& positions, int64_t* out) {
   size_t rank = std::max<size_t>(shape.size(), 1);
   int64_t count = static_cast<int64_t>(positions.size());

@@ -13,23 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result porta_cli(const std::string& args) {
-  std::string cmd = std::string(PORTA_BINARY_DIR) + "/bin/porta " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
+using Result = CliResult;
 
 std::string scratch(const std::string& name, const std::string& bytes) {
   fs::path dir = fs::path(PORTA_BINARY_DIR) / "cli_test";

@@ -35,22 +35,6 @@ void expect_error(F&& f, const std::vector<std::string>& mentions) {
   }
 }
 
-struct CliResult {
-  int status = -1;
-  std::string output;
-};
-CliResult porta_cli(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + " " + PORTA_BINARY_DIR + "/bin/porta " + args + " 2>&1";
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
 
 // A one-node model: Y = op(X[, B]) in `domain` (imported at `version`), X f32 of `x_shape`.
 struct NodeModel {

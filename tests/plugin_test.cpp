@@ -33,22 +33,6 @@ void expect_refused(F&& f, const std::vector<std::string>& mentions) {
   }
 }
 
-struct CliResult {
-  int status = -1;
-  std::string output;
-};
-CliResult porta_cli(const std::string& env, const std::string& args) {
-  std::string cmd = env + " " + PORTA_BINARY_DIR + "/bin/porta " + args + " 2>&1";
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
 
 // Y = TestNegate(X) in domain com.porta.test, X f32 [2, 5].
 std::string negate_model_file() {
@@ -156,18 +140,18 @@ TEST(Plugin, NotAPluginIsRefused) {
 
 TEST(Plugin, PluginPathFeedsTheCliWhichSaysWhereKernelsCameFrom) {
   std::string env = "PORTA_PLUGIN_PATH=" + std::string(PORTA_TEST_PLUGIN_DIR);
-  CliResult r = porta_cli(env, "devices --kernels");
+  CliResult r = porta_cli("devices --kernels", env);
   EXPECT_EQ(r.status, 0) << r.output;  // refused plugins do not stop porta
   EXPECT_NE(r.output.find("TestNegate f32 (test_good)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("built for porta ABI version 99"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("op 'Relu' already exists"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  Relu "), std::string::npos) << r.output;
 
-  r = porta_cli("PORTA_PLUGIN_PATH=" + plugin("good"), "ops " + negate_model_file());
+  r = porta_cli("ops " + negate_model_file(), "PORTA_PLUGIN_PATH=" + plugin("good"));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("TestNegate  native  cpu kernel from test_good for f32"), std::string::npos) << r.output;
 
-  r = porta_cli("", "ops " + negate_model_file());  // without the plugin: a clear error
+  r = porta_cli("ops " + negate_model_file());  // without the plugin: a clear error
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("TestNegate"), std::string::npos) << r.output;
 }

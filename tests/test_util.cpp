@@ -1,6 +1,10 @@
 #include "tests/test_util.hpp"
 
+#include <sys/wait.h>
+
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace porta::test {
@@ -121,5 +125,20 @@ Comparison compare(const Tensor& result, const Tensor& reference, double toleran
   }
   return c;
 }
+
+#ifdef PORTA_BINARY_DIR  // the test binary's build (fuzz tools share this file without it)
+CliResult porta_cli(const std::string& args, const std::string& env) {
+  std::string cmd = env + " " + PORTA_BINARY_DIR + "/bin/porta " + args + " 2>&1";
+  CliResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+#endif
 
 }  // namespace porta::test

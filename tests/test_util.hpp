@@ -53,6 +53,14 @@ std::string error_message(F&& f) {
   return "";
 }
 
+/// The porta CLI of this build run with `args` (and environment assignments `env` before it):
+/// exit status and stdout and stderr together.
+struct CliResult {
+  int status = -1;
+  std::string output;
+};
+CliResult porta_cli(const std::string& args, const std::string& env = "");
+
 /// Default relative tolerance for results of a dtype.
 double default_tolerance(DType t);
 

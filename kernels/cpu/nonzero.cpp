@@ -10,9 +10,7 @@ void nonzero_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   std::vector<int64_t> positions = opdef::nonzero_positions(x);
-  if (y.rank() != 2 || y.shape()[1] != static_cast<int64_t>(positions.size()))
-    throw ShapeError(str("[NonZero] expected an output of shape [", std::max<size_t>(x.rank(), 1), ", ",
-                         positions.size(), "], got ", shape_str(y.shape())));
+  opdef::check_nonzero_output(x, y, positions);
   opdef::write_nonzero_coordinates(x.shape(), positions, y.data<int64_t>());
 }
 
