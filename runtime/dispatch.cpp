@@ -64,14 +64,6 @@ std::string fused_activation_of(const KernelContext& call) {
   return call.attrs ? call.attrs->get_string("porta_activation", "") : std::string();
 }
 
-// Whether a call carries porta-internal operands some kernels may not take: a fused input or
-// a fused activation.
-bool carries_internal_input(const KernelContext& call) {
-  const std::vector<std::string>& names = call.op->inputs;
-  for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
-    if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
-  return !fused_activation_of(call).empty();
-}
 
 // Why a kernel does not take a call ("" when it does): only asked for a concrete call.
 std::string declines(const KernelDef& k, const KernelContext* call) {
@@ -177,7 +169,7 @@ const Resolution& resolve(const OpSchema& op, Device device, DType dtype) {
 Resolution resolve_call(const KernelContext& call, DType dtype) {
   const Resolution& r = resolve(*call.op, call.device, dtype);
   // Only kernels with a `supports` check can change the answer for a concrete call.
-  if ((r.path == Path::native || r.path == Path::fallback) && !r.kernel->supports && !carries_internal_input(call))
+  if ((r.path == Path::native || r.path == Path::fallback) && !r.kernel->supports && !detail::carries_internal_operands(call))
     return r;
   if (r.path == Path::native || r.path == Path::fallback) return compute(*call.op, call.device, dtype, &call);
   return r;
@@ -242,5 +234,16 @@ Attributes complete_attributes(const OpSchema& op, const Attributes& given,
   }
   return out;
 }
+
+namespace detail {
+
+bool carries_internal_operands(const KernelContext& call) {
+  const std::vector<std::string>& names = call.op->inputs;
+  for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
+    if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
+  return !fused_activation_of(call).empty();
+}
+
+}  // namespace detail
 
 }  // namespace porta

@@ -182,8 +182,9 @@ std::vector<Tensor> call_op(std::string_view op_name, const std::vector<Tensor>&
   // chosen kernel may decline this call.
   const Resolution& cached = resolve(*op, device, dtype);
   Resolution concrete;
-  bool need_concrete = !(cached.path == Path::native && !cached.kernel->supports) &&
-                       (cached.path == Path::native || cached.path == Path::fallback);
+  bool need_concrete =
+      !(cached.path == Path::native && !cached.kernel->supports && !detail::carries_internal_operands(ctx)) &&
+      (cached.path == Path::native || cached.path == Path::fallback);
   if (need_concrete) concrete = resolve_call(ctx, dtype);
   const Resolution& r = need_concrete ? concrete : cached;
   if (r.path == Path::fallback && strict())

@@ -27,4 +27,9 @@ void poison(Tensor& t);
 /// keeping the error kind.
 [[noreturn]] void rethrow_with_context(std::string_view context);
 
+/// Whether a call carries porta-internal operands (a fused input such as Conv's porta_residual,
+/// or a `porta_activation`) that a kernel must declare to take it: such a call is resolved for
+/// its concrete operands even when the chosen kernel has no `supports`.
+bool carries_internal_operands(const KernelContext& call);
+
 }  // namespace porta::detail
