@@ -21,7 +21,7 @@ double walk_ceilings(const Json& cache) {
   if (!devices) return sum;
   for (const auto& [name, entry] : devices->fields) {
     if (const Json* copy = entry.find("copy_gbps")) sum += copy->number;
-    if (const Json* mm = entry.find("matmul_gflops"))
+    if (const Json* mm = entry.find("fma_gflops"))
       for (const auto& [dtype, v] : mm->fields) sum += v.number + static_cast<double>(dtype.size());
     if (const Json* at = entry.find("measured_at")) sum += static_cast<double>(at->text.size());
   }

@@ -63,6 +63,6 @@ for name, arr in (("f32-2x3", np.arange(6, dtype=np.float32).reshape(2, 3)),
     write("npy", "seed-" + name, buf.getvalue())
 
 write("json", "seed-ceilings", b'{\n  "schema_version": 1,\n  "devices": {\n    "AMD EPYC": {"device": "cpu", '
-      b'"copy_gbps": 24.1, "matmul_gflops": {"f32": 301.2, "bf16": 1e3}, "measured_at": '
+      b'"copy_gbps": 24.1, "fma_gflops": {"f32": 301.2, "bf16": 1e3}, "measured_at": '
       b'"2026-11-30T12:00:00Z"}\n  }\n}\n')
 write("json", "seed-values", b'[null, true, false, -1.5e-3, "a\\"b\\\\c\\u0001\\n", {"k": []}]')

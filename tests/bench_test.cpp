@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "porta/backend.hpp"
 #include "runtime/bench_call.hpp"
 #include "runtime/bench_json.hpp"
 #include "tests/test_util.hpp"
@@ -19,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using bench::Json;
+using bench::json_quote;
 
 // ---- work counts --------------------------------------------------------------------------
 
@@ -158,7 +161,7 @@ void write_fake_ceilings(const fs::path& cache) {
   fs::create_directories(cache / "porta");
   std::ofstream(cache / "porta" / "ceilings.json")
       << "{\"schema_version\": 1, \"devices\": {" << bench::json_quote(cpu_name())
-      << ": {\"device\": \"cpu\", \"copy_gbps\": 12.5, \"matmul_gflops\": {\"f32\": 250}, "
+      << ": {\"device\": \"cpu\", \"copy_gbps\": 12.5, \"fma_gflops\": {\"f32\": 250}, "
          "\"measured_at\": \"2000-01-01T00:00:00Z\"}}}";
 }
 
@@ -189,7 +192,7 @@ TEST(BenchCli, JsonAndCsvFollowTheSchema) {
   EXPECT_EQ(dev.at("device").text, "cpu");
   EXPECT_EQ(dev.at("name").text, cpu_name());
   EXPECT_EQ(dev.at("ceilings").at("copy_gbps").number, 12.5);
-  EXPECT_EQ(dev.at("ceilings").at("matmul_gflops").at("f32").number, 250);
+  EXPECT_EQ(dev.at("ceilings").at("fma_gflops").at("f32").number, 250);
   EXPECT_EQ(dev.at("ceilings").at("source").text, "cache");
   const auto& results = j.at("results").items;
   ASSERT_EQ(results.size(), 2u);
@@ -250,10 +253,10 @@ TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   EXPECT_NE(first.err.find("no ceilings stored for cpu"), std::string::npos) << first.err;
   ASSERT_TRUE(fs::exists(file));
   Json stored = Json::parse(slurp(file));
-  EXPECT_EQ(stored.at("schema_version").number, 1);
+  EXPECT_EQ(stored.at("schema_version").number, 2);
   const Json& entry = stored.at("devices").at(cpu_name());
   EXPECT_GT(entry.at("copy_gbps").number, 0);
-  EXPECT_GT(entry.at("matmul_gflops").at("f32").number, 0);
+  EXPECT_GT(entry.at("fma_gflops").at("f32").number, 0);
   EXPECT_EQ(Json::parse(slurp(dir / "r.json")).at("devices").items[0].at("ceilings").at("source").text,
             "calibrated now");
 
@@ -270,7 +273,7 @@ TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   // --calibrate measures again and replaces the entry (other devices' entries are kept).
   std::string with_other = slurp(file);
   with_other.insert(with_other.find("\"devices\": {") + 12,
-                    "\"Some Other GPU\": {\"device\": \"vulkan:3\", \"copy_gbps\": 1, \"matmul_gflops\": "
+                    "\"Some Other GPU\": {\"device\": \"vulkan:3\", \"copy_gbps\": 1, \"fma_gflops\": "
                     "{\"f32\": 2}, \"measured_at\": \"x\"},");
   std::ofstream(file) << with_other;
   CliRun forced = porta("bench --calibrate --device cpu", dir);
@@ -279,6 +282,57 @@ TEST(BenchCli, CalibratesOnFirstUseThenReusesAndRecalibratesOnRequest) {
   Json after = Json::parse(slurp(file));
   EXPECT_GT(after.at("devices").at(cpu_name()).at("copy_gbps").number, 0);
   EXPECT_EQ(after.at("devices").at("Some Other GPU").at("copy_gbps").number, 1);
+}
+
+TEST(BenchCli, AnEntryWithoutAnFmaPeakIsMeasuredAgain) {
+  // Schema 1 stored porta's own MatMul as the compute ceiling ("matmul_gflops"): such an entry
+  // is not used, and the file is rewritten without it.
+  fs::path dir = scratch_dir("schema1");
+  fs::path file = dir / "porta" / "ceilings.json";
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << "{\"schema_version\": 1, \"devices\": {" << json_quote(cpu_name())
+                      << ": {\"device\": \"cpu\", \"copy_gbps\": 3, \"matmul_gflops\": {\"f32\": 4}, "
+                         "\"measured_at\": \"x\"}, \"Old GPU\": {\"device\": \"vulkan:1\", \"copy_gbps\": 1, "
+                         "\"matmul_gflops\": {\"f32\": 2}, \"measured_at\": \"x\"}}}";
+  CliRun r = porta("bench --op Relu --case odd --device cpu --min-runs 1 --min-time 0", dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("no ceilings stored for cpu"), std::string::npos) << r.err;
+  Json after = Json::parse(slurp(file));
+  EXPECT_EQ(after.at("schema_version").number, 2);
+  EXPECT_GT(after.at("devices").at(cpu_name()).at("fma_gflops").at("f32").number, 0);
+  EXPECT_EQ(after.at("devices").find("Old GPU"), nullptr);
+}
+
+// The compute ceiling comes from each backend's own fma-chain probe, which checks its chains'
+// exact results (a miscompiled or skipped probe throws instead of reporting a figure).
+TEST(FmaProbe, EveryBuiltInBackendMeasuresAnF32Peak) {
+  for (Device dev : test_devices()) {
+    Backend& b = backend_for(dev);
+    if (backend_source(dev.type) != "porta") continue;  // a plugin backend may have no probe
+    SCOPED_TRACE(dev.str());
+    double g = b.measure_fma_gflops(dev.index, DType::f32);
+    EXPECT_GT(g, 0);
+    EXPECT_TRUE(std::isfinite(g));
+    EXPECT_EQ(b.measure_fma_gflops(dev.index, DType::f64), 0) << "no f64 probe exists";
+    EXPECT_EQ(b.measure_fma_gflops(dev.index, DType::i32), 0);
+  }
+}
+
+TEST(FmaProbe, LowPrecisionPeaksWhereTheDeviceHasTheArithmetic) {
+  Backend& cpu = backend_for(Device::cpu());
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) EXPECT_GT(cpu.measure_fma_gflops(0, DType::bf16), 0);
+  else EXPECT_EQ(cpu.measure_fma_gflops(0, DType::bf16), 0);
+  EXPECT_EQ(cpu.measure_fma_gflops(0, DType::f16), 0);
+  for (Device dev : test_devices()) {
+    if (dev.type != DeviceType::vulkan) continue;
+    bool fp16 = false;
+    for (auto& [k, v] : backend_for(dev).capabilities(dev.index).extra)
+      if (k == "fp16") fp16 = v.find("arithmetic yes") != std::string::npos;
+    double g = backend_for(dev).measure_fma_gflops(dev.index, DType::f16);
+    if (fp16) EXPECT_GT(g, 0) << dev.str();
+    else EXPECT_EQ(g, 0) << dev.str();
+  }
 }
 
 TEST(BenchCli, BadInputIsAClearError) {

@@ -67,7 +67,9 @@ struct Ceilings {
   std::string device;   ///< "cpu", "vulkan:0"
   std::string name;     ///< the device's own name (the cache key)
   double copy_gbps = 0; ///< device memory copy: (read + write bytes) / time
-  std::map<std::string, double> matmul_gflops;  ///< dense matmul by dtype ("f32", "f16", "bf16")
+  /// Arithmetic peak by dtype ("f32", "f16", "bf16"): the backend's fma-chain probe
+  /// (Backend::measure_fma_gflops), not a porta kernel.
+  std::map<std::string, double> fma_gflops;
   std::string measured_at;  ///< UTC date and time of calibration
   std::string source;       ///< "cache" or "calibrated now"
   double peak_gflops(const std::string& dtype) const;  ///< the dtype's, else f32's

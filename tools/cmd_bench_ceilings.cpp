@@ -1,8 +1,12 @@
-// porta bench — each device's ceilings (memory copy bandwidth, dense matmul throughput per
-// dtype), measured once and kept in the user's cache directory, keyed by the device's name.
+// porta bench — each device's ceilings, measured once and kept in the user's cache directory,
+// keyed by the device's name. Both come from outside porta's op kernels: memory bandwidth from
+// the backend's own copy (memcpy on every core, vkCmdCopyBuffer, cudaMemcpy device to device),
+// compute from the backend's fma-chain probe per dtype (Backend::measure_fma_gflops).
 //
-// File: {"schema_version": 1, "devices": {"<device name>": {"device": "cpu", "copy_gbps": 24.1,
-//        "matmul_gflops": {"f32": 301.2}, "measured_at": "2025-01-01T12:00:00Z"}, ...}}
+// File: {"schema_version": 2, "devices": {"<device name>": {"device": "cpu", "copy_gbps": 24.1,
+//        "fma_gflops": {"f32": 301.2}, "measured_at": "2025-01-01T12:00:00Z"}, ...}}
+// An entry without "fma_gflops" (schema 1 stored porta's MatMul as "matmul_gflops") is
+// measured again.
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,37 +97,6 @@ double measure_copy_gbps(Device d) {
   return us > 0 ? 2.0 * static_cast<double>(bytes) / (us * 1e3) : 0.0;
 }
 
-// Dense matmul through porta's own native kernel: the best the device showed porta, which is
-// what "fraction of the ceiling" should be relative to. 0 when there is no native kernel. A
-// 256^3 probe picks the size: the largest of 256 .. 2048 whose call would take under 0.5 s at
-// the probe's rate (cubic scaling; small matmuls are less efficient, so this errs larger on
-// fast devices), so lavapipe is not kept busy for a minute and a fast device is filled.
-double measure_matmul_gflops(Device d, DType dtype) {
-  const OpSchema* op = find_op("MatMul");
-  if (!op || resolve(*op, d, dtype).path != Path::native) return 0.0;
-  auto prepared = [&](int64_t n) {
-    InputSpec spec;
-    spec.shape = {n, n};
-    spec.lo = -1, spec.hi = 1;
-    std::vector<Tensor> in = {porta::bench::make_case_input(spec, dtype, 1),
-                              porta::bench::make_case_input(spec, dtype, 2)};
-    return std::make_unique<porta::bench::PreparedCall>(*op, in, Attributes{}, 1, d);
-  };
-  auto seconds = [](const Measurement& m) { return (m.device_timer ? m.device_us.min : m.host_us.min) * 1e-6; };
-  Settings probe_settings = calibration_settings();
-  probe_settings.min_time_s = 0;
-  auto probe_call = prepared(256);
-  if (probe_call->path() != Path::native) return 0.0;
-  Measurement probe = measure(d, [&] { probe_call->run(); }, probe_settings);
-  double t = probe.runs ? seconds(probe) : probe.warmup_us * 1e-6;
-  int64_t n = 256;
-  while (n < 2048 && t * 8 < 0.5) n *= 2, t *= 8;
-  std::unique_ptr<porta::bench::PreparedCall> call = n == 256 ? std::move(probe_call) : prepared(n);
-  Measurement m = measure(d, [&] { call->run(); }, calibration_settings());
-  double s = m.runs ? seconds(m) : m.warmup_us * 1e-6;
-  return s > 0 ? 2.0 * static_cast<double>(n) * n * n / (s * 1e9) : 0.0;
-}
-
 Json read_cache() {
   std::ifstream f(ceilings_path());
   if (!f) return {};
@@ -140,9 +113,9 @@ Json read_cache() {
 
 std::string entry_json(const Ceilings& c) {
   std::string s = str("{\"device\": ", json_quote(c.device), ", \"copy_gbps\": ", json_number(c.copy_gbps),
-                      ", \"matmul_gflops\": {");
+                      ", \"fma_gflops\": {");
   bool first = true;
-  for (auto& [dt, v] : c.matmul_gflops) {
+  for (auto& [dt, v] : c.fma_gflops) {
     s += str(first ? "" : ", ", json_quote(dt), ": ", json_number(v));
     first = false;
   }
@@ -151,16 +124,16 @@ std::string entry_json(const Ceilings& c) {
 
 void store(const Ceilings& c) {
   Json cache = read_cache();
-  std::string out = "{\n  \"schema_version\": 1,\n  \"devices\": {\n";
+  std::string out = "{\n  \"schema_version\": 2,\n  \"devices\": {\n";
   bool first = true;
   if (const Json* devs = cache.find("devices"); devs && devs->is(Json::Kind::object)) {
     for (auto& [name, entry] : devs->fields) {
-      if (name == c.name) continue;
+      if (name == c.name || !entry.find("fma_gflops")) continue;  // schema 1 entries are dropped
       Ceilings old;
       old.device = entry.find("device") ? entry.at("device").text : "";
       old.copy_gbps = entry.find("copy_gbps") ? entry.at("copy_gbps").number : 0;
-      if (const Json* mm = entry.find("matmul_gflops"))
-        for (auto& [dt, v] : mm->fields) old.matmul_gflops[dt] = v.number;
+      if (const Json* mm = entry.find("fma_gflops"))
+        for (auto& [dt, v] : mm->fields) old.fma_gflops[dt] = v.number;
       old.measured_at = entry.find("measured_at") ? entry.at("measured_at").text : "";
       out += str(first ? "" : ",\n", "    ", json_quote(name), ": ", entry_json(old));
       first = false;
@@ -183,10 +156,10 @@ void store(const Ceilings& c) {
 }  // namespace
 
 double Ceilings::peak_gflops(const std::string& dtype) const {
-  auto it = matmul_gflops.find(dtype);
-  if (it != matmul_gflops.end() && it->second > 0) return it->second;
-  it = matmul_gflops.find("f32");
-  return it == matmul_gflops.end() ? 0.0 : it->second;
+  auto it = fma_gflops.find(dtype);
+  if (it != fma_gflops.end() && it->second > 0) return it->second;
+  it = fma_gflops.find("f32");
+  return it == fma_gflops.end() ? 0.0 : it->second;
 }
 
 std::string ceilings_path() {
@@ -204,9 +177,9 @@ Ceilings ceilings_for(Device device, bool force, std::ostream& log) {
     Json cache = read_cache();
     const Json* devs = cache.find("devices");
     const Json* entry = devs ? devs->find(c.name) : nullptr;
-    if (entry && entry->find("copy_gbps") && entry->find("matmul_gflops")) {
+    if (entry && entry->find("copy_gbps") && entry->find("fma_gflops")) {
       c.copy_gbps = entry->at("copy_gbps").number;
-      for (auto& [dt, v] : entry->at("matmul_gflops").fields) c.matmul_gflops[dt] = v.number;
+      for (auto& [dt, v] : entry->at("fma_gflops").fields) c.fma_gflops[dt] = v.number;
       c.measured_at = entry->find("measured_at") ? entry->at("measured_at").text : "";
       c.source = "cache";
       log << "ceilings for " << c.device << " (" << c.name << ") from " << ceilings_path() << ", measured "
@@ -218,11 +191,9 @@ Ceilings ceilings_for(Device device, bool force, std::ostream& log) {
     log << "calibrating " << c.device << " (" << c.name << ")\n";
   }
   c.copy_gbps = measure_copy_gbps(device);
-  Capabilities caps = backend_for(device).capabilities(device.index);
   for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
-    if (dt != DType::f32 && !dtype_in(caps.dtypes, dt)) continue;
-    double g = measure_matmul_gflops(device, dt);
-    if (g > 0) c.matmul_gflops[std::string(dtype_name(dt))] = g;
+    double g = backend_for(device).measure_fma_gflops(device.index, dt);
+    if (g > 0) c.fma_gflops[std::string(dtype_name(dt))] = g;
   }
   c.measured_at = now_utc();
   c.source = "calibrated now";
@@ -230,9 +201,9 @@ Ceilings ceilings_for(Device device, bool force, std::ostream& log) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f", c.copy_gbps);
   log << "  copy " << buf << " GB/s";
-  for (auto& [dt, g] : c.matmul_gflops) {
+  for (auto& [dt, g] : c.fma_gflops) {
     std::snprintf(buf, sizeof buf, "%.1f", g);
-    log << ", matmul " << dt << " " << buf << " GFLOP/s";
+    log << ", fma " << dt << " " << buf << " GFLOP/s";
   }
   log << "; stored in " << ceilings_path() << "\n";
   return c;

@@ -65,7 +65,7 @@ NameWidths name_widths(const std::vector<Result>& results) {
 void print_table(std::ostream& os, const Report& rep) {
   for (auto& c : rep.ceilings) {
     os << "ceilings " << c.device << " (" << c.name << "): copy " << fmt(c.copy_gbps) << " GB/s";
-    for (auto& [dt, g] : c.matmul_gflops) os << ", matmul " << dt << " " << fmt(g) << " GFLOP/s";
+    for (auto& [dt, g] : c.fma_gflops) os << ", fma " << dt << " " << fmt(g) << " GFLOP/s";
     os << " [" << c.source << (c.measured_at.empty() ? "" : ", " + c.measured_at) << "]\n";
   }
   if (rep.results.empty()) return;
@@ -95,7 +95,7 @@ void print_table(std::ostream& os, const Report& rep) {
   }
   if (!rep.results.empty())
     os << "times: device timer where the device has one, else host wall time; %ceil: of the copy bandwidth "
-          "(memory-bound) or matmul throughput (compute-bound), chosen by FLOP/byte against the device's ridge "
+          "(memory-bound) or the fma peak (compute-bound), chosen by FLOP/byte against the device's ridge "
           "point\n";
   // Over 100% of a ceiling has honest causes, and the note names them: the kernel does less
   // work than counted from the shapes (Winograd or FFT convolution), its data partly stays in
@@ -180,9 +180,9 @@ void write_json(const std::string& path, const Report& rep) {
   for (size_t i = 0; i < rep.ceilings.size(); ++i) {
     const Ceilings& c = rep.ceilings[i];
     o << (i ? ",\n" : "\n") << "    {\"device\": " << json_quote(c.device) << ", \"name\": " << json_quote(c.name)
-      << ", \"ceilings\": {\"copy_gbps\": " << json_number(c.copy_gbps) << ", \"matmul_gflops\": {";
+      << ", \"ceilings\": {\"copy_gbps\": " << json_number(c.copy_gbps) << ", \"fma_gflops\": {";
     bool first = true;
-    for (auto& [dt, g] : c.matmul_gflops) o << (first ? "" : ", ") << json_quote(dt) << ": " << json_number(g), first = false;
+    for (auto& [dt, g] : c.fma_gflops) o << (first ? "" : ", ") << json_quote(dt) << ": " << json_number(g), first = false;
     o << "}, \"measured_at\": " << json_quote(c.measured_at) << ", \"source\": " << json_quote(c.source) << "}}";
   }
   o << (rep.ceilings.empty() ? "" : "\n  ") << "],\n  \"results\": [";

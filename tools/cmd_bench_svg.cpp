@@ -53,7 +53,7 @@ void write_svg(const std::string& path, const Report& rep) {
     cell[{row, s}] = &r;
   }
   // The axis reaches 100%, or further when a case exceeds its ceiling (a ceiling is a measured
-  // copy/matmul, not a law: a cache-resident case can beat it).
+  // copy/fma peak, not a law: a cache-resident case can beat it).
   double top = 1.0;
   for (const Result& r : rep.results) top = std::max(top, r.fraction);
   top = std::ceil(top * 4) / 4;
@@ -69,11 +69,11 @@ void write_svg(const std::string& path, const Report& rep) {
        "ceiling reached</text>\n";
   std::string sub;
   for (auto& c : rep.ceilings) {
-    sub += c.device + ": copy " + num(c.copy_gbps) + " GB/s, matmul f32 " + num(c.peak_gflops("f32")) +
+    sub += c.device + ": copy " + num(c.copy_gbps) + " GB/s, fma peak f32 " + num(c.peak_gflops("f32")) +
            " GFLOP/s;  ";
   }
   o += "<text x=\"10\" y=\"38\" fill=\"#444\">" + esc(sub) + "</text>\n";
-  o += "<text x=\"10\" y=\"54\" fill=\"#444\">bar end: C = compute-bound (matmul ceiling), M = memory-bound "
+  o += "<text x=\"10\" y=\"54\" fill=\"#444\">bar end: C = compute-bound (fma peak), M = memory-bound "
        "(copy ceiling); median time; ± = runs spread over 10%</text>\n";
   for (size_t s = 0; s < series.size(); ++s) {
     int lx = kLabelWidth + static_cast<int>(s) * 150;

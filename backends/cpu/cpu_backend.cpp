@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <thread>
 
+#include "backends/cpu/fma_probe.hpp"
 #include "porta/backend.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
@@ -98,6 +99,7 @@ class CpuBackend final : public Backend {
   void synchronize(int) override {}
   void* host_pointer(void* handle) const override { return handle; }
   std::unique_ptr<Timer> create_timer(int) override { return std::make_unique<HostTimer>(); }
+  double measure_fma_gflops(int, DType dtype) override { return cpu::measure_fma_gflops(dtype); }
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/gpu_allocator.hpp"
+#include "backends/fma_probe.hpp"
 #include "backends/cuda/gpu_runtime.hpp"
 #include "porta/backend.hpp"
 #include "porta/util.hpp"
@@ -208,6 +209,41 @@ class GpuBackend final : public Backend {
   void end_batch(int index) override { raise_deferred_checks(index); }
   std::unique_ptr<Timer> create_timer(int index) override {
     return std::make_unique<GpuTimer>(index);
+  }
+  // f32 only: the probe's chains are fmaf (no half2/bf16 probe yet).
+  double measure_fma_gflops(int index, DType dtype) override {
+    if (dtype != DType::f32) return 0.0;
+    const FmaProbeShape p = fma_probe_shape();
+    constexpr uint64_t kMaxBlocks = 1u << 14;
+    const size_t bytes = kMaxBlocks * p.threads * sizeof(float);
+    void* sums = allocate(index, bytes);
+    std::vector<float> host;
+    const double expect = 120.0 * p.start_unit + double{p.chains} * p.iters * p.step;
+    auto run = [&](uint64_t blocks) {
+      GpuTimer timer(index);
+      timer.start();
+      launch_fma_probe(index, static_cast<float*>(sums), static_cast<uint32_t>(blocks));
+      timer.stop();
+      double s = timer.elapsed_us() * 1e-6;
+      size_t n = blocks * p.threads;
+      host.resize(n);
+      copy_to_host(index, host.data(), sums, 0, n * sizeof(float));
+      for (size_t i = 0; i < n; ++i)
+        if (host[i] != static_cast<float>(expect))
+          throw BackendError(str("[" PORTA_GPU_NAME "] ", PORTA_GPU_NAME ":", index, ": the f32 peak probe's thread ",
+                                 i, " summed its chains to ", host[i], " where they must sum to ", expect,
+                                 ": the device did not run the arithmetic it is timed for, so no ceiling is reported"));
+      return probe::Run{2.0 * p.chains * p.iters * static_cast<double>(n), s};
+    };
+    double g = 0;
+    try {
+      g = probe::best_gflops(run, kMaxBlocks);
+    } catch (...) {
+      deallocate(index, sums, bytes);
+      throw;
+    }
+    deallocate(index, sums, bytes);
+    return g;
   }
 };
 

@@ -68,6 +68,19 @@ DeferredCheck arm_deferred_check(int device, std::function<void(int64_t)> fail);
 /// record is cleared first). No-op, and no wait, when nothing was armed since the last call.
 void raise_deferred_checks(int device);
 
+/// The arithmetic-peak probe (kernels/cuda/fma_probe.cu; backends/fma_probe.hpp): each of a
+/// block's `threads` runs `chains` f32 chains x <- fma(x, one, step) for `iters` steps from
+/// c * start_unit and writes their sum (exact: 120 * start_unit + chains * iters * step).
+struct FmaProbeShape {
+  int iters;
+  float one, step, start_unit;
+  uint32_t threads;
+  int chains;
+};
+FmaProbeShape fma_probe_shape();
+/// Queues the probe on `device`'s stream: `blocks` blocks, one float per thread into `sums`.
+void launch_fma_probe(int device, float* sums, uint32_t blocks);
+
 /// Device side: records `value` as the failure of `check` unless an earlier one was recorded.
 __device__ __forceinline__ void report_failed_check(DeferredCheck check, int64_t value) {
   if (atomicCAS(check.record, 0ull, check.id) == 0ull)

@@ -1,7 +1,9 @@
 // porta vulkan — the Backend interface over vk::Context: availability, capability record,
 // memory, copies, batching and timestamp timers.
+#include <chrono>
 #include <cstdio>
 
+#include "backends/fma_probe.hpp"
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
@@ -56,6 +58,64 @@ class TimestampTimer final : public Timer {
   VkQueryPool pool_;
   bool recorded_ = false;
 };
+
+// The arithmetic-peak probe (fma_probe.comp): `scale` workgroups of 64 invocations, each
+// running 8 vec4 fma chains, timed with timestamps (else on the host around a waited submit).
+double measure_fma(Context& ctx, DType dtype) {
+  std::lock_guard lock(ctx.mutex);
+  const bool f16 = dtype == DType::f16;
+  const DeviceCaps& caps = ctx.caps();
+  if (!(dtype == DType::f32 || (f16 && caps.fp16_arithmetic))) return 0.0;
+  // Exact chains (backends/fma_probe.hpp): f32 steps 2^-20 from starts k * 2^-12; f16 steps
+  // 2^-14 from k * 2^-14 and must stay below 0.125, so it runs at most 1900 steps.
+  struct Params {
+    uint32_t iters;
+    float one, step, start_unit;
+  } prm{f16 ? 1900u : 60000u, 1.0f, f16 ? 1.0f / 16384 : 1.0f / (1 << 20), f16 ? 1.0f / 16384 : 1.0f / 4096};
+  uint64_t cap = ctx.loop_limit();
+  if (cap && cap <= prm.iters + 16) prm.iters = static_cast<uint32_t>(cap > 32 ? cap - 16 : 16);
+  constexpr uint32_t kLocal = 64;
+  const uint64_t max_groups = std::min<uint64_t>({caps.max_groups[0], 1u << 14,
+                                                  caps.max_storage_range / (kLocal * sizeof(float))});
+  const double expect = 496.0 * prm.start_unit + 32.0 * prm.iters * prm.step;
+  const double flops_per_invocation = 2.0 * 32 * prm.iters;
+  const Pipeline& pipe = ctx.pipeline(f16 ? "fma_probe:f16" : "fma_probe:f32", 1, kLocal, {});
+  size_t bytes = max_groups * kLocal * sizeof(float);
+  Buffer* out = ctx.allocate(bytes);
+  std::vector<float> sums;
+  auto run = [&](uint64_t groups) {
+    size_t n = groups * kLocal;
+    std::unique_ptr<TimestampTimer> timer;
+    if (caps.timestamps) timer = std::make_unique<TimestampTimer>(ctx);
+    ctx.flush(true);
+    auto t0 = std::chrono::steady_clock::now();
+    if (timer) timer->start();
+    ctx.dispatch(pipe, {{out->buffer, out->offset, n * sizeof(float), true}}, &prm, sizeof prm,
+                 static_cast<uint32_t>(groups), 1, 1);
+    if (timer) timer->stop();
+    ctx.flush(true);
+    double s = timer ? timer->elapsed_us() * 1e-6
+                     : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sums.resize(n);
+    ctx.download(sums.data(), out, 0, n * sizeof(float));
+    for (size_t i = 0; i < n; ++i)
+      if (sums[i] != static_cast<float>(expect))
+        throw BackendError(str("[vulkan] ", ctx.label(), ": the ", dtype_name(dtype), " peak probe's invocation ", i,
+                               " summed its chains to ", sums[i], " where they must sum to ", expect, " (",
+                               prm.iters, " steps): the driver did not run the arithmetic it is timed for,",
+                               " so no ceiling is reported"));
+    return probe::Run{flops_per_invocation * static_cast<double>(n), s};
+  };
+  double g = 0;
+  try {
+    g = probe::best_gflops(run, max_groups);
+  } catch (...) {
+    ctx.release(out);
+    throw;
+  }
+  ctx.release(out);
+  return g;
+}
 
 class VulkanBackend final : public Backend {
  public:
@@ -155,6 +215,7 @@ class VulkanBackend final : public Backend {
     if (!c.caps().timestamps) return nullptr;
     return std::make_unique<TimestampTimer>(c);
   }
+  double measure_fma_gflops(int index, DType dtype) override { return measure_fma(context(index), dtype); }
   void begin_batch(int index) override {
     Context& c = context(index);
     std::lock_guard lock(c.mutex);

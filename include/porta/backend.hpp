@@ -78,6 +78,13 @@ class Backend {
     void* p = host_pointer(handle);
     return p ? static_cast<char*>(p) + byte_offset : nullptr;
   }
+  /// The device's arithmetic ceiling, measured without any porta op kernel: GFLOP/s of
+  /// independent fused multiply-add chains held in registers (no memory traffic), computed in
+  /// `dtype` where the device has that arithmetic (f32 everywhere; f16/bf16 where a backend
+  /// has a probe for it). The best of several runs of a few tens of milliseconds; the chains'
+  /// results are checked, so a probe the compiler folded away fails (BackendError) instead of
+  /// reporting a figure. 0 when the backend has no probe for `dtype` (optional).
+  virtual double measure_fma_gflops(int index, DType dtype) { (void)index; (void)dtype; return 0; }
   /// Device timer (optional: nullptr when the device has none).
   virtual std::unique_ptr<Timer> create_timer(int index) { (void)index; return nullptr; }
   /// Called before and after a session runs a sequence of kernels on the device, so a
