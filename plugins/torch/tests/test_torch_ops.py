@@ -194,6 +194,18 @@ class PluginOps(Checks):
         self.close(porta.LeakyRelu(x), torch.nn.functional.leaky_relu(x.double(), 0.01))
         self.close(porta.com_bad__LeakyRelu(x), 3 * x.double())
 
+    def test_plugin_loaded_later(self):
+        folder = os.environ["PORTA_TORCH_TEST_PLUGINS"]
+        self.assertFalse(hasattr(porta, "com_porta_test__TestNegate"))
+        added = porta.load_plugin(os.path.join(folder, "porta_test_plugin_good.so"))
+        self.assertEqual(sorted(added), ["TestNegate", "com_porta_test__TestNegate"])
+        x = torch.randn(4, 3)
+        self.close(porta.TestNegate(x), -x.double())
+        with self.assertRaisesRegex(RuntimeError, r"ABI version"):
+            porta.load_plugin(os.path.join(folder, "porta_test_plugin_abi99.so"))
+        with self.assertRaisesRegex(RuntimeError, r"no_such_plugin\.so"):
+            porta.load_plugin(os.path.join(folder, "no_such_plugin.so"))
+
     def test_every_registered_op_is_bound(self):
         table = porta._op_table()
         unbound = [e for e in table if e.startswith("!")]
@@ -239,6 +251,11 @@ class Gradients(Checks):
         self.check(porta.MatMul, self.randn(3, 4), self.randn(4, 2))
         self.check(lambda x: porta.Softmax(x, axis=0), self.randn(4, 3))
         self.check(lambda a, b: porta.Div(a, b), self.randn(3, 1), self.randn(4) .detach().abs().add(0.5).requires_grad_())
+
+    def test_second_order_gradients(self):
+        self.assertTrue(torch.autograd.gradgradcheck(lambda x, b: porta.BiasGelu(x, b), (self.randn(3, 4), self.randn(4))))
+        self.assertTrue(torch.autograd.gradgradcheck(lambda x, b: porta.FusedLeakyReLU(x, b),
+                                                     (self.randn(1, 2, 3, 3), self.randn(2))))
 
     def test_gradients_only_where_asked(self):
         x, s = self.randn(3, 5), torch.randn(5, dtype=torch.float64)
