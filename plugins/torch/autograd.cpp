@@ -64,14 +64,23 @@ class TorchBuilder final : public porta::GraphBuilder {
 struct CallInfo : torch::CustomClassHolder {
   const OpBinding* binding = nullptr;
   porta::Attributes attrs;
+  /// Which of porta's inputs are present: autograd is given only those (it cannot track an
+  /// undefined tensor), and the full list is rebuilt from them.
+  std::vector<bool> present;
+
+  std::vector<at::Tensor> full_inputs(at::TensorList defined) const {
+    std::vector<at::Tensor> all;
+    size_t next = 0;
+    for (bool p : present) all.push_back(p ? defined[next++] : at::Tensor());
+    return all;
+  }
 };
 
 struct PortaFunction : torch::autograd::Function<PortaFunction> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
                                                 c10::intrusive_ptr<CallInfo> info) {
-    std::vector<at::Tensor> ins(inputs.begin(), inputs.end());
-    std::vector<at::Tensor> outs = run_porta(*info->binding, ins, info->attrs);
-    ctx->save_for_backward(ins);
+    std::vector<at::Tensor> outs = run_porta(*info->binding, info->full_inputs(inputs), info->attrs);
+    ctx->save_for_backward(inputs.vec());
     ctx->saved_data["info"] = c10::IValue::make_capsule(info);
     std::vector<at::Tensor> integral;
     for (const at::Tensor& t : outs)
@@ -84,7 +93,7 @@ struct PortaFunction : torch::autograd::Function<PortaFunction> {
                                                  torch::autograd::variable_list grad_outputs) {
     auto info = c10::static_intrusive_pointer_cast<CallInfo>(ctx->saved_data["info"].toCapsule());
     const OpBinding& b = *info->binding;
-    std::vector<at::Tensor> saved = ctx->get_saved_variables();
+    std::vector<at::Tensor> saved = ctx->get_saved_variables();  // the present inputs
     // Double backward (create_graph) differentiates the recomputation itself: keep the inputs.
     bool create_graph = at::GradMode::is_enabled();
     at::AutoGradMode enable(true);
@@ -108,7 +117,7 @@ struct PortaFunction : torch::autograd::Function<PortaFunction> {
     } catch (const std::exception& e) {
       TORCH_CHECK(false, e.what());
     }
-    std::vector<at::Tensor> outs = run_differentiable(*b.op, xs, full, static_cast<int>(grad_outputs.size()));
+    std::vector<at::Tensor> outs = run_differentiable(*b.op, info->full_inputs(xs), full, static_cast<int>(grad_outputs.size()));
     std::vector<at::Tensor> ys, gys;
     for (size_t k = 0; k < outs.size() && k < grad_outputs.size(); ++k) {
       if (!grad_outputs[k].defined() || !outs[k].defined() || !outs[k].requires_grad()) continue;
@@ -167,7 +176,12 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet, tor
   auto info = c10::make_intrusive<CallInfo>();
   info->binding = &b;
   info->attrs = call.attrs;
-  finish_call(b, *stack, PortaFunction::apply(at::TensorList(call.inputs), info));
+  std::vector<at::Tensor> defined;
+  for (const at::Tensor& t : call.inputs) {
+    info->present.push_back(t.defined());
+    if (t.defined()) defined.push_back(t);
+  }
+  finish_call(b, *stack, PortaFunction::apply(at::TensorList(defined), info));
 }
 
 }  // namespace porta_torch
