@@ -3,7 +3,7 @@
 // torch.ops.porta.*, when the library loads. Plugins loaded later through
 // torch.ops.porta.load_plugin(path) add theirs then.
 #include <memory>
-#include <set>
+#include <map>
 
 #include "ops_call.hpp"
 #include "porta/plugin.hpp"
@@ -14,7 +14,7 @@ namespace {
 struct Libraries {
   std::mutex mutex;
   std::vector<std::unique_ptr<torch::Library>> libraries;  // torch keeps ops while these live
-  std::set<std::string> bound;                             // torch names defined so far
+  std::map<std::string, std::string> bound;                // torch name -> porta's name for the op
 };
 Libraries& libraries() {
   static Libraries* l = new Libraries;  // never destroyed: torch's registry outlives statics
@@ -22,7 +22,7 @@ Libraries& libraries() {
 }
 
 // Defines the ops not bound yet in a new library fragment; returns their torch names.
-std::vector<std::string> bind_new_ops(torch::Library::Kind kind) {
+std::vector<std::string> bind_new_ops(torch::Library::Kind kind = torch::Library::FRAGMENT) {
   Libraries& l = libraries();
   std::lock_guard lock(l.mutex);
   auto lib = std::make_unique<torch::Library>(kind, "porta", c10::nullopt, __FILE__, __LINE__);
@@ -32,7 +32,12 @@ std::vector<std::string> bind_new_ops(torch::Library::Kind kind) {
     try {
       OpBinding b = bind_op(*op);
       for (const std::string& name : names) {
-        if (l.bound.count(name)) continue;
+        auto taken = l.bound.find(name);
+        if (taken != l.bound.end()) {
+          if (taken->second != b.qualified)
+            add_unbound(b.qualified, porta::str("torch.ops.porta.", name, " is taken by ", taken->second));
+          continue;
+        }
         lib->def(torch::schema((name + b.signature).c_str(), c10::AliasAnalysisKind::FROM_SCHEMA));
         // Every backend key (and calls without tensors, e.g. an empty list): device_kernel runs
         // porta or names the device porta lacks. Autograd first, for gradients.
@@ -41,7 +46,7 @@ std::vector<std::string> bind_new_ops(torch::Library::Kind kind) {
         lib->impl(name.c_str(), torch::dispatch(c10::DispatchKey::Autograd,
                                                 torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>()));
         add_binding("porta::" + name, b);
-        l.bound.insert(name);
+        l.bound[name] = b.qualified;
         added.push_back(name);
       }
     } catch (const std::exception& e) {
@@ -63,15 +68,18 @@ std::vector<std::string> load_plugin(c10::string_view path) {
   return bind_new_ops(torch::Library::FRAGMENT);
 }
 
-// Defined first, at load: the ops, and the two helpers (lower-case, so no op name clashes).
+// At load: the two helpers first (an op of the same name is then reported unbound), then the ops.
 const bool registered = [] {
-  bind_new_ops(torch::Library::DEF);
-  Libraries& l = libraries();
-  std::lock_guard lock(l.mutex);
-  auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT, "porta", c10::nullopt, __FILE__, __LINE__);
-  lib->def("_op_table() -> str[]", &op_table);
-  lib->def("load_plugin(str path) -> str[]", &load_plugin);
-  l.libraries.push_back(std::move(lib));
+  {
+    Libraries& l = libraries();
+    std::lock_guard lock(l.mutex);
+    auto lib = std::make_unique<torch::Library>(torch::Library::DEF, "porta", c10::nullopt, __FILE__, __LINE__);
+    lib->def("_op_table() -> str[]", &op_table);
+    lib->def("load_plugin(str path) -> str[]", &load_plugin);
+    l.bound["_op_table"] = l.bound["load_plugin"] = "libporta_torch's own helper";
+    l.libraries.push_back(std::move(lib));
+  }
+  bind_new_ops(torch::Library::FRAGMENT);
   return true;
 }();
 

@@ -159,6 +159,15 @@ class BuiltinOps(Checks):
         self.close(porta.Clip(x, torch.tensor(-0.5)), x.clamp(min=-0.5))
         self.close(porta.Clip(x, None, torch.tensor(0.25)), x.clamp(max=0.25))
 
+    def test_outputs_do_not_share_input_memory(self):
+        # Reshape-like ops: the output must not follow later writes to the input or its freeing.
+        x = torch.randn(4, 6)
+        want = x.clone().reshape(3, 8)
+        y = porta.Reshape(x, torch.tensor([3, -1]))
+        x.fill_(7.0)
+        del x
+        self.assertTrue(torch.equal(y, want))
+
     def test_integer_and_bool_tensors(self):
         a = torch.randint(-50, 50, (4, 5), dtype=torch.int32)
         b = torch.randint(-50, 50, (5,), dtype=torch.int32)
