@@ -159,6 +159,21 @@ class BuiltinOps(Checks):
         self.close(porta.Clip(x, torch.tensor(-0.5)), x.clamp(min=-0.5))
         self.close(porta.Clip(x, None, torch.tensor(0.25)), x.clamp(max=0.25))
 
+    def test_attribute_types(self):
+        # Tensor, floats and ints attributes (Constant), strings (LSTM's activations).
+        v = torch.randn(3, dtype=torch.float64)
+        self.assertTrue(torch.equal(porta.Constant(value=v), v))
+        self.assertTrue(torch.equal(porta.Constant(value_floats=[1.5, -2.0]), torch.tensor([1.5, -2.0])))
+        self.assertTrue(torch.equal(porta.Constant(value_ints=[3, 4]), torch.tensor([3, 4])))
+        x, w, r = torch.randn(2, 1, 3), torch.randn(1, 8, 3), torch.randn(1, 8, 2)
+        default = porta.LSTM(x, w, r, hidden_size=2)
+        named = porta.LSTM(x, w, r, hidden_size=2, activations=["Sigmoid", "Tanh", "Tanh"])
+        self.assertEqual(len(named), 3)
+        for a, b in zip(default, named):
+            self.assertTrue(torch.equal(a, b))
+        with self.assertRaisesRegex(RuntimeError, r"\[LSTM\].*got Foo"):
+            porta.LSTM(x, w, r, hidden_size=2, activations=["Foo", "Tanh", "Tanh"])
+
     def test_outputs_do_not_share_input_memory(self):
         # Reshape-like ops: the output must not follow later writes to the input or its freeing.
         x = torch.randn(4, 6)
