@@ -34,6 +34,21 @@ cmake --build "$work/plugin" >/dev/null
 plugin=$work/plugin/libexample_swish.so
 [[ -f $plugin ]] || fail "examples/plugin did not produce libexample_swish.so"
 
+torchlib=$(find "$prefix" -name 'libporta_torch.so' | head -1)
+if [[ -n $torchlib ]]; then
+  step "libporta_torch.so loads from the installed tree without LD_LIBRARY_PATH; the plugin's op is in torch.ops.porta"
+  (cd "$work" && env -u LD_LIBRARY_PATH PORTA_PLUGIN_PATH="$plugin" $python -c "
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+x = torch.randn(3, 5, dtype=torch.float32, requires_grad=True)
+y = torch.ops.porta.com_example__ScaledSwish(x, alpha=1.5)
+x64 = x.detach().double()
+assert (y.double() - x64 * torch.sigmoid(1.5 * x64)).abs().max() < 1e-5
+y.sum().backward()
+assert x.grad is not None
+print('torch.ops.porta.ScaledSwish: ok')" "$torchlib") || fail "the installed libporta_torch.so cannot run the plugin's op"
+fi
+
 step "build examples/consumer (find_package) and hello.c (pkg-config)"
 cmake -S "$src/examples/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null

@@ -1,12 +1,13 @@
 // plugins/torch — torch <-> porta tensor bridge.
 #include "torch_bridge.hpp"
 
+#include <c10/core/impl/VirtualGuardImpl.h>
+
 #include <memory>
 
 namespace porta_torch {
-namespace {
 
-porta::DType dtype_of(at::ScalarType s, const char* op, const char* what) {
+porta::DType porta_dtype(at::ScalarType s, const std::string& op, const std::string& what) {
   switch (s) {
     case at::kFloat: return porta::DType::f32;
     case at::kDouble: return porta::DType::f64;
@@ -18,11 +19,13 @@ porta::DType dtype_of(at::ScalarType s, const char* op, const char* what) {
     case at::kByte: return porta::DType::u8;
     case at::kBool: return porta::DType::boolean;
     default:
-      TORCH_CHECK(false, "[", op, "] ", what, " has dtype ", s, ", which porta does not support");
+      TORCH_CHECK(false, "[", op, "] ", what, " has dtype ", s,
+                  ", which porta does not support (porta has float32, float64, float16, bfloat16, int64, "
+                  "int32, int8, uint8 and bool)");
   }
 }
 
-at::ScalarType scalar_type_of(porta::DType d) {
+at::ScalarType torch_dtype(porta::DType d) {
   switch (d) {
     case porta::DType::f32: return at::kFloat;
     case porta::DType::f64: return at::kDouble;
@@ -37,37 +40,86 @@ at::ScalarType scalar_type_of(porta::DType d) {
   return at::kFloat;
 }
 
+namespace {
+
+// porta's device for a torch device, or an error naming what porta can run on.
+porta::Device porta_device(const at::Device& d, const std::string& op, const std::string& what) {
+  if (d.is_cpu()) return porta::Device::cpu();
+  if (d.is_cuda()) {
+    TORCH_CHECK(porta::find_backend(porta::DeviceType::cuda) != nullptr, "[", op, "] ", what,
+                " is a cuda tensor, but this porta was built without its cuda backend (porta runs torch "
+                "tensors on cpu, and on cuda when built with -DPORTA_BACKENDS=...;cuda)");
+    return porta::Device{porta::DeviceType::cuda, d.index() < 0 ? 0 : d.index()};
+  }
+  TORCH_CHECK(false, "[", op, "] ", what, " is on device '", d,
+              "', which porta cannot run torch tensors on (it takes cpu tensors, and cuda tensors when built "
+              "with its cuda backend)");
+}
+
 }  // namespace
 
-porta::Tensor to_porta(const at::Tensor& t, std::vector<at::Tensor>& keep, const char* op, const char* what) {
-  TORCH_CHECK(t.device().is_cpu(), "[", op, "] ", what, " should be a CPU tensor, got ", t.device());
-  porta::DType dt = dtype_of(t.scalar_type(), op, what);
-  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-  keep.push_back(c);
-  porta::Shape shape(c.sizes().begin(), c.sizes().end());
-  return porta::Tensor::wrap_host(c.data_ptr(), shape, dt);
+porta::Tensor to_porta(const at::Tensor& t, const std::string& op, const std::string& what) {
+  porta::DType dt = porta_dtype(t.scalar_type(), op, what);
+  porta::Device device = porta_device(t.device(), op, what);
+  porta::Shape shape(t.sizes().begin(), t.sizes().end());
+  size_t item = porta::dtype_size(dt);
+  size_t bytes = t.storage().nbytes();
+  if (t.numel() == 0 || bytes % item != 0) {
+    // Nothing to share (or a storage that is not a whole number of elements): a copy.
+    at::Tensor c = t.contiguous();
+    if (device.type == porta::DeviceType::cpu)
+      return porta::Tensor::from_host(c.data_ptr(), shape, dt);
+    porta::Tensor out = porta::Tensor::empty(shape, dt, device);
+    if (c.numel()) out.copy_(to_porta(c, op, what));
+    return out;
+  }
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  if (device.type == porta::DeviceType::cpu) {
+    // The whole torch storage as a flat porta tensor (not owned: torch frees it), then this
+    // tensor's view of it, strides and offset as torch has them.
+    porta::Tensor flat = porta::Tensor::wrap_host(t.storage().data_ptr().get(),
+                                                  {static_cast<int64_t>(bytes / item)}, dt);
+    return flat.as_strided(shape, strides, t.storage_offset());
+  }
+  // cuda: porta's C++ API has no tensor over memory it did not allocate, so the input is
+  // copied on the device (stream-ordered on porta's stream) into a porta tensor.
+  at::Tensor c = t.contiguous();
+  porta::Tensor out = porta::Tensor::empty(shape, dt, device);
+  const auto& s = out.storage();
+  s->backend()->copy_on_device(device.index, s->handle(), 0, c.data_ptr(), 0, out.nbytes());
+  if (!t.is_contiguous()) s->backend()->synchronize(device.index);  // before torch frees `c`
+  return out;
 }
 
 at::Tensor to_torch(const porta::Tensor& t) {
-  auto owner = std::make_shared<porta::Tensor>(t);
   std::vector<int64_t> sizes(t.shape().begin(), t.shape().end());
-  auto options = at::TensorOptions().dtype(scalar_type_of(t.dtype())).device(at::kCPU);
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  porta::Device d = t.device();
+  at::Device device = d.type == porta::DeviceType::cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(d.index))
+                                                        : at::Device(at::kCPU);
+  auto options = at::TensorOptions().dtype(torch_dtype(t.dtype())).device(device);
+  if (t.numel() == 0) return at::empty(sizes, options);
+  void* data = nullptr;
+  if (d.type == porta::DeviceType::cpu) {
+    data = t.raw_data();
+  } else {
+    const auto& s = t.storage();
+    data = s->backend()->kernel_pointer(s->handle(), static_cast<size_t>(t.offset()) * porta::dtype_size(t.dtype()));
+  }
+  auto owner = std::make_shared<porta::Tensor>(t);
   // The deleter holds the porta tensor (and so its storage) until torch lets go.
-  return torch::from_blob(t.raw_data(), sizes, [owner](void*) mutable { owner.reset(); }, options);
+  return torch::from_blob(data, sizes, strides, [owner](void*) mutable { owner.reset(); }, options);
 }
 
-at::Tensor run_porta(const char* op, const std::vector<at::Tensor>& inputs, const std::vector<bool>& present,
-                     const porta::Attributes& attrs) {
-  std::vector<at::Tensor> keep;
-  std::vector<porta::Tensor> ins;
-  static const char* names[] = {"input 0", "input 1", "input 2", "input 3", "input 4"};
-  for (size_t i = 0; i < inputs.size(); ++i)
-    ins.push_back(present[i] ? to_porta(inputs[i], keep, op, names[i < 5 ? i : 4]) : porta::Tensor());
-  try {
-    return to_torch(porta::call_op(op, ins, attrs).at(0));
-  } catch (const porta::Error& e) {
-    TORCH_CHECK(false, e.what());
-  }
+void wait_for_torch(const at::Device& device) {
+  if (!device.is_cuda()) return;
+  c10::impl::VirtualGuardImpl guard(device.type());
+  guard.getStream(device).synchronize();
+}
+
+void wait_for_porta(const porta::Device& device) {
+  if (device.type == porta::DeviceType::cpu) return;
+  porta::find_backend(device.type)->synchronize(device.index);
 }
 
 }  // namespace porta_torch

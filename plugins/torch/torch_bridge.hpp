@@ -11,14 +11,26 @@
 
 namespace porta_torch {
 
-/// A porta view of a CPU torch tensor: shares its memory when it is contiguous, else wraps
-/// a contiguous copy (kept alive by `keep`). Throws c10::Error for an unsupported dtype.
-porta::Tensor to_porta(const at::Tensor& t, std::vector<at::Tensor>& keep, const char* op, const char* what);
-/// A torch tensor over a porta CPU tensor's memory (no copy; the storage lives as long as it).
+/// porta's dtype for a torch dtype; throws c10::Error naming the op and the operand for a dtype
+/// porta lacks (complex, int16...).
+porta::DType porta_dtype(at::ScalarType s, const std::string& op, const std::string& what);
+/// torch's dtype for a porta dtype.
+at::ScalarType torch_dtype(porta::DType d);
+
+/// A porta view of a torch tensor on cpu, or on cuda when porta has a cuda backend: shares its
+/// memory, strides included (non-contiguous views are passed as such; porta's kernels make
+/// them contiguous only where they need to). Throws c10::Error naming the op, the operand and
+/// the device when porta has no backend for the tensor's device.
+porta::Tensor to_porta(const at::Tensor& t, const std::string& op, const std::string& what);
+/// A torch tensor over a porta tensor's memory (cpu or cuda; no copy: the torch tensor holds
+/// the porta storage until torch lets go).
 at::Tensor to_torch(const porta::Tensor& t);
-/// Runs porta op `op` on CPU tensors; porta errors become c10::Error carrying porta's message
-/// (a Python RuntimeError).
-at::Tensor run_porta(const char* op, const std::vector<at::Tensor>& inputs, const std::vector<bool>& present,
-                     const porta::Attributes& attrs);
+
+/// Makes porta's work on `device` ordered after torch's pending work on it (cuda: torch's
+/// current stream is waited for before porta's stream reads the inputs); nothing on cpu.
+void wait_for_torch(const at::Device& device);
+/// Waits for porta's work on `device` to finish before torch reads the outputs (cuda); nothing
+/// on cpu.
+void wait_for_porta(const porta::Device& device);
 
 }  // namespace porta_torch
