@@ -155,7 +155,10 @@ void infer_shapes(const OpSchema& op, OrtShapeInferContext* sctx) {
       case porta::AttrType::String: {
         read(ORT_OP_ATTR_STRING, nullptr, 0);
         std::string v(len, '\0');
-        if (read(ORT_OP_ATTR_STRING, v.data(), v.size())) given.set(def.name, v);
+        if (read(ORT_OP_ATTR_STRING, v.data(), v.size())) {
+          if (!v.empty() && v.back() == '\0') v.pop_back();  // the count includes the terminator
+          given.set(def.name, v);
+        }
         break;
       }
       case porta::AttrType::Ints: {

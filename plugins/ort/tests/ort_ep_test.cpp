@@ -1,0 +1,261 @@
+// plugins/ort tests — libporta_ort.so as an ONNX Runtime 1.30 plugin execution provider: the
+// devices it offers, the example models through ORT + the porta EP (cpu and vulkan:0) against
+// ORT's own CPU EP, a model split between the porta EP and ORT's CPU EP around an op porta
+// lacks (where each node ran is read from porta's and ORT's profiles), provider options, and
+// porta's errors reaching the caller.
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ort_test_util.hpp"
+#include "porta/backend.hpp"
+
+namespace {
+
+using namespace porta_ort_test;
+
+/// The porta EP registered once with the test's Env; its devices, by porta device name.
+std::map<std::string, Ort::ConstEpDevice> porta_devices() {
+  static bool registered = [] {
+    env().RegisterExecutionProviderLibrary("porta", PORTA_ORT_PLUGIN);
+    return true;
+  }();
+  (void)registered;
+  std::map<std::string, Ort::ConstEpDevice> out;
+  for (Ort::ConstEpDevice d : env().GetEpDevices()) {
+    if (std::string(d.EpName()) != "porta") continue;
+    const char* name = d.EpMetadata().GetValue("porta.device");
+    if (name) out.emplace(name, d);
+  }
+  return out;
+}
+
+/// Session options with the porta EP on `device` (the custom-op library too, for ai.porta).
+Ort::SessionOptions porta_options(const std::string& device, std::map<std::string, std::string> options = {},
+                                  bool custom_ops = false) {
+  std::map<std::string, Ort::ConstEpDevice> devices = porta_devices();
+  auto it = devices.find(device);
+  if (it == devices.end()) throw std::runtime_error("test: the porta EP offers no " + device);
+  Ort::SessionOptions so;
+  so.SetIntraOpNumThreads(1);
+  if (custom_ops) so.RegisterCustomOpsLibrary(PORTA_ORT_PLUGIN);
+  std::unordered_map<std::string, std::string> opts(options.begin(), options.end());
+  so.AppendExecutionProvider_V2(env(), {it->second}, opts);
+  return so;
+}
+
+Ort::SessionOptions ort_cpu_options(bool custom_ops = false) {
+  Ort::SessionOptions so;
+  so.SetIntraOpNumThreads(1);
+  if (custom_ops) so.RegisterCustomOpsLibrary(PORTA_ORT_PLUGIN);
+  return so;
+}
+
+/// Devices to test on: cpu, and vulkan:0 when porta can use it here.
+std::vector<std::string> test_devices() {
+  std::vector<std::string> out{"cpu"};
+  if (porta_devices().count("vulkan:0")) out.push_back("vulkan:0");
+  return out;
+}
+
+/// (node name, provider) of every node ORT's profile recorded in `file`.
+std::set<std::pair<std::string, std::string>> ort_profile_nodes(const std::string& file) {
+  std::ifstream f(file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  std::set<std::pair<std::string, std::string>> out;
+  // Each node event names "<node>_kernel_time", then (in its args) the provider.
+  std::regex name(R"re("name"\s*:\s*"([^"]+)_kernel_time")re"), provider(R"re("provider"\s*:\s*"([^"]+)")re");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
+    std::smatch p;
+    auto from = text.cbegin() + (it->position(0) + it->length(0));
+    if (std::regex_search(from, text.cend(), p, provider)) out.insert({(*it)[1], p[1]});
+  }
+  return out;
+}
+
+std::string temp_path(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(::getpid()))).string();
+}
+
+// ---------------------------------------------------------------------------------------
+
+TEST(OrtEp, OffersEveryAvailablePortaDeviceWithItsNameAndTheOthersReasons) {
+  std::map<std::string, Ort::ConstEpDevice> offered = porta_devices();
+  for (porta::Device d : porta::all_devices()) {
+    std::string why;
+    try {
+      porta::backend_for(d);
+    } catch (const porta::Error& e) {
+      why = e.what();
+    }
+    if (why.empty()) {
+      ASSERT_TRUE(offered.count(d.str())) << d.str() << " is available but not offered";
+      Ort::ConstKeyValuePairs meta = offered.at(d.str()).EpMetadata();
+      EXPECT_EQ(std::string(meta.GetValue("porta.name")), porta::backend_for(d).capabilities(d.index).name);
+      EXPECT_EQ(std::string(meta.GetValue("porta.available")), "1");
+    } else {
+      EXPECT_FALSE(offered.count(d.str())) << d.str() << " is unavailable (" << why << ") but offered";
+    }
+  }
+  ASSERT_TRUE(offered.count("cpu"));
+  // CUDA and HIP, when porta cannot use them here, are listed with porta's own reason.
+  std::string unavailable = offered.at("cpu").EpMetadata().GetValue("porta.unavailable");
+  for (porta::DeviceType t : {porta::DeviceType::cuda, porta::DeviceType::hip}) {
+    porta::Device d{t, 0};
+    try {
+      porta::backend_for(d);
+    } catch (const porta::Error& e) {
+      EXPECT_NE(unavailable.find(d.str() + ": " + e.what()), std::string::npos) << unavailable;
+    }
+  }
+}
+
+/// models/<name> through ORT + the porta EP on `device` and through ORT's CPU EP alone; with
+/// ORT's profile, every node that ran must have run in the porta EP.
+void check_model_on(const std::string& name, const std::string& device) {
+  std::string path = std::string(PORTA_SOURCE_DIR) + "/models/" + name + "/model.onnx";
+  bool custom = name == "decoder" || name == "image_custom";
+  std::vector<std::pair<std::string, Tensor>> inputs = model_inputs(name);
+  Ort::Session ref_session(env(), path.c_str(), ort_cpu_options(custom));
+  std::vector<Tensor> want = ort_run(ref_session, inputs);
+
+  Ort::SessionOptions so = porta_options(device, {}, custom);
+  std::string prefix = temp_path("porta_ort_" + name);
+  so.EnableProfiling(prefix.c_str());
+  Ort::Session session(env(), path.c_str(), so);
+  std::vector<Tensor> got = ort_run(session, inputs);
+  Ort::AllocatorWithDefaultOptions alloc;
+  std::string profile = session.EndProfilingAllocated(alloc).get();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(rel_diff(got[i], want[i]), 1e-4) << name << " on " << device << ", output " << i;
+  auto nodes = ort_profile_nodes(profile);
+  EXPECT_FALSE(nodes.empty()) << profile;
+  for (auto& [node, provider] : nodes) EXPECT_EQ(provider, "porta") << name << ": node " << node << " ran elsewhere";
+  std::remove(profile.c_str());
+}
+
+class OrtEpModels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OrtEpModels, MatchOrtCpuOnEveryDevice) {
+  for (const std::string& device : test_devices()) {
+    SCOPED_TRACE(device);
+    check_model_on(GetParam(), device);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OrtEpModels,
+                         ::testing::Values("cnn", "mlp", "transformer", "lstm", "attention", "image", "decoder",
+                                           "image_custom"));
+
+/// Y = Relu(Add(Shrink(Tanh(X)), X)): porta has every op but Shrink.
+std::string split_model() {
+  porta::test::OnnxGraph g(17, {3, 5});
+  g.input("X");
+  g.node("Tanh", {"X"}, "T");
+  g.node("Shrink", {"T"}, "S");
+  g.node("Add", {"S", "X"}, "A");
+  g.node("Relu", {"A"}, "Y");
+  g.output("Y");
+  return g.m.SerializeAsString();
+}
+
+TEST(OrtEp, ModelWithAnOpPortaLacksSplitsBetweenPortaAndOrtCpu) {
+  ASSERT_EQ(porta::find_op("Shrink"), nullptr) << "the test needs an op porta lacks";
+  std::mt19937 rng(11);
+  Tensor x = random_tensor({3, 5}, rng);
+  std::string bytes = split_model();
+  Ort::Session ref_session = session_from_bytes(bytes, ort_cpu_options());
+  std::vector<Tensor> want = ort_run(ref_session, {{"X", x}});
+  for (const std::string& device : test_devices()) {
+    SCOPED_TRACE(device);
+    std::string porta_profile = temp_path("porta_ort_split_nodes.txt");
+    std::remove(porta_profile.c_str());
+    Ort::SessionOptions so = porta_options(device, {{"profiling", porta_profile}});
+    so.EnableProfiling(temp_path("porta_ort_split").c_str());
+    Ort::Session session = session_from_bytes(bytes, so);
+    std::vector<Tensor> got = ort_run(session, {{"X", x}});
+    EXPECT_LE(rel_diff(got.at(0), want.at(0)), 1e-5);
+    Ort::AllocatorWithDefaultOptions alloc;
+    std::string profile = session.EndProfilingAllocated(alloc).get();
+    // ORT: Shrink on its CPU EP, the rest in two porta subgraphs (before and after Shrink).
+    std::map<std::string, std::string> where;
+    for (auto& [node, provider] : ort_profile_nodes(profile)) where[node] = provider;
+    std::remove(profile.c_str());
+    EXPECT_EQ(where["Shrink_1"], "CPUExecutionProvider");
+    int porta_nodes = 0;
+    for (auto& [node, provider] : where) porta_nodes += provider == "porta";
+    EXPECT_EQ(porta_nodes, 2) << "expected two porta subgraphs";
+    EXPECT_EQ(where.size(), 3u) << [&] { std::string s; for (auto& [n, p] : where) s += n + "=" + p + " "; return s; }();
+    // porta: its profile names the original nodes it ran, on the device asked for.
+    std::ifstream f(porta_profile);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string text = ss.str();
+    for (const char* node : {"Tanh_0", "Add_2", "Relu_3"})
+      EXPECT_NE(text.find(std::string("node=") + node + " "), std::string::npos) << node << " not run by porta:\n" << text;
+    EXPECT_EQ(text.find("Shrink"), std::string::npos) << text;
+    EXPECT_NE(text.find("device=" + device), std::string::npos) << text;
+    std::remove(porta_profile.c_str());
+  }
+}
+
+TEST(OrtEp, BadProviderOptionsAndUnusableDevicesAreRefusedWithPortasMessage) {
+  std::string bytes = split_model();
+  try {
+    session_from_bytes(bytes, porta_options("cpu", {{"strict", "maybe"}}));
+    FAIL() << "strict=maybe accepted";
+  } catch (const Ort::Exception& e) {
+    EXPECT_NE(std::string(e.what()).find("provider option 'strict' should be 0 or 1, got 'maybe'"), std::string::npos)
+        << e.what();
+  }
+  for (const char* device : {"cuda:0", "hip:0"}) {
+    std::string why;
+    try {
+      porta::backend_for(porta::Device::parse(device));
+      continue;  // usable here: nothing to refuse
+    } catch (const porta::Error& e) {
+      why = e.what();
+    }
+    try {
+      session_from_bytes(bytes, porta_options("cpu", {{"device", device}}));
+      FAIL() << device << " accepted";
+    } catch (const Ort::Exception& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(OrtEp, ErrorsWhileRunningReachTheCallerWithPortasMessage) {
+  // Reshape to a shape given at run time: an impossible one is porta's ShapeError.
+  porta::test::OnnxGraph g(17, {2, 6});
+  g.input("X");
+  onnx::ValueInfoProto* s = g.g->add_input();
+  s->set_name("S");
+  s->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  s->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  g.node("Relu", {"X"}, "R");
+  g.node("Reshape", {"R", "S"}, "Y");
+  onnx::ValueInfoProto* y = g.g->add_output();
+  y->set_name("Y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  Ort::Session session = session_from_bytes(g.m.SerializeAsString(), porta_options("cpu"));
+  std::mt19937 rng(2);
+  Tensor x = random_tensor({2, 6}, rng);
+  Tensor good = Tensor::from_values({3, 4}, {2}, porta::DType::i64);
+  EXPECT_EQ(ort_run(session, {{"X", x}, {"S", good}}).at(0).shape(), (Shape{3, 4}));
+  Tensor bad = Tensor::from_values({5, 4}, {2}, porta::DType::i64);
+  try {
+    ort_run(session, {{"X", x}, {"S", bad}});
+    FAIL() << "reshaping 12 elements to 5x4 ran";
+  } catch (const Ort::Exception& e) {
+    EXPECT_NE(std::string(e.what()).find("ShapeError: [Reshape]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
