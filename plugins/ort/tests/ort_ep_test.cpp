@@ -205,6 +205,52 @@ TEST(OrtEp, ModelWithAnOpPortaLacksSplitsBetweenPortaAndOrtCpu) {
   }
 }
 
+TEST(OrtEp, StrictLeavesWhatPortaWouldRunThroughItsCpuFallbackToOrt) {
+  // porta's vulkan backend has no NonZero kernel (the resolver says: CPU fallback).
+  if (!porta_devices().count("vulkan:0")) GTEST_SKIP() << "porta cannot use vulkan:0 here";
+  const porta::OpSchema* nonzero = porta::find_op("NonZero");
+  ASSERT_EQ(porta::resolve(*nonzero, porta::Device::parse("vulkan:0"), porta::DType::f32).path, porta::Path::fallback)
+      << "the test needs an op porta runs on vulkan through its CPU fallback";
+  porta::test::OnnxGraph g(17, {4, 6});
+  g.input("X");
+  g.node("Relu", {"X"}, "Y");
+  g.node("NonZero", {"Y"}, "N");
+  onnx::NodeProto* cast = g.node("Cast", {"N"}, "Z");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  g.output("Y");
+  onnx::ValueInfoProto* z = g.g->add_output();
+  z->set_name("Z");
+  z->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  std::string bytes = g.m.SerializeAsString();
+  std::mt19937 rng(4);
+  Tensor x = random_tensor({4, 6}, rng);
+  Ort::Session ref_session = session_from_bytes(bytes, ort_cpu_options());
+  std::vector<Tensor> want = ort_run(ref_session, {{"X", x}});
+  for (const char* strict : {"0", "1"}) {
+    SCOPED_TRACE(std::string("strict=") + strict);
+    Ort::SessionOptions so = porta_options("vulkan:0", {{"strict", strict}});
+    so.EnableProfiling(temp_path("porta_ort_strict").c_str());
+    Ort::Session session = session_from_bytes(bytes, so);
+    std::vector<Tensor> got = ort_run(session, {{"X", x}});
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(rel_diff(got[i], want[i]), 0.0) << "output " << i;
+    Ort::AllocatorWithDefaultOptions alloc;
+    std::string profile = session.EndProfilingAllocated(alloc).get();
+    std::map<std::string, std::string> where;
+    for (auto& [node, provider] : ort_profile_nodes(profile)) where[node] = provider;
+    std::remove(profile.c_str());
+    if (std::string(strict) == "1") {
+      EXPECT_EQ(where["NonZero_1"], "CPUExecutionProvider");
+    } else {
+      EXPECT_FALSE(where.count("NonZero_1")) << "NonZero should be inside porta's subgraph";
+      EXPECT_EQ(where.size(), 1u);
+    }
+  }
+}
+
 TEST(OrtEp, BadProviderOptionsAndUnusableDevicesAreRefusedWithPortasMessage) {
   std::string bytes = split_model();
   try {
