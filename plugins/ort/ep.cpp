@@ -6,8 +6,11 @@
 // chosen device (native kernel or composite; with strict=0 also those porta would run through
 // its CPU fallback), grouped into connected subgraphs; Compile turns each subgraph into an ONNX
 // model and a porta Session, so porta's placement, fusion and memory planning apply inside it.
-// Tensors cross the boundary in ORT's CPU memory: the porta Session copies inputs to its device
-// and outputs back (porta's own host<->device transfers).
+// Memory: on cpu, fused nodes read and write ORT's CPU tensors. Every other device gets an ORT
+// memory info and allocator whose blocks are porta tensors on the device, and a data transfer
+// (porta's host<->device copies), so values between porta subgraphs stay on the device and ORT
+// copies only where a CPU-EP node or a graph input/output needs host memory.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -60,6 +63,111 @@ std::string session_option(const OrtSessionOptions* so, const std::string& name)
   return v;
 }
 
+// ---------------------------------------------------------------------------------------
+// Device memory for ORT: every block is a porta tensor (bytes) on the device, found again by
+// the handle ORT was given (a host pointer on cpu-like devices, porta's opaque buffer record on
+// Vulkan/CUDA/HIP; ORT never dereferences it, it only passes it back to us).
+
+/// ORT's memory device id for a porta device: a vendor id per porta device kind.
+uint32_t vendor_id(porta::Device d) { return 0x50540000u + d.type.id; }  // "PT" + kind
+
+class Blocks {
+ public:
+  static Blocks& get() {
+    static Blocks b;
+    return b;
+  }
+  void* allocate(porta::Device d, size_t bytes) {
+    porta::Tensor t = porta::Tensor::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, porta::DType::u8, d);
+    void* handle = t.storage()->handle();
+    std::lock_guard lock(mutex_);
+    blocks_[handle] = t;
+    return handle;
+  }
+  void free(void* handle) {
+    std::lock_guard lock(mutex_);
+    blocks_.erase(handle);
+  }
+  /// The block ORT calls `handle`, as `shape` of `dtype`; an undefined tensor for a handle porta
+  /// did not give out (host memory).
+  porta::Tensor view(const void* handle, const porta::Shape& shape, porta::DType dtype) {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(const_cast<void*>(handle));
+    if (it == blocks_.end()) return {};
+    return it->second.reinterpret(shape, dtype);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<void*, porta::Tensor> blocks_;
+};
+
+/// A porta tensor for an ORT tensor value: a view of the device block it lives in, or its host
+/// memory wrapped.
+porta::Tensor as_porta(const void* data, const porta::Shape& shape, porta::DType dtype) {
+  porta::Tensor t = Blocks::get().view(data, shape, dtype);
+  return t.defined() ? t : porta::Tensor::wrap_host(const_cast<void*>(data), shape, dtype);
+}
+
+struct DeviceAllocator : OrtAllocator {
+  porta::Device device;
+  const OrtMemoryInfo* info;
+  DeviceAllocator(porta::Device d, const OrtMemoryInfo* i) : OrtAllocator{}, device(d), info(i) {
+    version = ORT_API_VERSION;
+    Alloc = [](OrtAllocator* self, size_t bytes) noexcept -> void* {
+      try {
+        return Blocks::get().allocate(static_cast<DeviceAllocator*>(self)->device, bytes);
+      } catch (const std::exception&) {
+        return nullptr;  // ORT reports a failed allocation itself
+      }
+    };
+    Reserve = Alloc;
+    Free = [](OrtAllocator*, void* p) noexcept { Blocks::get().free(p); };
+    Info = [](const OrtAllocator* self) noexcept { return static_cast<const DeviceAllocator*>(self)->info; };
+  }
+};
+
+/// Copies between ORT's CPU memory and porta device blocks (and between blocks).
+struct DataTransfer : OrtDataTransferImpl {
+  std::vector<const OrtMemoryDevice*> ours;  // memory devices of the factory's device memory infos
+
+  bool is_ours(const OrtMemoryDevice* d) const {
+    for (const OrtMemoryDevice* o : ours)
+      if (ep_api().MemoryDevice_AreEqual(d, o)) return true;
+    return false;
+  }
+  static bool is_host(const OrtMemoryDevice* d) {
+    return ep_api().MemoryDevice_GetDeviceType(d) == OrtMemoryInfoDeviceType_CPU;
+  }
+
+  void copy(const OrtValue* const* src, OrtValue** dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      Ort::ConstValue s(src[i]);
+      Ort::UnownedValue d(dst[i]);
+      auto info = s.GetTensorTypeAndShapeInfo();
+      porta::Shape shape = info.GetShape();
+      porta::DType dtype = to_porta(info.GetElementType());
+      porta::Tensor from = as_porta(s.GetTensorRawData(), shape, dtype);
+      porta::Tensor to = as_porta(d.GetTensorMutableRawData(), shape, dtype);
+      if (from.nbytes()) to.copy_(from);
+    }
+  }
+
+  DataTransfer() : OrtDataTransferImpl{} {
+    ort_version_supported = ORT_API_VERSION;
+    Release = [](OrtDataTransferImpl*) noexcept {};  // owned by the factory
+    CanCopy = [](const OrtDataTransferImpl* self, const OrtMemoryDevice* src, const OrtMemoryDevice* dst) noexcept {
+      auto* t = static_cast<const DataTransfer*>(self);
+      bool s = t->is_ours(src), d = t->is_ours(dst);
+      return (s && (d || is_host(dst))) || (d && is_host(src));
+    };
+    CopyTensors = [](OrtDataTransferImpl* self, const OrtValue** src, OrtValue** dst, OrtSyncStream**,
+                     size_t n) noexcept -> OrtStatus* {
+      return guarded([&] { static_cast<DataTransfer*>(self)->copy(src, dst, n); });
+    };
+  }
+};
+
 struct EpOptions {
   porta::Device device;
   bool strict = false;
@@ -82,15 +190,16 @@ struct Compiled {
     for (size_t i = 0; i < inputs.size(); ++i) {
       Ort::ConstValue v = ctx.GetInput(i);
       auto ti = v.GetTensorTypeAndShapeInfo();
-      feeds[inputs[i]] = porta::Tensor::wrap_host(const_cast<void*>(v.GetTensorRawData()), ti.GetShape(),
-                                                  to_porta(ti.GetElementType()));
+      feeds[inputs[i]] = as_porta(v.GetTensorRawData(), ti.GetShape(), to_porta(ti.GetElementType()));
     }
     std::lock_guard lock(mutex);
     std::vector<porta::Tensor> outs = session->run(feeds);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      porta::Tensor host = outs.at(i).to(porta::Device::cpu()).contiguous();
-      Ort::UnownedValue o = ctx.GetOutput(i, host.shape());
-      if (host.nbytes()) std::memcpy(o.GetTensorMutableRawData(), host.raw_data(), host.nbytes());
+      const porta::Tensor& out = outs.at(i);
+      Ort::UnownedValue o = ctx.GetOutput(i, out.shape());
+      if (!out.nbytes()) continue;
+      // ORT's buffer: a porta block on the device (copied on the device) or host memory.
+      as_porta(o.GetTensorMutableRawData(), out.shape(), out.dtype()).copy_(out);
     }
     if (!profiling.empty()) write_profile();
   }
@@ -255,7 +364,31 @@ struct PortaEp : OrtEp {
 
 struct PortaEpFactory : OrtEpFactory {
   std::vector<OrtHardwareDevice*> created;  // hardware devices made for non-cpu porta devices
+  std::map<std::string, std::pair<porta::Device, OrtMemoryInfo*>> memory;  // by porta device name
+  DataTransfer transfer;
   std::string version = "0.1.0";
+
+  /// The memory info of a non-cpu porta device (made once).
+  OrtMemoryInfo* memory_info(porta::Device d) {
+    auto it = memory.find(d.str());
+    if (it != memory.end()) return it->second.second;
+    OrtMemoryInfo* info = nullptr;
+    std::string name = "porta:" + d.str();
+    check(api().CreateMemoryInfo_V2(name.c_str(), OrtMemoryInfoDeviceType_GPU, vendor_id(d), d.index,
+                                    OrtDeviceMemoryType_DEFAULT, 0, OrtDeviceAllocator, &info));
+    memory[d.str()] = {d, info};
+    transfer.ours.push_back(ep_api().MemoryInfo_GetMemoryDevice(info));
+    return info;
+  }
+
+  OrtAllocator* create_allocator(const OrtMemoryInfo* info) {
+    if (!info) return nullptr;
+    const OrtMemoryDevice* want = ep_api().MemoryInfo_GetMemoryDevice(info);
+    for (auto& [name, entry] : memory)
+      if (ep_api().MemoryDevice_AreEqual(want, ep_api().MemoryInfo_GetMemoryDevice(entry.second)))
+        return new DeviceAllocator(entry.first, entry.second);
+    return nullptr;  // ORT's CPU allocator
+  }
 
   /// "cuda: <porta's reason>; hip: ..." for the device kinds porta cannot use here.
   static std::string unavailable_devices() {
@@ -299,13 +432,14 @@ struct PortaEpFactory : OrtEpFactory {
         Ort::KeyValuePairs hw_meta;
         hw_meta.Add("porta.device", d.str().c_str());
         OrtHardwareDevice* made = nullptr;
-        check(ep_api().CreateHardwareDevice(OrtHardwareDeviceType_GPU, 0, static_cast<uint32_t>(d.index),
+        check(ep_api().CreateHardwareDevice(OrtHardwareDeviceType_GPU, vendor_id(d), static_cast<uint32_t>(d.index),
                                             "porta", hw_meta, &made));
         created.push_back(made);
         hw = made;
       }
       if (!hw) continue;
       check(ep_api().CreateEpDevice(this, hw, meta, opts, &out[*n_out]));
+      if (d.type != porta::DeviceType::cpu) check(ep_api().EpDevice_AddAllocatorInfo(out[*n_out], memory_info(d)));
       ++*n_out;
     }
   }
@@ -345,14 +479,14 @@ struct PortaEpFactory : OrtEpFactory {
       *c = OrtCompiledModelCompatibility_EP_NOT_APPLICABLE;
       return nullptr;
     };
-    CreateAllocator = [](OrtEpFactory*, const OrtMemoryInfo*, const OrtKeyValuePairs*,
+    CreateAllocator = [](OrtEpFactory* self, const OrtMemoryInfo* info, const OrtKeyValuePairs*,
                          OrtAllocator** allocator) noexcept -> OrtStatus* {
-      *allocator = nullptr;  // tensors stay in ORT's CPU memory
-      return nullptr;
+      return guarded([&] { *allocator = static_cast<PortaEpFactory*>(self)->create_allocator(info); });
     };
-    ReleaseAllocator = [](OrtEpFactory*, OrtAllocator*) noexcept {};
-    CreateDataTransfer = [](OrtEpFactory*, OrtDataTransferImpl** dt) noexcept -> OrtStatus* {
-      *dt = nullptr;  // no device memory is exposed to ORT
+    ReleaseAllocator = [](OrtEpFactory*, OrtAllocator* a) noexcept { delete static_cast<DeviceAllocator*>(a); };
+    CreateDataTransfer = [](OrtEpFactory* self, OrtDataTransferImpl** dt) noexcept -> OrtStatus* {
+      auto* f = static_cast<PortaEpFactory*>(self);
+      *dt = f->memory.empty() ? nullptr : &f->transfer;  // nothing to copy when only cpu is offered
       return nullptr;
     };
     IsStreamAware = [](const OrtEpFactory*) noexcept { return false; };
@@ -365,6 +499,7 @@ struct PortaEpFactory : OrtEpFactory {
 
   ~PortaEpFactory() {
     for (OrtHardwareDevice* d : created) ep_api().ReleaseHardwareDevice(d);
+    for (auto& [name, entry] : memory) api().ReleaseMemoryInfo(entry.second);
   }
 };
 

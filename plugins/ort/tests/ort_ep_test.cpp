@@ -183,15 +183,27 @@ TEST(OrtEp, ModelWithAnOpPortaLacksSplitsBetweenPortaAndOrtCpu) {
     EXPECT_LE(rel_diff(got.at(0), want.at(0)), 1e-5);
     Ort::AllocatorWithDefaultOptions alloc;
     std::string profile = session.EndProfilingAllocated(alloc).get();
-    // ORT: Shrink on its CPU EP, the rest in two porta subgraphs (before and after Shrink).
+    // ORT: Shrink on its CPU EP, the rest in two porta subgraphs (before and after Shrink). On a
+    // device other than cpu, porta's values live in device memory, so ORT copies Tanh's output
+    // to the host for Shrink and Shrink's back (its Memcpy nodes, run by porta's data transfer).
     std::map<std::string, std::string> where;
-    for (auto& [node, provider] : ort_profile_nodes(profile)) where[node] = provider;
+    int memcpy_nodes = 0;
+    for (auto& [node, provider] : ort_profile_nodes(profile)) {
+      if (node.rfind("Memcpy", 0) == 0)
+        ++memcpy_nodes;
+      else
+        where[node] = provider;
+    }
     std::remove(profile.c_str());
     EXPECT_EQ(where["Shrink_1"], "CPUExecutionProvider");
     int porta_nodes = 0;
     for (auto& [node, provider] : where) porta_nodes += provider == "porta";
     EXPECT_EQ(porta_nodes, 2) << "expected two porta subgraphs";
     EXPECT_EQ(where.size(), 3u) << [&] { std::string s; for (auto& [n, p] : where) s += n + "=" + p + " "; return s; }();
+    if (device == "cpu")
+      EXPECT_EQ(memcpy_nodes, 0);
+    else
+      EXPECT_GT(memcpy_nodes, 0) << "no copies between " << device << " memory and the host";
     // porta: its profile names the original nodes it ran, on the device asked for.
     std::ifstream f(porta_profile);
     std::stringstream ss;
@@ -249,6 +261,33 @@ TEST(OrtEp, StrictLeavesWhatPortaWouldRunThroughItsCpuFallbackToOrt) {
       EXPECT_EQ(where.size(), 1u);
     }
   }
+}
+
+TEST(OrtEp, DeviceMemoryAndDataTransferBetweenOrtCpuMemoryAndTheDevice) {
+  std::map<std::string, Ort::ConstEpDevice> devices = porta_devices();
+  // cpu: ORT's own CPU memory, no porta allocator.
+  EXPECT_EQ(static_cast<const OrtMemoryInfo*>(devices.at("cpu").GetMemoryInfo(OrtDeviceMemoryType_DEFAULT)), nullptr);
+  if (!devices.count("vulkan:0")) GTEST_SKIP() << "porta cannot use vulkan:0 here";
+  Ort::ConstEpDevice vk = devices.at("vulkan:0");
+  Ort::ConstMemoryInfo info = vk.GetMemoryInfo(OrtDeviceMemoryType_DEFAULT);
+  ASSERT_NE(static_cast<const OrtMemoryInfo*>(info), nullptr);
+  EXPECT_EQ(info.GetDeviceType(), OrtMemoryInfoDeviceType_GPU);
+  EXPECT_EQ(info.GetAllocatorName(), "porta:vulkan:0");
+  // A tensor in porta's vulkan memory, filled and read back through ORT's CopyTensors (porta's
+  // data transfer), and read by porta itself on the device in between.
+  Ort::UnownedAllocator alloc = env().CreateSharedAllocator(vk, OrtDeviceMemoryType_DEFAULT, OrtDeviceAllocator, nullptr);
+  std::mt19937 rng(9);
+  Tensor x = random_tensor({3, 7}, rng);
+  Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  std::vector<Ort::Value> host, dev, back;
+  host.push_back(Ort::Value::CreateTensor<float>(cpu, x.data<float>(), 21, x.shape().data(), 2));
+  dev.push_back(Ort::Value::CreateTensor<float>(alloc, x.shape().data(), 2));
+  Tensor y = Tensor::zeros({3, 7}, porta::DType::f32);
+  back.push_back(Ort::Value::CreateTensor<float>(cpu, y.data<float>(), 21, y.shape().data(), 2));
+  env().CopyTensors(host, dev, nullptr);
+  env().CopyTensors(dev, back, nullptr);
+  EXPECT_EQ(rel_diff(y, x), 0.0);
+  env().ReleaseSharedAllocator(vk, OrtDeviceMemoryType_DEFAULT);
 }
 
 TEST(OrtEp, BadProviderOptionsAndUnusableDevicesAreRefusedWithPortasMessage) {
