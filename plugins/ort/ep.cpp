@@ -21,6 +21,7 @@
 
 #include "ort_common.hpp"
 #include "ort_graph.hpp"
+#include "ort_memory.hpp"
 #include "porta/backend.hpp"
 #include "porta/dispatch.hpp"
 #include "porta/session.hpp"
@@ -30,8 +31,6 @@ namespace porta_ort {
 namespace {
 
 constexpr const char* kEpName = "porta";
-
-const OrtEpApi& ep_api() { return *api().GetEpApi(); }
 
 /// Why a porta device cannot be used ("" when it can).
 std::string unavailable_reason(porta::Device d) {
@@ -62,111 +61,6 @@ std::string session_option(const OrtSessionOptions* so, const std::string& name)
   if (!v.empty() && v.back() == '\0') v.pop_back();
   return v;
 }
-
-// ---------------------------------------------------------------------------------------
-// Device memory for ORT: every block is a porta tensor (bytes) on the device, found again by
-// the handle ORT was given (a host pointer on cpu-like devices, porta's opaque buffer record on
-// Vulkan/CUDA/HIP; ORT never dereferences it, it only passes it back to us).
-
-/// ORT's memory device id for a porta device: a vendor id per porta device kind.
-uint32_t vendor_id(porta::Device d) { return 0x50540000u + d.type.id; }  // "PT" + kind
-
-class Blocks {
- public:
-  static Blocks& get() {
-    static Blocks b;
-    return b;
-  }
-  void* allocate(porta::Device d, size_t bytes) {
-    porta::Tensor t = porta::Tensor::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, porta::DType::u8, d);
-    void* handle = t.storage()->handle();
-    std::lock_guard lock(mutex_);
-    blocks_[handle] = t;
-    return handle;
-  }
-  void free(void* handle) {
-    std::lock_guard lock(mutex_);
-    blocks_.erase(handle);
-  }
-  /// The block ORT calls `handle`, as `shape` of `dtype`; an undefined tensor for a handle porta
-  /// did not give out (host memory).
-  porta::Tensor view(const void* handle, const porta::Shape& shape, porta::DType dtype) {
-    std::lock_guard lock(mutex_);
-    auto it = blocks_.find(const_cast<void*>(handle));
-    if (it == blocks_.end()) return {};
-    return it->second.reinterpret(shape, dtype);
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<void*, porta::Tensor> blocks_;
-};
-
-/// A porta tensor for an ORT tensor value: a view of the device block it lives in, or its host
-/// memory wrapped.
-porta::Tensor as_porta(const void* data, const porta::Shape& shape, porta::DType dtype) {
-  porta::Tensor t = Blocks::get().view(data, shape, dtype);
-  return t.defined() ? t : porta::Tensor::wrap_host(const_cast<void*>(data), shape, dtype);
-}
-
-struct DeviceAllocator : OrtAllocator {
-  porta::Device device;
-  const OrtMemoryInfo* info;
-  DeviceAllocator(porta::Device d, const OrtMemoryInfo* i) : OrtAllocator{}, device(d), info(i) {
-    version = ORT_API_VERSION;
-    Alloc = [](OrtAllocator* self, size_t bytes) noexcept -> void* {
-      try {
-        return Blocks::get().allocate(static_cast<DeviceAllocator*>(self)->device, bytes);
-      } catch (const std::exception&) {
-        return nullptr;  // ORT reports a failed allocation itself
-      }
-    };
-    Reserve = Alloc;
-    Free = [](OrtAllocator*, void* p) noexcept { Blocks::get().free(p); };
-    Info = [](const OrtAllocator* self) noexcept { return static_cast<const DeviceAllocator*>(self)->info; };
-  }
-};
-
-/// Copies between ORT's CPU memory and porta device blocks (and between blocks).
-struct DataTransfer : OrtDataTransferImpl {
-  std::vector<const OrtMemoryDevice*> ours;  // memory devices of the factory's device memory infos
-
-  bool is_ours(const OrtMemoryDevice* d) const {
-    for (const OrtMemoryDevice* o : ours)
-      if (ep_api().MemoryDevice_AreEqual(d, o)) return true;
-    return false;
-  }
-  static bool is_host(const OrtMemoryDevice* d) {
-    return ep_api().MemoryDevice_GetDeviceType(d) == OrtMemoryInfoDeviceType_CPU;
-  }
-
-  void copy(const OrtValue* const* src, OrtValue** dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      Ort::ConstValue s(src[i]);
-      Ort::UnownedValue d(dst[i]);
-      auto info = s.GetTensorTypeAndShapeInfo();
-      porta::Shape shape = info.GetShape();
-      porta::DType dtype = to_porta(info.GetElementType());
-      porta::Tensor from = as_porta(s.GetTensorRawData(), shape, dtype);
-      porta::Tensor to = as_porta(d.GetTensorMutableRawData(), shape, dtype);
-      if (from.nbytes()) to.copy_(from);
-    }
-  }
-
-  DataTransfer() : OrtDataTransferImpl{} {
-    ort_version_supported = ORT_API_VERSION;
-    Release = [](OrtDataTransferImpl*) noexcept {};  // owned by the factory
-    CanCopy = [](const OrtDataTransferImpl* self, const OrtMemoryDevice* src, const OrtMemoryDevice* dst) noexcept {
-      auto* t = static_cast<const DataTransfer*>(self);
-      bool s = t->is_ours(src), d = t->is_ours(dst);
-      return (s && (d || is_host(dst))) || (d && is_host(src));
-    };
-    CopyTensors = [](OrtDataTransferImpl* self, const OrtValue** src, OrtValue** dst, OrtSyncStream**,
-                     size_t n) noexcept -> OrtStatus* {
-      return guarded([&] { static_cast<DataTransfer*>(self)->copy(src, dst, n); });
-    };
-  }
-};
 
 struct EpOptions {
   porta::Device device;
@@ -242,7 +136,7 @@ struct PortaEp : OrtEp {
   EpOptions options;
   std::vector<std::unique_ptr<Compiled>> compiled;
 
-  /// Whether porta takes this node on the device, and if not why (for nothing but tests).
+  /// Whether porta takes this node on the chosen device (see the file comment).
   bool claims(const OrtNode* node) const {
     if (node_has_subgraphs(node)) return false;
     const porta::OpSchema* op = porta::find_op(node_domain(node), node_op(node));
