@@ -4,6 +4,7 @@
 // outputs are allocated by ORT with porta's inferred shapes and written in place. An op whose
 // cpu path is a composite (no cpu kernel) runs through porta's eager call and its outputs are
 // copied into ORT's.
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -126,6 +127,8 @@ void compute(NodeKernel& k, OrtKernelContext* raw) {
   }
 }
 
+std::atomic<uint64_t> next_dim_name{0};
+
 /// Output types and shapes for ORT's graph inference, from porta's own inference.
 void infer_shapes(const OpSchema& op, OrtShapeInferContext* sctx) {
   const OrtApi& a = api();
@@ -235,6 +238,9 @@ void infer_shapes(const OpSchema& op, OrtShapeInferContext* sctx) {
       shape[d] = -1;
       for (const Unknown& u : unknown)
         if (same_rank && outs[0][i].shape[d] == u.probe[0] && outs[1][i].shape[d] == u.probe[1]) names[d] = u.name;
+      // ORT reads an unnamed -1 as the value -1, which later checks compare; a fresh name keeps
+      // the dimension unknown.
+      if (names[d].empty()) names[d] = porta::str("porta_dim_", next_dim_name.fetch_add(1));
     }
     if (!same_rank) return;  // rank depends on the probes: nothing reliable to say
     check(a.SetDimensions(raw, shape.data(), shape.size()));
