@@ -4,7 +4,7 @@
 // device, and every other device (vulkan:N, cuda:N, hip:N, a plugin's kind) on a hardware
 // device the factory creates. GetCapability claims the nodes porta's resolver runs on the
 // chosen device (native kernel or composite; with strict=0 also those porta would run through
-// its CPU fallback), grouped into connected subgraphs; Compile turns each subgraph into an ONNX
+// its CPU fallback) and whose import porta accepts, grouped into connected subgraphs; Compile turns each subgraph into an ONNX
 // model and a porta Session, so porta's placement, fusion and memory planning apply inside it.
 // Memory: on cpu, fused nodes read and write ORT's CPU tensors. Every other device gets an ORT
 // memory info and allocator whose blocks are porta tensors on the device, and a data transfer
@@ -171,11 +171,33 @@ struct PortaEp : OrtEp {
     }
   }
 
+  /// Whether porta's ONNX import accepts the node on its own (its opset, attribute values):
+  /// a node it refuses stays with ORT rather than failing the session at Compile.
+  static bool imports(const OrtGraph* graph, const OrtNode* node) {
+    OrtGraph* view = nullptr;
+    check(api().Graph_GetGraphView(graph, &node, 1, &view));
+    std::unique_ptr<OrtGraph, void (*)(OrtGraph*)> owner(view, [](OrtGraph* g) { api().ReleaseGraph(g); });
+    auto values = [&](bool inputs) {
+      size_t n = 0;
+      check(inputs ? api().Graph_GetNumInputs(view, &n) : api().Graph_GetNumOutputs(view, &n));
+      std::vector<const OrtValueInfo*> v(n);
+      if (n) check(inputs ? api().Graph_GetInputs(view, v.data(), n) : api().Graph_GetOutputs(view, v.data(), n));
+      return v;
+    };
+    try {
+      std::string bytes = graph_to_model(view, values(true), values(false)).SerializeAsString();
+      porta::Model::from_bytes(bytes.data(), bytes.size());
+      return true;
+    } catch (const porta::Error&) {
+      return false;
+    }
+  }
+
   void get_capability(const OrtGraph* graph, OrtEpGraphSupportInfo* info) {
     std::vector<const OrtNode*> nodes = graph_nodes(graph);  // topologically sorted
     size_t n = nodes.size();
     std::vector<bool> ok(n);
-    for (size_t i = 0; i < n; ++i) ok[i] = claims(nodes[i]);
+    for (size_t i = 0; i < n; ++i) ok[i] = claims(nodes[i]) && imports(graph, nodes[i]);
     // Runs of claimed nodes in topological order: a path between two nodes of one run cannot
     // leave it (a node before the run cannot follow its first node, one after cannot precede
     // its last), so each run, and each connected part of it, can be fused. Parts: union-find

@@ -290,6 +290,32 @@ TEST(OrtEp, DeviceMemoryAndDataTransferBetweenOrtCpuMemoryAndTheDevice) {
   env().ReleaseSharedAllocator(vk, OrtDeviceMemoryType_DEFAULT);
 }
 
+TEST(OrtEp, NodesPortaCannotImportStayWithOrt) {
+  // porta imports ONNX opsets up to 17; at opset 18 its importer refuses the nodes, so the EP
+  // claims none of them (instead of failing the session) and ORT's CPU EP runs the model.
+  porta::test::OnnxGraph g(18, {3, 5});
+  g.input("X");
+  g.node("Tanh", {"X"}, "T");
+  g.node("Relu", {"T"}, "Y");
+  g.output("Y");
+  std::string bytes = g.m.SerializeAsString();
+  std::mt19937 rng(12);
+  Tensor x = random_tensor({3, 5}, rng);
+  Ort::Session ref_session = session_from_bytes(bytes, ort_cpu_options());
+  std::vector<Tensor> want = ort_run(ref_session, {{"X", x}});
+  Ort::SessionOptions so = porta_options("cpu");
+  so.EnableProfiling(temp_path("porta_ort_opset18").c_str());
+  Ort::Session session = session_from_bytes(bytes, so);
+  std::vector<Tensor> got = ort_run(session, {{"X", x}});
+  EXPECT_EQ(rel_diff(got.at(0), want.at(0)), 0.0);
+  Ort::AllocatorWithDefaultOptions alloc;
+  std::string profile = session.EndProfilingAllocated(alloc).get();
+  auto nodes = ort_profile_nodes(profile);
+  std::remove(profile.c_str());
+  EXPECT_EQ(nodes.size(), 2u);
+  for (auto& [node, provider] : nodes) EXPECT_EQ(provider, "CPUExecutionProvider") << node;
+}
+
 TEST(OrtEp, BadProviderOptionsAndUnusableDevicesAreRefusedWithPortasMessage) {
   std::string bytes = split_model();
   try {
