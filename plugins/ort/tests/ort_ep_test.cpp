@@ -5,7 +5,10 @@
 // porta's errors reaching the caller.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -115,17 +118,18 @@ TEST(OrtEp, OffersEveryAvailablePortaDeviceWithItsNameAndTheOthersReasons) {
   }
 }
 
-/// models/<name> through ORT + the porta EP on `device` and through ORT's CPU EP alone; with
-/// ORT's profile, every node that ran must have run in the porta EP.
-void check_model_on(const std::string& name, const std::string& device) {
-  std::string path = std::string(PORTA_SOURCE_DIR) + "/models/" + name + "/model.onnx";
-  bool custom = name == "decoder" || name == "image_custom";
-  std::vector<std::pair<std::string, Tensor>> inputs = model_inputs(name);
-  Ort::Session ref_session(env(), path.c_str(), ort_cpu_options(custom));
+/// The model in folder `dir` (model.onnx, inputs.txt and its .npy files, as in models/)
+/// through ORT + the porta EP on `device` and through ORT's CPU EP alone; with ORT's profile,
+/// every node that ran must have run in the porta EP.
+void check_model_dir(const std::string& dir, const std::string& device, bool custom_ops) {
+  std::string path = dir + "/model.onnx";
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (auto& [n, file] : read_list(dir + "/inputs.txt")) inputs.push_back({n, porta::read_npy(dir + "/" + file)});
+  Ort::Session ref_session(env(), path.c_str(), ort_cpu_options(custom_ops));
   std::vector<Tensor> want = ort_run(ref_session, inputs);
 
-  Ort::SessionOptions so = porta_options(device, {}, custom);
-  std::string prefix = temp_path("porta_ort_" + name);
+  Ort::SessionOptions so = porta_options(device, {}, custom_ops);
+  std::string prefix = temp_path("porta_ort_model");
   so.EnableProfiling(prefix.c_str());
   Ort::Session session(env(), path.c_str(), so);
   std::vector<Tensor> got = ort_run(session, inputs);
@@ -133,11 +137,16 @@ void check_model_on(const std::string& name, const std::string& device) {
   std::string profile = session.EndProfilingAllocated(alloc).get();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_LE(rel_diff(got[i], want[i]), 1e-4) << name << " on " << device << ", output " << i;
+    EXPECT_LE(rel_diff(got[i], want[i]), 1e-4) << dir << " on " << device << ", output " << i;
   auto nodes = ort_profile_nodes(profile);
   EXPECT_FALSE(nodes.empty()) << profile;
-  for (auto& [node, provider] : nodes) EXPECT_EQ(provider, "porta") << name << ": node " << node << " ran elsewhere";
+  for (auto& [node, provider] : nodes) EXPECT_EQ(provider, "porta") << dir << ": node " << node << " ran elsewhere";
   std::remove(profile.c_str());
+}
+
+void check_model_on(const std::string& name, const std::string& device) {
+  check_model_dir(std::string(PORTA_SOURCE_DIR) + "/models/" + name, device,
+                  name == "decoder" || name == "image_custom");
 }
 
 class OrtEpModels : public ::testing::TestWithParam<std::string> {};
@@ -152,6 +161,39 @@ TEST_P(OrtEpModels, MatchOrtCpuOnEveryDevice) {
 INSTANTIATE_TEST_SUITE_P(Models, OrtEpModels,
                          ::testing::Values("cnn", "mlp", "transformer", "lstm", "attention", "image", "decoder",
                                            "image_custom"));
+
+// The real-model zoo (scripts/export_zoo.py's folders), when PORTA_ORT_ZOO_DIR names one: every
+// member (or those PORTA_ORT_ZOO_MEMBERS lists, comma-separated) on the devices in
+// PORTA_ORT_ZOO_DEVICES (default cpu). Not part of ctest: exporting the zoo takes minutes.
+TEST(OrtEpZoo, MembersMatchOrtCpu) {
+  const char* root = std::getenv("PORTA_ORT_ZOO_DIR");
+  if (!root) GTEST_SKIP() << "PORTA_ORT_ZOO_DIR is not set";
+  std::set<std::string> only;
+  if (const char* m = std::getenv("PORTA_ORT_ZOO_MEMBERS")) {
+    std::stringstream ss(m);
+    for (std::string item; std::getline(ss, item, ',');) only.insert(item);
+  }
+  std::vector<std::string> devices{"cpu"};
+  if (const char* d = std::getenv("PORTA_ORT_ZOO_DEVICES")) {
+    devices.clear();
+    std::stringstream ss(d);
+    for (std::string item; std::getline(ss, item, ',');) devices.push_back(item);
+  }
+  std::vector<std::string> members;
+  for (auto& e : std::filesystem::directory_iterator(root))
+    if (std::filesystem::exists(e.path() / "model.onnx") && (only.empty() || only.count(e.path().filename().string())))
+      members.push_back(e.path().string());
+  std::sort(members.begin(), members.end());
+  ASSERT_FALSE(members.empty()) << "no zoo member under " << root;
+  for (const std::string& dir : members)
+    for (const std::string& device : devices) {
+      SCOPED_TRACE(dir + " on " + device);
+      auto start = std::chrono::steady_clock::now();
+      check_model_dir(dir, device, false);
+      std::cout << "[zoo] " << std::filesystem::path(dir).filename().string() << " " << device << " "
+                << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+    }
+}
 
 /// Y = Relu(Add(Shrink(Tanh(X)), X)): porta has every op but Shrink.
 std::string split_model() {
