@@ -200,6 +200,7 @@ void infer_shapes(const OpSchema& op, OrtShapeInferContext* sctx) {
       v.present = false;
       continue;
     }
+    if (!a.TensorTypeAndShape_HasShape(ti)) return;  // unknown rank: nothing to say before the run
     Ort::ConstTensorTypeAndShapeInfo info(ti);
     v.dtype = to_porta(info.GetElementType());
     v.shape = info.GetShape();

@@ -25,7 +25,8 @@ ValueType value_type(const OrtValueInfo* v) {
   Ort::ConstTensorTypeAndShapeInfo ti(info);
   out.elem = ti.GetElementType();
   size_t rank = ti.GetDimensionsCount();
-  out.rank_known = true;  // ORT reports unknown rank as rank 0 with no shape; treated as known
+  out.rank_known = api().TensorTypeAndShape_HasShape(info);  // else GetShape() is {} as for a scalar
+  if (!out.rank_known) return out;
   out.dims = ti.GetShape();
   std::vector<const char*> names(rank, nullptr);
   if (rank) ti.GetSymbolicDimensions(names.data(), rank);
@@ -88,6 +89,7 @@ void declare(onnx::ValueInfoProto* p, const OrtValueInfo* v) {
     throw porta::Unsupported(porta::str("[porta_ort] value '", p->name(), "' is not a tensor"));
   onnx::TypeProto_Tensor* tt = p->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int>(t.elem));  // ORT's element type numbers are ONNX's
+  if (!t.rank_known) return;  // no shape at all: porta learns it from the run's inputs
   onnx::TensorShapeProto* shape = tt->mutable_shape();
   for (size_t i = 0; i < t.dims.size(); ++i) {
     onnx::TensorShapeProto_Dimension* d = shape->add_dim();

@@ -16,7 +16,7 @@ namespace porta_ort {
 struct ValueType {
   ONNXTensorElementDataType elem = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   bool is_tensor = false;
-  bool rank_known = false;
+  bool rank_known = false;  ///< false: ORT knows nothing of the shape (dims empty)
   std::vector<int64_t> dims;
   std::vector<std::string> dim_names;
 };

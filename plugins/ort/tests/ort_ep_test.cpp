@@ -332,6 +332,52 @@ TEST(OrtEp, DeviceMemoryAndDataTransferBetweenOrtCpuMemoryAndTheDevice) {
   env().ReleaseSharedAllocator(vk, OrtDeviceMemoryType_DEFAULT);
 }
 
+TEST(OrtEp, ValuesOfUnknownRankEnterPortaSubgraphsUndeclared) {
+  // T = Shrink(Reshape(X, S)) has no shape before the run (S's length is not known), and it
+  // enters porta's second subgraph (Shrink runs on ORT's CPU EP): porta must take its rank from
+  // the run, not read ORT's empty shape as a scalar.
+  porta::test::OnnxGraph g(17, {3, 4});
+  g.input("X");
+  onnx::ValueInfoProto* s = g.g->add_input();
+  s->set_name("S");
+  s->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  s->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
+  g.node("Reshape", {"X", "S"}, "R");
+  g.node("Shrink", {"R"}, "T");
+  g.node("Relu", {"T"}, "Y");
+  g.node("Shape", {"T"}, "TS");
+  onnx::TensorProto* idx = g.g->add_initializer();
+  idx->set_name("i0");
+  idx->set_data_type(onnx::TensorProto::INT64);
+  idx->add_int64_data(0);
+  g.node("Gather", {"TS", "i0"}, "D");
+  onnx::NodeProto* cast = g.node("Cast", {"D"}, "Z");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  for (const char* name : {"Y", "Z"}) {
+    onnx::ValueInfoProto* o = g.g->add_output();
+    o->set_name(name);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  std::string bytes = g.m.SerializeAsString();
+  std::mt19937 rng(13);
+  Tensor x = random_tensor({3, 4}, rng);
+  Tensor shape = Tensor::from_values({2, 3, 2}, {3}, porta::DType::i64);
+  Ort::Session ref_session = session_from_bytes(bytes, ort_cpu_options());
+  std::vector<Tensor> want = ort_run(ref_session, {{"X", x}, {"S", shape}});
+  for (const std::string& device : test_devices()) {
+    SCOPED_TRACE(device);
+    Ort::Session session = session_from_bytes(bytes, porta_options(device));
+    std::vector<Tensor> got = ort_run(session, {{"X", x}, {"S", shape}});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].shape(), (Shape{2, 3, 2}));
+    EXPECT_EQ(rel_diff(got[0], want[0]), 0.0);
+    EXPECT_EQ(rel_diff(got[1], want[1]), 0.0);
+  }
+}
+
 TEST(OrtEp, NodesPortaCannotImportStayWithOrt) {
   // porta imports ONNX opsets up to 17; at opset 18 its importer refuses the nodes, so the EP
   // claims none of them (instead of failing the session) and ORT's CPU EP runs the model.
