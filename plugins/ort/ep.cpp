@@ -4,14 +4,14 @@
 // device, and every other device (vulkan:N, cuda:N, hip:N, a plugin's kind) on a hardware
 // device the factory creates. GetCapability claims the nodes porta's resolver runs on the
 // chosen device (native kernel or composite; with strict=0 also those porta would run through
-// its CPU fallback) and whose import porta accepts, grouped into connected subgraphs; Compile turns each subgraph into an ONNX
-// model and a porta Session, so porta's placement, fusion and memory planning apply inside it.
+// its CPU fallback) and whose import porta accepts, grouped into connected subgraphs; Compile
+// turns each subgraph into an ONNX model and a porta Session, so porta's placement, fusion and
+// memory planning apply inside it.
 // Memory: on cpu, fused nodes read and write ORT's CPU tensors. Every other device gets an ORT
 // memory info and allocator whose blocks are porta tensors on the device, and a data transfer
 // (porta's host<->device copies), so values between porta subgraphs stay on the device and ORT
 // copies only where a CPU-EP node or a graph input/output needs host memory.
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -91,6 +91,11 @@ struct Compiled {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const porta::Tensor& out = outs.at(i);
       Ort::UnownedValue o = ctx.GetOutput(i, out.shape());
+      porta::DType expected = to_porta(o.GetTensorTypeAndShapeInfo().GetElementType());
+      if (expected != out.dtype())
+        throw porta::DTypeError(porta::str("[porta_ort] ", name, ": output '", outputs[i], "' should be ",
+                                           porta::dtype_name(expected), " (ORT's graph), porta computed ",
+                                           porta::dtype_name(out.dtype())));
       if (!out.nbytes()) continue;
       // ORT's buffer: a porta block on the device (copied on the device) or host memory.
       as_porta(o.GetTensorMutableRawData(), out.shape(), out.dtype()).copy_(out);

@@ -413,6 +413,20 @@ TEST(OrtEp, BadProviderOptionsAndUnusableDevicesAreRefusedWithPortasMessage) {
     EXPECT_NE(std::string(e.what()).find("provider option 'strict' should be 0 or 1, got 'maybe'"), std::string::npos)
         << e.what();
   }
+  {
+    // A profile file that cannot be written: the run fails naming the option and the path.
+    Ort::Session session = session_from_bytes(bytes, porta_options("cpu", {{"profiling", "/nonexistent/dir/p.txt"}}));
+    std::mt19937 rng(1);
+    Tensor x = random_tensor({3, 5}, rng);
+    try {
+      ort_run(session, {{"X", x}});
+      FAIL() << "an unwritable profile file was accepted";
+    } catch (const Ort::Exception& e) {
+      EXPECT_NE(std::string(e.what()).find("provider option 'profiling': cannot write '/nonexistent/dir/p.txt'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   for (const char* device : {"cuda:0", "hip:0"}) {
     std::string why;
     try {
