@@ -318,6 +318,24 @@ const std::map<std::string, std::vector<std::unique_ptr<PortaCustomOp>>>& custom
 }
 
 }  // namespace
+
+std::vector<OrtCustomOpDomain*> make_custom_op_domains() {
+  const OrtApi& a = api();
+  std::vector<OrtCustomOpDomain*> out;
+  try {
+    for (auto& [domain, ops] : custom_ops()) {
+      OrtCustomOpDomain* d = nullptr;
+      check(a.CreateCustomOpDomain(domain.c_str(), &d));
+      out.push_back(d);
+      for (auto& op : ops) check(a.CustomOpDomain_Add(d, op.get()));
+    }
+  } catch (...) {
+    for (OrtCustomOpDomain* d : out) a.ReleaseCustomOpDomain(d);
+    throw;
+  }
+  return out;
+}
+
 }  // namespace porta_ort
 
 /// ORT's RegisterCustomOpsLibrary(_V2) entry point: adds one custom-op domain per domain of
@@ -329,19 +347,14 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
     return old->CreateStatus(ORT_FAIL, porta_ort::old_runtime_message(base).c_str());
   }
   return porta_ort::guarded([&] {
-    const OrtApi& a = porta_ort::api();
-    for (auto& [domain, ops] : porta_ort::custom_ops()) {
-      OrtCustomOpDomain* d = nullptr;
-      porta_ort::check(a.CreateCustomOpDomain(domain.c_str(), &d));
-      // ORT needs the domain until every session using it is gone: it is kept to the end.
-      static std::mutex mutex;
-      static std::vector<OrtCustomOpDomain*> keep;
-      {
-        std::lock_guard lock(mutex);
-        keep.push_back(d);
-      }
-      for (auto& op : ops) porta_ort::check(a.CustomOpDomain_Add(d, op.get()));
-      porta_ort::check(a.AddCustomOpDomain(options, d));
+    // ORT needs the domains until every session using them is gone: they are kept to the end.
+    static std::mutex mutex;
+    static std::vector<OrtCustomOpDomain*> keep;
+    std::vector<OrtCustomOpDomain*> domains = porta_ort::make_custom_op_domains();
+    {
+      std::lock_guard lock(mutex);
+      keep.insert(keep.end(), domains.begin(), domains.end());
     }
+    for (OrtCustomOpDomain* d : domains) porta_ort::check(porta_ort::api().AddCustomOpDomain(options, d));
   });
 }

@@ -285,6 +285,7 @@ struct PortaEp : OrtEp {
 
 struct PortaEpFactory : OrtEpFactory {
   std::vector<OrtHardwareDevice*> created;  // hardware devices made for non-cpu porta devices
+  std::vector<OrtCustomOpDomain*> domains;  // porta's custom ops, so ai.porta models load
   std::map<std::string, std::pair<porta::Device, OrtMemoryInfo*>> memory;  // by porta device name
   DataTransfer transfer;
   std::string version = "0.1.0";
@@ -411,6 +412,26 @@ struct PortaEpFactory : OrtEpFactory {
       return nullptr;
     };
     IsStreamAware = [](const OrtEpFactory*) noexcept { return false; };
+    // The domains of porta's non-ONNX ops come with the EP: a session with the porta EP loads
+    // models with ai.porta (or plugin) nodes without RegisterCustomOpsLibrary. Claimed nodes run
+    // in porta's subgraphs; unclaimed ones run as the custom ops' cpu kernels in ORT's CPU EP.
+    GetNumCustomOpDomains = [](OrtEpFactory* self, size_t* n) noexcept -> OrtStatus* {
+      return guarded([&] {
+        auto* f = static_cast<PortaEpFactory*>(self);
+        if (f->domains.empty()) f->domains = make_custom_op_domains();
+        *n = f->domains.size();
+      });
+    };
+    GetCustomOpDomains = [](OrtEpFactory* self, OrtCustomOpDomain** out, size_t n) noexcept -> OrtStatus* {
+      return guarded([&] {
+        auto* f = static_cast<PortaEpFactory*>(self);
+        if (f->domains.empty()) f->domains = make_custom_op_domains();
+        if (n < f->domains.size())
+          throw porta::InvalidArgument(porta::str("[porta_ort] ONNX Runtime asked for ", n, " custom-op domains, porta has ",
+                                                  f->domains.size()));
+        for (size_t i = 0; i < f->domains.size(); ++i) out[i] = f->domains[i];
+      });
+    };
     CreateSyncStreamForDevice = [](OrtEpFactory*, const OrtMemoryDevice*, const OrtKeyValuePairs*,
                                    OrtSyncStreamImpl** stream) noexcept -> OrtStatus* {
       *stream = nullptr;
@@ -421,6 +442,7 @@ struct PortaEpFactory : OrtEpFactory {
   ~PortaEpFactory() {
     for (OrtHardwareDevice* d : created) ep_api().ReleaseHardwareDevice(d);
     for (auto& [name, entry] : memory) api().ReleaseMemoryInfo(entry.second);
+    for (OrtCustomOpDomain* d : domains) api().ReleaseCustomOpDomain(d);
   }
 };
 

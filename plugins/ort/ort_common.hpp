@@ -6,6 +6,7 @@
 #undef ORT_API_MANUAL_INIT
 
 #include <string>
+#include <vector>
 
 #include "porta/dtype.hpp"
 #include "porta/error.hpp"
@@ -24,6 +25,11 @@ std::string old_runtime_message(const OrtApiBase* base);
 /// porta has none.
 porta::DType to_porta(ONNXTensorElementDataType t);
 ONNXTensorElementDataType to_ort(porta::DType t);
+
+/// One ORT custom-op domain per non-ONNX domain of porta's registry (ai.porta, plugins' domains),
+/// holding porta's ops (custom_ops.cpp); the caller releases them (ReleaseCustomOpDomain) once
+/// no session uses them.
+std::vector<OrtCustomOpDomain*> make_custom_op_domains();
 
 /// Throws a porta::Error carrying the message of a failed ORT call (and releases the status).
 void check(OrtStatus* status);

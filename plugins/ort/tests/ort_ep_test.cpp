@@ -128,7 +128,8 @@ void check_model_dir(const std::string& dir, const std::string& device, bool cus
   Ort::Session ref_session(env(), path.c_str(), ort_cpu_options(custom_ops));
   std::vector<Tensor> want = ort_run(ref_session, inputs);
 
-  Ort::SessionOptions so = porta_options(device, {}, custom_ops);
+  // The EP brings porta's custom-op domains itself: no RegisterCustomOpsLibrary here.
+  Ort::SessionOptions so = porta_options(device);
   std::string prefix = temp_path("porta_ort_model");
   so.EnableProfiling(prefix.c_str());
   Ort::Session session(env(), path.c_str(), so);
@@ -193,6 +194,17 @@ TEST(OrtEpZoo, MembersMatchOrtCpu) {
       std::cout << "[zoo] " << std::filesystem::path(dir).filename().string() << " " << device << " "
                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
     }
+}
+
+TEST(OrtEp, WithTheCustomOpLibraryRegisteredToo) {
+  // A user may load libporta_ort.so both ways in one session: porta's domains come twice.
+  std::string path = std::string(PORTA_SOURCE_DIR) + "/models/decoder/model.onnx";
+  std::vector<std::pair<std::string, Tensor>> inputs = model_inputs("decoder");
+  Ort::Session ref_session(env(), path.c_str(), ort_cpu_options(true));
+  std::vector<Tensor> want = ort_run(ref_session, inputs);
+  Ort::Session session(env(), path.c_str(), porta_options("cpu", {}, true));
+  std::vector<Tensor> got = ort_run(session, inputs);
+  EXPECT_LE(rel_diff(got.at(0), want.at(0)), 1e-4);
 }
 
 /// Y = Relu(Add(Shrink(Tanh(X)), X)): porta has every op but Shrink.
