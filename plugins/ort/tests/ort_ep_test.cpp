@@ -207,6 +207,38 @@ TEST(OrtEp, WithTheCustomOpLibraryRegisteredToo) {
   EXPECT_LE(rel_diff(got.at(0), want.at(0)), 1e-4);
 }
 
+TEST(OrtEp, PluginOpsPortaLeavesToOrtRunAsCustomOps) {
+  // com.porta.test::TestNegate (PORTA_PLUGIN_PATH) has only a cpu kernel: on vulkan:0 with
+  // strict=1 the EP leaves it to ORT, which runs it through the custom op the EP registered.
+  if (!porta::find_op("com.porta.test::TestNegate")) GTEST_SKIP() << "PORTA_PLUGIN_PATH names no test plugin";
+  if (!porta_devices().count("vulkan:0")) GTEST_SKIP() << "porta cannot use vulkan:0 here";
+  porta::test::OnnxGraph g(17, {4, 5}, "com.porta.test");
+  g.input("X");
+  g.node("TestNegate", {"X"}, "N", "com.porta.test");
+  g.node("Relu", {"N"}, "Y");
+  g.output("Y");
+  std::string bytes = g.m.SerializeAsString();
+  std::mt19937 rng(21);
+  Tensor x = random_tensor({4, 5}, rng);
+  Tensor want = porta::call_op("Relu", {porta::call_op("com.porta.test::TestNegate", {x}).at(0)}).at(0);
+  Ort::SessionOptions so = porta_options("vulkan:0", {{"strict", "1"}});
+  so.EnableProfiling(temp_path("porta_ort_plugin_op").c_str());
+  Ort::Session session = session_from_bytes(bytes, so);
+  std::vector<Tensor> got = ort_run(session, {{"X", x}});
+  EXPECT_EQ(rel_diff(got.at(0), want), 0.0);
+  Ort::AllocatorWithDefaultOptions alloc;
+  std::string profile = session.EndProfilingAllocated(alloc).get();
+  std::map<std::string, std::string> where;
+  for (auto& [node, provider] : ort_profile_nodes(profile))
+    if (node.rfind("Memcpy", 0) != 0) where[node] = provider;
+  std::remove(profile.c_str());
+  EXPECT_EQ(where["TestNegate_0"], "CPUExecutionProvider");
+  EXPECT_EQ(where.size(), 2u);
+  int porta_nodes = 0;
+  for (auto& [node, provider] : where) porta_nodes += provider == "porta";
+  EXPECT_EQ(porta_nodes, 1);
+}
+
 /// Y = Relu(Add(Shrink(Tanh(X)), X)): porta has every op but Shrink.
 std::string split_model() {
   porta::test::OnnxGraph g(17, {3, 5});
