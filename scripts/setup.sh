@@ -50,6 +50,14 @@ else
     echo "[setup] npm: ONNX Runtime C/C++ headers (com.github.asus4.onnxruntime 0.4.9) into .cache/ort"
     mkdir -p "$ROOT/.cache/ort"
     npm install --prefix "$ROOT/.cache/ort" --no-save --no-audit --no-fund com.github.asus4.onnxruntime@0.4.9
+    # Only the headers are used: drop the package's 385 MB of mobile and desktop binaries.
+    hdr_dir="$(dirname "$ORT_HDR")"
+    rm -rf "$ROOT/.cache/ort/headers.tmp"
+    cp -r "$hdr_dir" "$ROOT/.cache/ort/headers.tmp"
+    rm -rf "$ROOT/.cache/ort/node_modules/com.github.asus4.onnxruntime/Plugins"
+    mkdir -p "$hdr_dir"
+    cp -r "$ROOT/.cache/ort/headers.tmp/." "$hdr_dir/"
+    rm -rf "$ROOT/.cache/ort/headers.tmp"
   fi
   echo "[setup] ONNX Runtime runtime and headers present"
 fi
