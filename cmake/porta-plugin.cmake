@@ -89,7 +89,7 @@ function(porta_add_plugin)
   set(with_hip 0)
   set(with_emu 0)
   set(with_vulkan 0)
-  set(includes "-I$<JOIN:$<TARGET_PROPERTY:${gpu},INTERFACE_INCLUDE_DIRECTORIES>,;-I>")
+  set(includes "-I$<JOIN:$<TARGET_PROPERTY:${gpu},INTERFACE_INCLUDE_DIRECTORIES>,$<SEMICOLON>-I>")
 
   if(cu)
     # ---- cuda: nvcc -------------------------------------------------------------------------
@@ -109,7 +109,7 @@ function(porta_add_plugin)
         set(obj ${work}/cuda/${stem}.o)
         add_custom_command(OUTPUT ${obj}
           COMMAND ${CMAKE_COMMAND} -E make_directory ${work}/cuda
-          COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${porta_NVCC} -x cu -std=c++17 -O3 -Xcompiler=-fPIC
+          COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${porta_NVCC} -x cu -std=c++17 -O3 -Xcompiler=-fPIC,-fvisibility=hidden
                   --expt-relaxed-constexpr ${gencode} ${includes} -MD -MF ${obj}.d -c ${src} -o ${obj}
           DEPENDS ${src} DEPFILE ${obj}.d COMMAND_EXPAND_LISTS VERBATIM
           COMMENT "Building cuda object ${stem}.o (nvcc)")
@@ -141,7 +141,7 @@ function(porta_add_plugin)
         set(obj ${work}/hip/${stem}.o)
         add_custom_command(OUTPUT ${obj}
           COMMAND ${CMAKE_COMMAND} -E make_directory ${work}/hip
-          COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${porta_HIPCC} -x hip -std=c++17 -O3 -fPIC -DPORTA_HIP=1
+          COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${porta_HIPCC} -x hip -std=c++17 -O3 -fPIC -fvisibility=hidden -DPORTA_HIP=1
                   ${offload} ${includes} -MD -MF ${obj}.d -c ${src} -o ${obj}
           DEPENDS ${src} DEPFILE ${obj}.d COMMAND_EXPAND_LISTS VERBATIM
           COMMENT "Building hip object ${stem}.o (hipcc)")
