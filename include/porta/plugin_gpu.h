@@ -11,8 +11,9 @@
  *   if ((s = porta_gpu_register_fused_leaky_relu(api)) != PORTA_OK) return s;   (in init)
  *
  * porta_gpu_register_<name> calls each build's function in the order cuda, hip, gpu_emu and
- * returns the first failure. A build whose device kind the loading porta does not know (a
- * porta without gpu_emu) is skipped, so the plugin still loads with its other kernels.
+ * returns the first failure. (cuda and hip are kinds every porta knows, so their kernels
+ * register even where porta has no such backend, and run the day it has one; a gpu_emu build
+ * links libporta's emulator and loads only into a porta built with gpu_emu.)
  */
 #ifndef PORTA_PLUGIN_GPU_H
 #define PORTA_PLUGIN_GPU_H
@@ -35,19 +36,11 @@
 #define PORTA_GPU_EXTERN_C_ extern
 #endif
 
-/** Calls `fn` for the kind `kind` when the loading porta knows that kind; else PORTA_OK. */
-static inline porta_status porta_gpu_register_if_known_(const porta_plugin_api* api, const char* kind,
-                                                        porta_status (*fn)(const porta_plugin_api*)) {
-  int32_t id;
-  if (api->device_type_find(kind, &id) != PORTA_OK) return PORTA_OK;
-  return fn(api);
-}
-
 #if PORTA_PLUGIN_WITH_CUDA
 #define PORTA_GPU_DECLARE_CUDA_(name) \
   PORTA_GPU_EXTERN_C_ porta_status porta_gpu_register_##name##_cuda(const porta_plugin_api* api);
 #define PORTA_GPU_CALL_CUDA_(name) \
-  if (s == PORTA_OK) s = porta_gpu_register_if_known_(api, "cuda", porta_gpu_register_##name##_cuda);
+  if (s == PORTA_OK) s = porta_gpu_register_##name##_cuda(api);
 #else
 #define PORTA_GPU_DECLARE_CUDA_(name)
 #define PORTA_GPU_CALL_CUDA_(name)
@@ -56,7 +49,7 @@ static inline porta_status porta_gpu_register_if_known_(const porta_plugin_api* 
 #define PORTA_GPU_DECLARE_HIP_(name) \
   PORTA_GPU_EXTERN_C_ porta_status porta_gpu_register_##name##_hip(const porta_plugin_api* api);
 #define PORTA_GPU_CALL_HIP_(name) \
-  if (s == PORTA_OK) s = porta_gpu_register_if_known_(api, "hip", porta_gpu_register_##name##_hip);
+  if (s == PORTA_OK) s = porta_gpu_register_##name##_hip(api);
 #else
 #define PORTA_GPU_DECLARE_HIP_(name)
 #define PORTA_GPU_CALL_HIP_(name)
@@ -65,7 +58,7 @@ static inline porta_status porta_gpu_register_if_known_(const porta_plugin_api* 
 #define PORTA_GPU_DECLARE_GPU_EMU_(name) \
   PORTA_GPU_EXTERN_C_ porta_status porta_gpu_register_##name##_gpu_emu(const porta_plugin_api* api);
 #define PORTA_GPU_CALL_GPU_EMU_(name) \
-  if (s == PORTA_OK) s = porta_gpu_register_if_known_(api, "gpu_emu", porta_gpu_register_##name##_gpu_emu);
+  if (s == PORTA_OK) s = porta_gpu_register_##name##_gpu_emu(api);
 #else
 #define PORTA_GPU_DECLARE_GPU_EMU_(name)
 #define PORTA_GPU_CALL_GPU_EMU_(name)
