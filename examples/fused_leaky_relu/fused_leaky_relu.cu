@@ -4,7 +4,7 @@
 //   Y[i] = leaky_relu(X[i] + bias[c], negative_slope) * scale,  c = (i / inner) % channels
 // What changed from the extension: the pybind binding and torch's tensors went; the kernel
 // takes porta's device addresses and runs on porta's stream; the launch goes through
-// porta::gpu_plugin::launch (which the emulator sees) instead of <<<>>>.
+// porta::gpu_plugin::launch (which the emulator sees) instead of a triple-chevron launch.
 #include <cstdint>
 #include <cstring>
 
