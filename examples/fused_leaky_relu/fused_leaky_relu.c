@@ -68,11 +68,17 @@ static porta_status infer(porta_infer_context* ctx, void* user) {
   return porta->infer_set_output(ctx, 0, x_type, dims, rank);
 }
 
-/* The host loop, for the float64 reference and the cpu kernel. */
+/* The host loop, for the float64 reference and the cpu kernel: one (n, c) plane at a time,
+ * its bias added to `inner` contiguous elements. */
 #define FUSED_LEAKY_RELU_LOOP(T)                                                  \
-  for (i = 0; i < g.count; ++i) {                                                 \
-    T v = ((const T*)x)[i] + ((const T*)b)[(i / g.inner) % g.channels];           \
-    ((T*)y)[i] = (v >= (T)0 ? v : v * (T)slope) * (T)scale;                       \
+  for (plane = 0; plane < g.count / g.inner; ++plane) {                           \
+    const T* src = (const T*)x + plane * g.inner;                                 \
+    T* dst = (T*)y + plane * g.inner;                                             \
+    T bias = ((const T*)b)[plane % g.channels];                                   \
+    for (i = 0; i < g.inner; ++i) {                                               \
+      T v = src[i] + bias;                                                        \
+      dst[i] = (v >= (T)0 ? v : v * (T)slope) * (T)scale;                         \
+    }                                                                             \
   }
 
 static porta_status run_host(porta_kernel_context* ctx) {
@@ -82,7 +88,7 @@ static porta_status run_host(porta_kernel_context* ctx) {
   porta_attrs attrs;
   double slope, scale;
   geometry g;
-  int64_t i;
+  int64_t plane, i;
   porta_status s;
   if ((s = porta->kernel_input(ctx, 0, &tx)) || (s = porta->kernel_input(ctx, 1, &tb)) ||
       (s = porta->kernel_output(ctx, 0, &ty)))
@@ -90,6 +96,7 @@ static porta_status run_host(porta_kernel_context* ctx) {
   if ((s = porta->tensor_data(tx, &x)) || (s = porta->tensor_data(tb, &b)) || (s = porta->tensor_data(ty, &y))) return s;
   if ((s = porta->kernel_attrs(ctx, &attrs)) || (s = read_attrs(attrs, &slope, &scale))) return s;
   if ((s = read_geometry(tx, &g)) || (s = porta->tensor_dtype(tx, &dtype))) return s;
+  if (g.count == 0) return PORTA_OK;
   if (dtype == PORTA_F64) {
     FUSED_LEAKY_RELU_LOOP(double)
   } else {
