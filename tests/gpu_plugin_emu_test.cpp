@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ porta_status scratch_scale_gpu(porta_kernel_context* ctx, void*) {
     return s;
   if (bytes == 0) return PORTA_OK;
   if ((s = porta_kernel_scratch(ctx, bytes, &scratch))) return s;
+  if (reinterpret_cast<uintptr_t>(scratch) % 256)
+    return porta_set_error(PORTA_ERROR_INTERNAL, "[ScratchScale] scratch is not 256-byte aligned");
   const int64_t n = static_cast<int64_t>(bytes / 4);
   const dim3 grid(static_cast<unsigned>((n + 127) / 128)), block(128);
   if ((s = porta::gpu_plugin::launch<scale_into>(table(), "scale_into", grid, block, 0, stream,
