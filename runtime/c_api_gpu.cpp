@@ -1,7 +1,9 @@
 // porta runtime — C ABI: what a kernel written outside porta needs on a GPU: its tensors'
 // device addresses, the device's stream, and scratch memory for the call. The backends offer
-// these through their kernel-services tables (runtime/kernel_services.hpp); nothing here names
-// a backend.
+// these through their kernel-services tables (runtime/kernel_services.hpp); nothing here
+// includes a backend.
+#include <algorithm>
+
 #include "porta/backend.hpp"
 #include "porta/porta.hpp"
 #include "runtime/c_api_callbacks.hpp"
