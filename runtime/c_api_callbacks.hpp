@@ -9,6 +9,7 @@
 // - A callback that returns non-OK becomes the porta::Error matching its status, carrying the
 //   message it set with porta_set_error (prefixed with "[Op]" when it has no tag).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct porta_kernel_context_s {
   std::vector<porta_tensor> lent_inputs, lent_outputs;
   porta_attrs lent_attrs = nullptr;
   bool supports_call = false;  ///< asked by `supports`: inputs are shape-only, no outputs
+  /// porta_kernel_scratch's allocations: freed when the callback returns.
+  std::vector<std::shared_ptr<porta::Storage>> scratch;
+  size_t scratch_bytes = 0;
 };
 
 struct porta_infer_context_s {

@@ -3,23 +3,17 @@
 
 #include "porta/porta.hpp"
 #include "runtime/c_api_callbacks.hpp"
-#include "runtime/vulkan_hooks.hpp"
+#include "runtime/kernel_services.hpp"
 
 using namespace porta;
 using namespace porta::capi;
 
-namespace porta::detail {
-const VulkanHooks*& vulkan_hooks() {
-  static const VulkanHooks* hooks = nullptr;
-  return hooks;
-}
-}  // namespace porta::detail
-
 namespace {
 
-const detail::VulkanHooks& hooks(const char* fn) {
-  const detail::VulkanHooks* h = detail::vulkan_hooks();
-  if (!h)
+// The Vulkan backend's services (kernels/vulkan/c_api_launch.cpp), or BackendUnavailable.
+const detail::KernelServices& hooks(const char* fn) {
+  const detail::KernelServices* h = detail::kernel_services(DeviceType::vulkan);
+  if (!h || !h->register_shader || !h->dispatch)
     throw BackendUnavailable(str("[", fn, "] this porta was built without the Vulkan backend"));
   return *h;
 }

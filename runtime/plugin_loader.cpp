@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <vector>
 
 #include "porta/plugin.h"
 #include "porta/plugin.hpp"
@@ -41,7 +42,7 @@ Loaded& loaded() {
   return *l;
 }
 
-const porta_plugin_api& api_table() {
+const porta_plugin_api& api_table(uint32_t version = PORTA_ABI_VERSION) {
   static const porta_plugin_api api = [] {
     porta_plugin_api a{};
     a.abi_version = PORTA_ABI_VERSION;
@@ -93,9 +94,22 @@ const porta_plugin_api& api_table() {
     a.attrs_get_strings = porta_attrs_get_strings;
     a.attrs_get_tensor = porta_attrs_get_tensor;
     a.tensor_copy_to_host = porta_tensor_copy_to_host;
+    a.tensor_device_pointer = porta_tensor_device_pointer;
+    a.kernel_stream = porta_kernel_stream;
+    a.kernel_scratch = porta_kernel_scratch;
     return a;
   }();
-  return api;
+  // An older plugin gets the same table (its fields are a prefix of this one) with its own
+  // version number, so that its porta_plugin_begin accepts it.
+  static const auto older = [] {
+    std::vector<porta_plugin_api> v;
+    for (uint32_t i = 0; i < PORTA_ABI_VERSION; ++i) {
+      v.push_back(api);
+      v.back().abi_version = i;
+    }
+    return v;
+  }();
+  return version < PORTA_ABI_VERSION ? older[version] : api;
 }
 
 // Registers what the plugin staged (backends first, so its kernels' kinds have one); on a
@@ -151,20 +165,30 @@ std::string load_plugin(const std::string& path) {
   detail::PluginStaging staging;
   porta_plugin_info info{0, nullptr};
   porta_status status;
-  {
+  auto run_init = [&](uint32_t version) {
+    staging = detail::PluginStaging();
+    info = porta_plugin_info{0, nullptr};
     detail::PluginStaging*& slot = detail::current_staging();
     detail::PluginStaging* outer = slot;
     staging.source = std::filesystem::path(canonical).stem().string();
     staging.info_name = &info.name;
     slot = &staging;
     capi::set_error(PORTA_OK, "");
-    status = init(&api_table(), &info);
+    status = init(&api_table(version), &info);
     slot = outer;
-  }
+  };
+  run_init(PORTA_ABI_VERSION);
+  // A plugin of an older version that refused the table as its contract says (nothing
+  // registered): the table only grew since, so it runs with its own version number.
+  if (info.abi_version >= PORTA_ABI_VERSION_OLDEST && info.abi_version < PORTA_ABI_VERSION &&
+      status == PORTA_ERROR_ABI_MISMATCH && staging.ops.empty() && staging.kernels.empty() &&
+      staging.backends.empty() && staging.refused.empty())
+    run_init(info.abi_version);
   std::string name = info.name && *info.name ? info.name : staging.source;
-  if (info.abi_version != PORTA_ABI_VERSION)
+  if (info.abi_version < PORTA_ABI_VERSION_OLDEST || info.abi_version > PORTA_ABI_VERSION)
     throw capi::StatusError(PORTA_ERROR_ABI_MISMATCH, str("[plugin] ", name, " (", path, ") was built for porta ABI version ",
                           info.abi_version, ", this porta implements ABI version ", PORTA_ABI_VERSION,
+                          " and loads plugins of versions ", PORTA_ABI_VERSION_OLDEST, " to ", PORTA_ABI_VERSION,
                           "; rebuild the plugin against this porta"));
   if (status != PORTA_OK) {
     std::string why = !staging.refused.empty() ? staging.refused.front() : capi::last_error();

@@ -7,7 +7,8 @@
 #      and device-check tests on cuda:0; Conv once more with cuDNN off (PORTA_CUDNN=0), so
 #      porta's own implicit-GEMM kernel is checked too;
 #   3. the example models on cuda:0 against PyTorch's saved outputs, what runs where
-#      (`porta ops`: every node should say native), and their time (`porta run`);
+#      (`porta ops`: every node should say native), and their time (`porta run`); the plugin
+#      example examples/fused_leaky_relu (its .cu built by porta_add_plugin) on cuda:0;
 #   4. compute-sanitizer memcheck over the cuda:0 conformance cases of every kernel family and
 #      every kernel added with the custom-op set, racecheck over the kernels that share memory between threads;
 #   5. the GPU performance checks (tests/gpu_perf_test.cpp) and `porta bench` on cuda:0;
@@ -123,6 +124,19 @@ if needs "$PORTA" "models: placement and time on cuda:0"; then
       echo "$t" | grep -E "median_us" | sed "s/^/MODEL|$name|/"
     done
     exit $rc'
+fi
+if needs "$PORTA" "plugin example on cuda:0"; then
+  # examples/fused_leaky_relu: its .cu kernel built by porta_add_plugin with this build's nvcc,
+  # loaded as a plugin, every case on cuda:0 against the plugin's float64 reference; the
+  # kernel must be the plugin's own ("native").
+  export PORTA ROOT BUILD
+  run "plugin example (.cu via porta_add_plugin) on cuda:0" 90 bash -c '
+    set -e
+    cmake -S "$ROOT/examples/fused_leaky_relu" -B "$BUILD/fused_leaky_relu" -Dporta_DIR="$BUILD/cmake" >/dev/null
+    cmake --build "$BUILD/fused_leaky_relu" >/dev/null
+    "$PORTA" test --plugin "$BUILD/fused_leaky_relu/libfused_leaky_relu.so" --device cuda:0 | tee /dev/stderr |
+      grep -Eq "feature_map +f32 +cuda:0 +native .* ok"
+    "$PORTA" test --plugin "$BUILD/fused_leaky_relu/libfused_leaky_relu.so" --device cuda:0 | grep -q " 0 failed"'
 fi
 if needs "$TESTS" "compute-sanitizer memcheck"; then
   # ops_filter A|B|...: the conformance cases of those ops on cuda:0.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs porta into a temporary prefix, then builds against the installed copy only:
-# examples/plugin (find_package(porta), out of tree), examples/consumer (find_package) and
+# examples/plugin (find_package(porta), out of tree), examples/fused_leaky_relu
+# (porta_add_plugin; checked on every available device), examples/consumer (find_package) and
 # examples/consumer/hello.c (pkg-config). Runs the example model through the plugin on every
 # available device, natively and (kernel disabled) through the op's composite, and checks
 # that the installed CLI says which kernels came from the plugin.
@@ -18,9 +19,11 @@ fail() { echo "install_test: $*" >&2; exit 1; }
 
 step "install into $prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for f in include/porta/porta.h include/porta/plugin.h include/porta/porta.hpp bin/porta; do
+for f in include/porta/porta.h include/porta/plugin.h include/porta/porta.hpp include/porta/gpu_plugin.hpp \
+         include/porta/gpu/backends/cuda/compat.hpp include/porta/gpu/backends/gpu_emu/emu_runtime.hpp bin/porta; do
   [[ -e $prefix/$f ]] || fail "missing $f in the installed tree"
 done
+[[ -n $(find "$prefix" -name porta-plugin.cmake) ]] || fail "porta-plugin.cmake (porta_add_plugin) not installed"
 libporta=$(find "$prefix" -name 'libporta.so*' | head -1)
 [[ -n $libporta ]] || fail "libporta.so not installed"
 pcdir=$(dirname "$(find "$prefix" -name porta.pc | head -1)")
@@ -90,4 +93,14 @@ grep -q "com.example::ScaledSwish *odd *f32 *cpu *native .* ok" "$work/test.txt"
 grep -q " 0 failed" "$work/test.txt" || fail "porta test found failures"
 "$prefix/bin/porta" bench --plugin "$plugin" --op com.example::ScaledSwish --device cpu --min-runs 1 --min-time 0 \
   --warmup 0 --no-progress | grep -q "1024x1024" || fail "porta bench found no case of the plugin's op"
+
+step "build examples/fused_leaky_relu (porta_add_plugin: C, a Vulkan shader, a .cu) against the installed porta"
+cmake -S "$src/examples/fused_leaky_relu" -B "$work/flr" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$work/flr.log" ||
+  { cat "$work/flr.log"; fail "configuring examples/fused_leaky_relu failed"; }
+grep -E "^-- fused_leaky_relu:" "$work/flr.log"
+cmake --build "$work/flr" >/dev/null || fail "building examples/fused_leaky_relu failed"
+# Every available device of the devices the plugin has kernels for (cuda/hip would need a GPU).
+mapfile -t flr_devices < <("$prefix/bin/porta" devices | awk '$2 == "available" && $1 ~ /^(cpu|vulkan:0|gpu_emu:[01])$/ {print $1}')
+bash "$src/tests/fused_leaky_relu_check.sh" "$prefix/bin/porta" "$work/flr/libfused_leaky_relu.so" "$src" "$work/flr_check" \
+  "${flr_devices[@]}"
 echo "install_test: ok"

@@ -110,11 +110,21 @@ TEST(Plugin, GoodPluginRunsInAModelOnEveryDevice) {
 
 TEST(Plugin, OtherAbiVersionIsRefusedNamingBoth) {
   expect_refused([] { load_plugin(plugin("abi99")); },
-                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 3"});
+                 {"test_abi99", "built for porta ABI version 99", "implements ABI version 4",
+                  "loads plugins of versions 3 to 4"});
   for (auto& p : loaded_plugins()) EXPECT_NE(p.name, "test_abi99");
   porta_status s = porta_load_plugin(plugin("abi99").c_str());
   EXPECT_EQ(s, PORTA_ERROR_ABI_MISMATCH);
   EXPECT_NE(std::string(porta_last_error()).find("version 99"), std::string::npos);
+}
+
+// ABI version 4 only appended to porta_plugin_api: a plugin built for version 3 refuses the
+// version-4 table (its porta_plugin_begin asks for 3) and porta asks it again with version 3.
+TEST(Plugin, PluginOfTheOlderAbiVersion3StillLoads) {
+  EXPECT_EQ(load_plugin(plugin("abi3")), "test_abi3");
+  Tensor x = Tensor::from_values({1.5, -2, 0}, {3}, DType::f32);
+  EXPECT_EQ(call_op("com.porta.test::TestNegateV3", {x}).at(0).to_doubles(), (std::vector<double>{-1.5, 2, 0}));
+  EXPECT_NE(explain("com.porta.test::TestNegateV3", Device::cpu(), DType::f32).find("from test_abi3"), std::string::npos);
 }
 
 TEST(Plugin, RedefiningAnOpIsRefusedAndNothingStays) {

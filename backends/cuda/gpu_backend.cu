@@ -13,6 +13,7 @@
 #include "backends/cuda/gpu_runtime.hpp"
 #include "porta/backend.hpp"
 #include "porta/util.hpp"
+#include "runtime/kernel_services.hpp"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -322,3 +323,23 @@ void raise_deferred_checks(int device) {
 
 using porta::PORTA_GPU_NS::GpuBackend;
 PORTA_REGISTER_BACKEND(GpuBackend)
+
+// What plugins' kernels get through the C ABI (porta_kernel_stream, porta_tensor_device_pointer):
+// the device's one stream, and the allocation's device address (a handle is the pointer
+// cudaMalloc/hipMalloc/the emulator returned) plus the byte offset.
+namespace {
+void* porta_gpu_plugin_stream(int index) { return static_cast<void*>(porta::PORTA_GPU_NS::stream(index)); }
+void* porta_gpu_plugin_pointer(void* handle, size_t byte_offset) {
+  return static_cast<char*>(handle) + byte_offset;
+}
+// A plain function, not a lambda: hipcc (clang 15) mangles two namespace-scope initializer
+// lambdas of one file alike (see PORTA_REGISTER_GPU_KERNEL_DEF).
+bool install_porta_gpu_services() {
+  static porta::detail::KernelServices services;
+  services.stream = porta_gpu_plugin_stream;
+  services.device_pointer = porta_gpu_plugin_pointer;
+  porta::detail::install_kernel_services(PORTA_GPU_DEVICE_TYPE, &services);
+  return true;
+}
+const bool porta_gpu_services_installed = install_porta_gpu_services();
+}  // namespace

@@ -34,16 +34,19 @@ struct dim3 {
 };
 
 // What a kernel reads about where it runs. Thread-local: the cpu thread running a block sets
-// them, threadIdx before it resumes each of the block's fibers.
-inline thread_local uint3 threadIdx{0, 0, 0};
-inline thread_local uint3 blockIdx{0, 0, 0};
-inline thread_local dim3 blockDim, gridDim;
-inline thread_local int warpSize = 32;
+// them, threadIdx before it resumes each of the block's fibers. Declared here and defined once
+// in libporta (emu_thread_state.cpp), so that a plugin's kernels compiled for the emulator read
+// the variables the emulator sets (an inline definition would give such a plugin its own copy
+// wherever the dynamic linker does not unify them).
+extern thread_local constinit uint3 threadIdx;
+extern thread_local constinit uint3 blockIdx;
+extern thread_local constinit dim3 blockDim, gridDim;
+extern thread_local constinit int warpSize;
 
 namespace emu {
 
 /// The running block's dynamic shared memory (dynamic_shared in compat.hpp).
-inline thread_local unsigned char* dynamic_shared_memory = nullptr;
+extern thread_local constinit unsigned char* dynamic_shared_memory;
 
 /// Block-wide barrier of the calling emulated thread.
 void sync_threads();

@@ -27,7 +27,11 @@
  * its registrations became visible, so no porta object refers to it.
  *
  * The first two fields of porta_plugin_api and porta_plugin_info never move, in any version.
- * Fields are appended at the end of porta_plugin_api, with a new PORTA_ABI_VERSION.
+ * Fields are appended at the end of porta_plugin_api, with a new PORTA_ABI_VERSION. Since the
+ * table only grows, porta also loads plugins built for older versions back to
+ * PORTA_ABI_VERSION_OLDEST: a plugin whose porta_plugin_begin refused the table (returning
+ * PORTA_ERROR_ABI_MISMATCH with info->abi_version set and nothing registered, as the contract
+ * above requires) has its init called once more with api->abi_version set to its version.
  */
 #ifndef PORTA_PLUGIN_H
 #define PORTA_PLUGIN_H
@@ -43,6 +47,9 @@ extern "C" {
 #else
 #define PORTA_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
+
+/** The oldest plugin ABI version this porta loads (see above). */
+#define PORTA_ABI_VERSION_OLDEST 3u
 
 typedef struct porta_plugin_info {
   uint32_t abi_version;  /**< PORTA_ABI_VERSION the plugin was built with */
@@ -171,6 +178,12 @@ typedef struct porta_plugin_api {
                                     size_t* count);
   porta_status (*attrs_get_tensor)(porta_attrs attrs, const char* name, porta_tensor* value);
   porta_status (*tensor_copy_to_host)(porta_tensor tensor, void* dst, size_t bytes);
+
+  /* Since ABI version 4: GPU kernels (device addresses, the stream, scratch; see porta.h and
+   * porta/gpu_plugin.hpp). */
+  porta_status (*tensor_device_pointer)(porta_tensor tensor, void** pointer);
+  porta_status (*kernel_stream)(porta_kernel_context* ctx, void** stream);
+  porta_status (*kernel_scratch)(porta_kernel_context* ctx, size_t bytes, void** pointer);
 } porta_plugin_api;
 
 typedef porta_status (*porta_plugin_init_fn)(const porta_plugin_api* api, porta_plugin_info* info);

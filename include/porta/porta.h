@@ -31,7 +31,7 @@
 
 #ifndef PORTA_ABI_VERSION
 /** The ABI version these declarations describe. */
-#define PORTA_ABI_VERSION 3u
+#define PORTA_ABI_VERSION 4u
 #endif
 
 #ifdef __cplusplus
@@ -365,6 +365,33 @@ PORTA_API porta_status porta_kernel_input(porta_kernel_context* ctx, size_t inde
 PORTA_API porta_status porta_kernel_output(porta_kernel_context* ctx, size_t index, porta_tensor* tensor);
 PORTA_API porta_status porta_kernel_attrs(porta_kernel_context* ctx, porta_attrs* attrs);
 PORTA_API porta_status porta_kernel_device(porta_kernel_context* ctx, porta_device* device);
+
+/* ---- GPU kernels (cuda, hip, gpu_emu) from outside ------------------------------------- */
+
+/** The address of the tensor's first element as kernels of its device address it: a device
+ *  pointer on cuda and hip (pass it to a kernel launched on porta_kernel_stream's stream),
+ *  the emulator's on gpu_emu, the host pointer on cpu (as porta_tensor_data), handle + byte
+ *  offset on a plugin backend with pointer_handles. Vulkan buffers have no address:
+ *  PORTA_ERROR_DEVICE_MISMATCH (bind them with porta_vulkan_dispatch). Valid while the tensor
+ *  lives; refused for the shape-only inputs a `supports` callback sees. */
+PORTA_API porta_status porta_tensor_device_pointer(porta_tensor tensor, void** pointer);
+/** Inside a kernel callback of a kind with a stream (cuda, hip, gpu_emu): the stream porta runs
+ *  that device's work on, as a `void*` to cast to cudaStream_t / hipStream_t (the emulator's
+ *  cudaStream_t under gpu_emu), with the kernel's device made current on the calling thread.
+ *  Queue the kernel's work on it and return without waiting: porta orders everything of the
+ *  device on this one stream and waits for it when it reads results. Work queued on another
+ *  stream must be finished before the callback returns. From a cpu, Vulkan or other kernel:
+ *  PORTA_ERROR_DEVICE_MISMATCH naming the kinds that have a stream. */
+PORTA_API porta_status porta_kernel_stream(porta_kernel_context* ctx, void** stream);
+/** Inside a kernel callback: `bytes` (at least 1) of uninitialised memory on the kernel's
+ *  device, at an address as porta_tensor_device_pointer gives (device memory on cuda/hip/
+ *  gpu_emu, host memory on cpu), aligned to at least 64 bytes (256 on cuda, hip and gpu_emu).
+ *  It lives until the callback returns; work queued on porta_kernel_stream's stream before
+ *  then may still use it (porta reuses the memory only for later work of that stream). A
+ *  call's scratch together may not exceed the device's memory or largest buffer
+ *  (PORTA_ERROR_INVALID_ARGUMENT naming both); an allocation the device cannot serve is
+ *  PORTA_ERROR_OUT_OF_MEMORY. Vulkan: PORTA_ERROR_DEVICE_MISMATCH (no addresses). */
+PORTA_API porta_status porta_kernel_scratch(porta_kernel_context* ctx, size_t bytes, void** pointer);
 
 /* Inside an inference callback. */
 PORTA_API porta_status porta_infer_num_inputs(porta_infer_context* ctx, size_t* count);

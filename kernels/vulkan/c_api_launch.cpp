@@ -5,7 +5,7 @@
 
 #include "backends/vulkan/vk_shaders.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
-#include "runtime/vulkan_hooks.hpp"
+#include "runtime/kernel_services.hpp"
 
 namespace porta::vk {
 namespace {
@@ -39,8 +39,13 @@ void dispatch_external(const KernelContext& ctx, const std::string& shader, cons
 }
 
 const bool installed = [] {
-  static const detail::VulkanHooks hooks{register_external, dispatch_external};
-  detail::vulkan_hooks() = &hooks;
+  static const detail::KernelServices services = [] {
+    detail::KernelServices s;
+    s.register_shader = register_external;
+    s.dispatch = dispatch_external;
+    return s;
+  }();
+  detail::install_kernel_services(DeviceType::vulkan, &services);
   return true;
 }();
 

@@ -107,6 +107,20 @@ static void test_tensors(void) {
   CHECK_OK(porta_tensor_wrap_host(host, sizeof host, PORTA_F32, shape, 2, &w));
   CHECK_OK(porta_tensor_data(w, &data));
   CHECK(data == (void*)host);
+  /* A cpu tensor's device pointer is its host pointer. */
+  {
+    void* device_data = NULL;
+    CHECK_OK(porta_tensor_device_pointer(w, &device_data));
+    CHECK(device_data == (void*)host);
+    CHECK_FAILS(porta_tensor_device_pointer(NULL, &device_data), PORTA_ERROR_INVALID_HANDLE, "NULL");
+  }
+  /* The kernel-only calls refuse a context that is not a running callback's. */
+  {
+    void* p = NULL;
+    CHECK_FAILS(porta_kernel_stream(NULL, &p), PORTA_ERROR_INVALID_HANDLE, "ctx should not be NULL");
+    CHECK_FAILS(porta_kernel_scratch((porta_kernel_context*)(void*)host, 16, &p), PORTA_ERROR_INVALID_HANDLE,
+                "not the context of a callback running on this thread");
+  }
   CHECK_OK(porta_tensor_copy_from_host(w, back, sizeof back));
 
   /* Sizes: wrong byte counts, too small capacity, negative dims, bad dtype. */

@@ -1,6 +1,8 @@
 /* Test plugins for tests/plugin_test.cpp, one source built four ways:
  *   TEST_PLUGIN_GOOD       adds op TestNegate (domain com.porta.test) with a cpu kernel
  *   TEST_PLUGIN_ABI99      the same, built with PORTA_ABI_VERSION 99
+ *   TEST_PLUGIN_ABI3       adds op TestNegateV3, built with PORTA_ABI_VERSION 3 (an older plugin
+ *                          porta still loads: its table is a prefix of today's)
  *   TEST_PLUGIN_DUPLICATE  registers an op Relu in ONNX's default domain (exists in porta)
  *   TEST_PLUGIN_BADKERNEL  adds op TestBad (1 input) and a kernel taking 2 inputs
  * Uses only the function table it is given: it does not link libporta. */
@@ -84,6 +86,8 @@ PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api, 
   const char* name = "test_good";
 #elif defined(TEST_PLUGIN_ABI99)
   const char* name = "test_abi99";
+#elif defined(TEST_PLUGIN_ABI3)
+  const char* name = "test_abi3";
 #elif defined(TEST_PLUGIN_DUPLICATE)
   const char* name = "test_duplicate";
 #else
@@ -95,6 +99,9 @@ PORTA_PLUGIN_EXPORT porta_status porta_plugin_init(const porta_plugin_api* api, 
 #if defined(TEST_PLUGIN_GOOD) || defined(TEST_PLUGIN_ABI99)
   if ((s = add_op("com.porta.test", "TestNegate")) != PORTA_OK) return s;
   return add_kernel("TestNegate", 1);
+#elif defined(TEST_PLUGIN_ABI3)
+  if ((s = add_op("com.porta.test", "TestNegateV3")) != PORTA_OK) return s;
+  return add_kernel("TestNegateV3", 1);
 #elif defined(TEST_PLUGIN_DUPLICATE)
   /* A plugin that ignores the refusal and carries on: porta still refuses the whole plugin. */
   (void)add_op("com.porta.test", "TestDupHelper");
