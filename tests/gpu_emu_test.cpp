@@ -302,7 +302,7 @@ Tensor twos(int64_t n, Device device) {
 void expect_bad_access(const std::function<void()>& f, std::vector<const char*> parts, const char* asan) {
 #if defined(PORTA_TEST_ASAN)
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(f(), str(asan, "(.|\n)*", parts.front()));
+  EXPECT_DEATH(f(), str("(", asan, ")(.|\n)*", parts.front()));
 #else
   (void)asan;
   std::string m = launch_error(f);
