@@ -44,6 +44,10 @@ std::vector<OpCase> softmax_cases() {
   c.push_back({"1d", {in({1})}, {}, kF32});
   c.push_back({"large_values", {in({4, 33}, -80, 80)}, {}, kF32 | kF64});
   c.push_back({"empty", {in({0, 5})}, {}, kF32});
+  // Row lengths around the GPU kernels' switch from a thread per row to a block per row (32)
+  // and around one and two warps, over many rows.
+  for (int64_t len : {1, 2, 31, 32, 33, 63, 64, 65})
+    c.push_back({"rows_of_" + std::to_string(len), {in({300, len})}, {}, len == 32 || len == 33 ? kF32 | kF64 : kF32});
   OpCase big{"4096x4096", {in({4096, 4096})}, {}, kF32};
   big.perf = true;
   c.push_back(big);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/shared_memory.cuh"
 #include "porta/porta.hpp"
 #include "tests/test_util.hpp"
 
@@ -95,11 +96,32 @@ __global__ void block_sums(const float* x, float* out, int per_block) {
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
 
+// Only block 0 fills its shared arrays; every block reads them (a bug in blocks 1..).
+__global__ void read_shared_written_by_block_0(float* out) {
+  PORTA_SHARED(float, slots, [64]);
+  float* dynamic_slots = dynamic_shared<float>();
+  if (blockIdx.x == 0) {
+    slots[threadIdx.x] = 7.0f;
+    dynamic_slots[threadIdx.x] = 8.0f;
+  }
+  __syncthreads();
+  out[2 * (blockIdx.x * blockDim.x + threadIdx.x)] = slots[threadIdx.x];
+  out[2 * (blockIdx.x * blockDim.x + threadIdx.x) + 1] = dynamic_slots[threadIdx.x];
+}
+
 // Reads what fresh dynamic shared memory holds.
 __global__ void read_fresh_shared(unsigned char* out) { out[threadIdx.x] = dynamic_shared<unsigned char>()[threadIdx.x]; }
 
 __global__ void write_at(float* p, int index) {
   if (threadIdx.x == 0) p[index] = 1.0f;
+}
+
+// A load at p[index] (one past the end, one before the start: out-of-bounds reads).
+__global__ void read_at(const float* p, int index, float* out) {
+  if (threadIdx.x == 0) out[0] = p[index];
+}
+__global__ void read_byte_at(const unsigned char* p, int index, unsigned char* out) {
+  if (threadIdx.x == 0) out[0] = p[index];
 }
 
 __global__ void count_blocks(unsigned long long* counter) {
@@ -132,6 +154,17 @@ class GpuEmu : public ::testing::TestWithParam<int> {
   int warp() const { return GetParam() == 0 ? 32 : 64; }
   cudaStream_t s() const { return stream(GetParam()); }
 };
+
+// The sanitizer build poisons the memory around every allocation for AddressSanitizer, which
+// reports a kernel's out-of-bounds access itself and ends the process (halt_on_error): there
+// the checks below run the launch in a death test and look for its report and the kernel.
+#if defined(__SANITIZE_ADDRESS__)
+#define PORTA_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PORTA_TEST_ASAN 1
+#endif
+#endif
 
 std::string launch_error(const std::function<void()>& f) {
   try {
@@ -260,18 +293,93 @@ TEST_P(GpuEmu, FreshMemoryIsPoisoned) {
   for (uint8_t v : to_vector<uint8_t>(bytes)) EXPECT_EQ(v, 0xff);
 }
 
+Tensor twos(int64_t n, Device device) {
+  std::vector<float> v(static_cast<size_t>(n), 2.0f);
+  return Tensor::from_host(v.data(), {n}, DType::f32, device);
+}
+
+// `parts` in the launch's error (in the sanitizer build: `asan` and the kernel in ASan's report).
+void expect_bad_access(const std::function<void()>& f, std::vector<const char*> parts, const char* asan) {
+#if defined(PORTA_TEST_ASAN)
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(f(), str("(", asan, ")(.|\n)*", parts.front()));
+#else
+  (void)asan;
+  std::string m = launch_error(f);
+  for (const char* part : parts) EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+#endif
+}
+
+TEST_P(GpuEmu, SharedMemoryABlockDidNotWriteHoldsNaNNotThePreviousBlocksValues) {
+  // The blocks of this small launch run one after the other on one cpu thread, so without
+  // the refill blocks 1 and 2 would read block 0's 7s and 8s.
+  const int blocks = 3, threads = 64;
+  Tensor out = Tensor::empty({2 * blocks * threads}, DType::f32, device());
+  launch<read_shared_written_by_block_0>(blocks, threads, threads * sizeof(float), s(), ptr<float>(out));
+  std::vector<float> got = to_vector<float>(out);
+  for (int i = 0; i < blocks * threads; ++i) {
+    if (i < threads) {
+      ASSERT_EQ(got[2 * i], 7.0f) << i;
+      ASSERT_EQ(got[2 * i + 1], 8.0f) << i;
+    } else {
+      ASSERT_TRUE(std::isnan(got[2 * i])) << "static shared, block " << i / threads << ": " << got[2 * i];
+      ASSERT_TRUE(std::isnan(got[2 * i + 1])) << "dynamic shared, block " << i / threads << ": " << got[2 * i + 1];
+    }
+  }
+}
+
 TEST_P(GpuEmu, OutOfBoundsWritesAreReportedWithTheKernelName) {
   Tensor t = Tensor::empty({10}, DType::f32, device());
-  std::string m = launch_error([&] { launch<write_at>(1, 32, 0, s(), ptr<float>(t), 10); });
-  for (const char* part : {"write_at", "wrote past the end of a 40-byte allocation", "bytes 40 to 44"})
-    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
-  m = launch_error([&] { launch<write_at>(1, 32, 0, s(), ptr<float>(t), -1); });
-  for (const char* part : {"write_at", "wrote before the start of a 40-byte allocation", "bytes -4 to 0"})
-    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+  // One past the end faults on the guard page right after the allocation.
+  expect_bad_access([&] { launch<write_at>(1, 32, 0, s(), ptr<float>(t), 10); },
+                    {"write_at", "thread (0,0,0) wrote past the end of a 40-byte allocation: byte 40 from its start"},
+                    "use-after-poison|WRITE of size 4");
+  // Before the start lands in the first page's slack: the guard bytes there changed.
+  expect_bad_access([&] { launch<write_at>(1, 32, 0, s(), ptr<float>(t), -1); },
+                    {"write_at", "wrote before the start of a 40-byte allocation", "bytes -4 to 0"},
+                    "use-after-poison|WRITE of size 4");
   // In bounds is fine, and the guards were restored: no stale report.
   launch<write_at>(1, 32, 0, s(), ptr<float>(t), 9);
   EXPECT_EQ(to_vector<float>(t)[9], 1.0f);
 }
+
+TEST_P(GpuEmu, OutOfBoundsReadsAreReportedWithTheKernelName) {
+  Tensor t = twos(10, device());
+  Tensor out = Tensor::empty({1}, DType::f32, device());
+  expect_bad_access([&] { launch<read_at>(1, 32, 0, s(), ptr<const float>(t), 10, ptr<float>(out)); },
+                    {"read_at", "thread (0,0,0) read past the end of a 40-byte allocation: byte 40 from its start"},
+                    "use-after-poison|READ of size 4");
+  // Bytes: the allocation ends against the guard page whatever its size.
+  Tensor bytes = Tensor::zeros({3}, DType::u8, device());
+  Tensor byte_out = Tensor::empty({1}, DType::u8, device());
+  expect_bad_access([&] { launch<read_byte_at>(1, 32, 0, s(), ptr<const unsigned char>(bytes), 3,
+                                               ptr<unsigned char>(byte_out)); },
+                    {"read_byte_at", "read past the end of a 3-byte allocation: byte 3 from its start"},
+                    "use-after-poison|READ of size 1");
+  // Before the start: a page-sized allocation starts right after the front guard page (any
+  // size does in the sanitizer build).
+  Tensor page = twos(1024, device());
+  expect_bad_access([&] { launch<read_at>(1, 32, 0, s(), ptr<const float>(page), -1, ptr<float>(out)); },
+                    {"read_at", "read before the start of a 4096-byte allocation: byte -4 from its start"},
+                    "use-after-poison|READ of size 4");
+  // The device keeps working: the faulted fiber is reset, in-bounds reads are fine.
+  launch<read_at>(1, 32, 0, s(), ptr<const float>(t), 9, ptr<float>(out));
+  EXPECT_EQ(to_vector<float>(out)[0], 2.0f);
+  launch<read_at>(1, 32, 0, s(), ptr<const float>(page), 0, ptr<float>(out));
+  EXPECT_EQ(to_vector<float>(out)[0], 2.0f);
+}
+
+#if !defined(PORTA_TEST_ASAN)
+TEST_P(GpuEmu, ReadsBeforeTheStartOfASmallAllocationAreCaughtAtThePageBelow) {
+  // Without AddressSanitizer, a read into the slack below a small allocation's start goes
+  // unnoticed; one that reaches the front guard page is reported.
+  Tensor t = twos(10, device());
+  Tensor out = Tensor::empty({1}, DType::f32, device());
+  std::string m = launch_error([&] { launch<read_at>(1, 32, 0, s(), ptr<const float>(t), -1024, ptr<float>(out)); });
+  for (const char* part : {"read_at", "read before the start of a 40-byte allocation: byte -"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+}
+#endif
 
 TEST_P(GpuEmu, CopiesOutsideAnAllocationAreRefused) {
   Tensor t = Tensor::empty({4}, DType::f32, device());

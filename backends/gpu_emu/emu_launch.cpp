@@ -1,8 +1,11 @@
 // porta gpu_emu — kernel launches: blocks across the cpu's threads, the threads of a block as
 // fibers that meet at barriers and warp collectives (emu_runtime.hpp).
 #include <omp.h>
+#include <signal.h>
+#include <ucontext.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +19,13 @@
 #include "backends/gpu_emu/fiber.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
+
+// Faults in a kernel (an access to a guard page, or to memory that is not mapped at all)
+// become launch errors where the fault handler can move a fiber off its faulting instruction.
+// The sanitizer build leaves faults to AddressSanitizer, which finds the access first anyway.
+#if !defined(PORTA_EMU_ASAN) && defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define PORTA_EMU_FAULTS 1
+#endif
 
 namespace porta::porta_gpu_emu::emu {
 namespace {
@@ -31,7 +41,7 @@ constexpr size_t kFiberStack = 256 * 1024;
 // Emulated threads in a launch from which its blocks are spread over the cpu's threads.
 constexpr int64_t kParallelThreads = 1 << 16;
 
-enum class Wait { kReady, kBarrier, kCollective, kDone };
+enum class Wait { kReady, kBarrier, kCollective, kDone, kFaulted };
 
 // A warp collective one lane is waiting in.
 struct Collective {
@@ -61,6 +71,12 @@ struct Worker {
   int current = -1;
   void (*body)(const void*) = nullptr;
   const void* closure = nullptr;
+  // Set by the fault handler for the faulted lane (kFaulted): the address and the access.
+  // fresh_shared: the block being run (a count per worker) and the arrays refilled for it.
+  uint64_t block_serial = 0;
+  std::vector<std::pair<void*, uint64_t>> fresh_arrays;
+  const void* fault_address = nullptr;
+  const char* fault_access = "accessed";
 };
 
 thread_local Worker* tls_worker = nullptr;
@@ -91,6 +107,70 @@ void block_on(Worker& w, Lane& lane, Wait wait) {
   lane.wait = wait;
   w.fibers[static_cast<size_t>(w.current)]->suspend();
 }
+
+#if defined(PORTA_EMU_FAULTS)
+// Where the fault handler sends a faulted fiber: it marks its lane and hands the cpu back to
+// the block's scheduler, which reports the fault and never resumes it (the fiber is reset
+// before its next use, like a fiber abandoned in a deadlock).
+[[noreturn]] void leave_faulted_fiber() {
+  Worker& w = *tls_worker;
+  w.lanes[static_cast<size_t>(w.current)].wait = Wait::kFaulted;
+  w.fibers[static_cast<size_t>(w.current)]->suspend();
+  std::abort();  // never resumed
+}
+
+struct sigaction previous_segv, previous_bus;
+
+// SIGSEGV/SIGBUS: when the faulting stack is the running fiber's, the fault is a kernel's:
+// note it and return into leave_faulted_fiber (on the fiber's own stack, below the red zone)
+// instead of the faulting instruction. Anything else goes to the handler that was there
+// before (or the default action: the process dies as it would have).
+void on_fault(int sig, siginfo_t* info, void* context) {
+  auto* uc = static_cast<ucontext_t*>(context);
+#if defined(__x86_64__)
+  auto sp = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#else
+  auto sp = static_cast<uintptr_t>(uc->uc_mcontext.sp);
+#endif
+  Worker* w = tls_worker;
+  if (w && w->current >= 0 && static_cast<size_t>(w->current) < w->fibers.size() &&
+      w->fibers[static_cast<size_t>(w->current)]->on_stack(reinterpret_cast<void*>(sp))) {
+    w->fault_address = info->si_addr;
+    sp = (sp - 512) & ~uintptr_t{15};
+#if defined(__x86_64__)
+    // Bit 1 of the page-fault error code: the access was a write.
+    w->fault_access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "wrote" : "read";
+    uc->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(sp - 8);  // as after a call
+    uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&leave_faulted_fiber);
+#else
+    w->fault_access = "accessed";
+    uc->uc_mcontext.sp = sp;
+    uc->uc_mcontext.pc = reinterpret_cast<uintptr_t>(&leave_faulted_fiber);
+#endif
+    return;
+  }
+  const struct sigaction& previous = sig == SIGBUS ? previous_bus : previous_segv;
+  if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction) {
+    previous.sa_sigaction(sig, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(sig);
+  } else {
+    signal(sig, SIG_DFL);  // the faulting instruction runs again and ends the process
+  }
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action {};
+    action.sa_sigaction = &on_fault;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous_segv);
+    sigaction(SIGBUS, &action, &previous_bus);
+  });
+}
+#endif
 
 std::string thread_ranges(const std::vector<int>& ids) {
   std::string out;
@@ -166,6 +246,11 @@ std::string run_block(Worker& w, int n) {
       w.current = t;
       threadIdx = lane.thread_idx;
       w.fibers[static_cast<size_t>(t)]->resume();
+      if (lane.wait == Wait::kFaulted) {
+        const uint3 i = lane.thread_idx;
+        return str("thread (", i.x, ",", i.y, ",", i.z, ") ",
+                   describe_fault(w.fault_address, w.fault_access));
+      }
     }
     // Every thread is waiting or done: complete whole warps' collectives first.
     bool progressed = false;
@@ -250,6 +335,22 @@ void sync_threads() {
   block_on(w, running_lane("__syncthreads"), Wait::kBarrier);
 }
 
+void fresh_shared(void* p, size_t bytes) {
+  Worker* w = tls_worker;
+  if (!w || w->current < 0)
+    throw BackendError("[gpu_emu] a PORTA_SHARED array declared outside a kernel launched on gpu_emu");
+  for (auto& [array, serial] : w->fresh_arrays) {
+    if (array != p) continue;
+    if (serial != w->block_serial) {
+      serial = w->block_serial;
+      std::memset(p, 0xff, bytes);
+    }
+    return;
+  }
+  w->fresh_arrays.emplace_back(p, w->block_serial);
+  std::memset(p, 0xff, bytes);
+}
+
 uint64_t shuffle(uint64_t value, ShuffleKind kind, int arg, int width, const char* op) {
   Worker& w = *tls_worker;
   Lane& lane = running_lane(op);
@@ -287,6 +388,9 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t shared_bytes, Stre
     fail(str("invalid configuration: ", shared_bytes, " bytes of dynamic shared memory, limit ",
              kMaxDynamicShared));
   KernelLog::get().note(kernel, warp_size);
+#if defined(PORTA_EMU_FAULTS)
+  install_fault_handler();
+#endif
   const int n = static_cast<int>(threads);
   const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
   std::mutex error_mutex;
@@ -321,6 +425,7 @@ void launch(const char* kernel, dim3 grid, dim3 block, size_t shared_bytes, Stre
                            static_cast<unsigned>(ub / grid.x % grid.y),
                            static_cast<unsigned>(ub / (uint64_t{grid.x} * grid.y))};
       if (shared_bytes) std::fill(w.dynamic_shared.begin(), w.dynamic_shared.end(), 0xff);
+      ++w.block_serial;  // PORTA_SHARED arrays are refilled when the block first reaches them
       for (int t = 0; t < n; ++t) {
         Lane& lane = w.lanes[static_cast<size_t>(t)];
         lane.wait = Wait::kReady;

@@ -1,13 +1,30 @@
 // porta gpu_emu — the runtime API the backend calls (devices, memory, streams, events, errors)
 // and the fp16 conversions, answering to CUDA's names (emu_runtime.hpp).
 //
-// Device memory is host memory. Every allocation is 256-byte aligned (as cudaMalloc's) and
-// sits between guard zones: 256 bytes before it, and after it the rest of its last 256-byte
-// granule plus 256 bytes. Guards hold 0xFD and are checked after every launch; the memory
-// handed out holds 0xFF, a NaN in every float dtype, so a kernel that leaves part of its
-// output unwritten shows NaN (or -1) instead of a plausible stale value.
+// Device memory is host memory, and every allocation is a mapping of its own: its bytes end
+// exactly where a PROT_NONE guard page begins, and another guard page sits below its first
+// page. A kernel that reads or writes even one byte past the end faults; the fault handler of
+// the launch (emu_launch.cpp) turns that into an error naming the kernel, the allocation and
+// the offset. The allocation starts as far into its first page as its size leaves: that
+// slack below the start (and, in the sanitizer build, a few bytes after the end) holds 0xFD,
+// checked after every launch for writes. A read before the start is caught when it reaches
+// the front guard page (at once for allocations of whole pages), and exactly in the sanitizer
+// build, where everything around an allocation is poisoned for AddressSanitizer instead.
+//
+// The start is aligned to the largest power of two that divides the size, up to 256 (as
+// cudaMalloc's): a tensor's pointer is then aligned to its element, all a kernel may assume
+// of a view anyway. The memory handed out holds 0xFF, a NaN in every float dtype, so a
+// kernel that leaves part of its output unwritten shows NaN (or -1) instead of a plausible
+// stale value.
+//
+// The cost: at least one page of memory per allocation (4 KiB for a 4-byte scalar) and three
+// kernel mappings (vm.max_map_count, 65530 by default, bounds the live allocations to about
+// 20000), and an mmap/munmap per allocation: fine for tests, one reason it is not for speed.
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -17,17 +34,31 @@
 #include "backends/gpu_emu/emu_internal.hpp"
 #include "porta/util.hpp"
 
+#if defined(PORTA_EMU_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace porta::porta_gpu_emu {
 namespace emu {
 namespace {
 
-constexpr size_t kGuard = 256, kGranule = 256;
+constexpr size_t kMaxAlignment = 256;
 constexpr unsigned char kGuardByte = 0xfd, kFreshByte = 0xff;
 
+size_t page_size() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 struct Allocation {
-  unsigned char* base;  // start of the front guard
-  size_t bytes;         // what was asked for
-  size_t tail;          // guard bytes after the allocation
+  unsigned char* mapping;  // start of the front guard page
+  size_t mapping_bytes;    // guard page + data pages + guard page
+  unsigned char* data;     // first data page
+  size_t data_bytes;
+  size_t bytes;            // what was asked for; the allocation is the map's key
+  unsigned char* user() const { return data + front(); }
+  size_t front() const { return data_bytes - bytes - tail; }  // slack bytes before the start
+  size_t tail;                                               // slack bytes after the end
 };
 
 struct Memory {
@@ -65,7 +96,7 @@ const Allocation* find_range(const void* p, size_t bytes, const char* what, std:
   const Allocation& a = it->second;
   size_t offset = addr - it->first;
   if (offset > a.bytes || (offset == a.bytes && bytes > 0) || bytes > a.bytes - offset) {
-    if (offset > a.bytes + a.tail) {
+    if (addr >= reinterpret_cast<uintptr_t>(a.mapping + a.mapping_bytes)) {
       why = str(what, " ", p, " is not gpu_emu device memory");
     } else {
       why = str(what, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
@@ -78,9 +109,17 @@ const Allocation* find_range(const void* p, size_t bytes, const char* what, std:
 
 // First and one-past-last offset (relative to `from`) of bytes that are not guard bytes.
 bool changed_span(const unsigned char* from, size_t n, size_t& first, size_t& last) {
+  static const auto* pattern = [] {
+    auto* p = new unsigned char[4096];
+    std::memset(p, kGuardByte, 4096);
+    return p;
+  }();
+  bool intact = true;
+  for (size_t at = 0; at < n && intact; at += 4096)
+    intact = std::memcmp(from + at, pattern, std::min<size_t>(4096, n - at)) == 0;
+  if (intact) return false;
   size_t i = 0;
-  while (i < n && from[i] == kGuardByte) ++i;
-  if (i == n) return false;
+  while (from[i] == kGuardByte) ++i;
   size_t j = n;
   while (from[j - 1] == kGuardByte) --j;
   first = i;
@@ -93,19 +132,22 @@ bool changed_span(const unsigned char* from, size_t n, size_t& first, size_t& la
 int current_device() { return tls_device; }
 
 std::string check_guards() {
+#if defined(PORTA_EMU_ASAN)
+  return "";  // the slack is poisoned: AddressSanitizer reported any write to it already
+#else
   Memory& m = memory();
   std::lock_guard lock(m.mutex);
   std::string report;
   for (auto& [addr, a] : m.live) {
     size_t first, last;
-    unsigned char* user = a.base + kGuard;
-    if (changed_span(a.base, kGuard, first, last)) {
+    unsigned char* user = a.user();
+    const auto front = static_cast<int64_t>(a.front());
+    if (changed_span(a.data, a.front(), first, last)) {
       if (report.empty())
         report = str("wrote before the start of a ", a.bytes, "-byte allocation: bytes ",
-                     static_cast<int64_t>(first) - static_cast<int64_t>(kGuard), " to ",
-                     static_cast<int64_t>(last) - static_cast<int64_t>(kGuard),
+                     static_cast<int64_t>(first) - front, " to ", static_cast<int64_t>(last) - front,
                      " (exclusive) relative to its start changed");
-      std::memset(a.base, kGuardByte, kGuard);
+      std::memset(a.data, kGuardByte, a.front());
     }
     if (changed_span(user + a.bytes, a.tail, first, last)) {
       if (report.empty())
@@ -115,6 +157,26 @@ std::string check_guards() {
     }
   }
   return report;
+#endif
+}
+
+std::string describe_fault(const void* address, const char* access) {
+  const auto addr = reinterpret_cast<uintptr_t>(address);
+  Memory& m = memory();
+  std::lock_guard lock(m.mutex);
+  for (const auto& [user, a] : m.live) {
+    const auto lo = reinterpret_cast<uintptr_t>(a.mapping);
+    if (addr < lo || addr >= lo + a.mapping_bytes) continue;
+    if (addr >= user + a.bytes)
+      return str(access, " past the end of a ", a.bytes, "-byte allocation: byte ", addr - user,
+                 " from its start");
+    if (addr < user)
+      return str(access, " before the start of a ", a.bytes, "-byte allocation: byte -", user - addr,
+                 " from its start");
+    return str(access, " byte ", addr - user, " of a ", a.bytes,
+               "-byte allocation, inside it (a fault there is an emulator bug)");
+  }
+  return str(access, " address ", address, ", which is not gpu_emu device memory");
 }
 
 }  // namespace emu
@@ -229,21 +291,42 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 // ---- memory -----------------------------------------------------------------------------------
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   *ptr = nullptr;
-  const size_t rounded = (bytes + emu::kGranule - 1) / emu::kGranule * emu::kGranule;
-  if (rounded < bytes || rounded > SIZE_MAX - 2 * emu::kGuard)
+  const size_t page = emu::page_size();
+  // Alignment: the largest power of two dividing `bytes`, up to 256 (at least 8 under ASan,
+  // whose shadow cannot poison the last bytes of a granule below an allocation's start).
+  size_t align = bytes == 0 ? emu::kMaxAlignment : std::min(bytes & (~bytes + 1), emu::kMaxAlignment);
+#if defined(PORTA_EMU_ASAN)
+  align = std::max<size_t>(align, 8);
+#endif
+  const size_t tail = (align - bytes % align) % align;
+  if (bytes > SIZE_MAX / 2)
     return emu::fail(cudaErrorMemoryAllocation, str("out of memory: ", bytes, " bytes requested"));
-  const size_t total = emu::kGuard + rounded + emu::kGuard;
-  auto* base = static_cast<unsigned char*>(std::aligned_alloc(emu::kGranule, total));
-  if (!base)
-    return emu::fail(cudaErrorMemoryAllocation, str("out of memory: ", bytes, " bytes requested"));
-  unsigned char* user = base + emu::kGuard;
-  std::memset(base, emu::kGuardByte, emu::kGuard);
+  const size_t data_bytes = std::max(page, (bytes + tail + page - 1) / page * page);
+  const size_t mapping_bytes = data_bytes + 2 * page;
+  void* map = mmap(nullptr, mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED)
+    return emu::fail(cudaErrorMemoryAllocation,
+                     str("out of memory: ", bytes, " bytes requested (mmap: ", std::strerror(errno), ")"));
+  auto* mapping = static_cast<unsigned char*>(map);
+  if (mprotect(mapping, page, PROT_NONE) != 0 || mprotect(mapping + page + data_bytes, page, PROT_NONE) != 0) {
+    const int err = errno;
+    munmap(map, mapping_bytes);
+    return emu::fail(cudaErrorMemoryAllocation,
+                     str("out of memory: ", bytes, " bytes requested (guard pages: ", std::strerror(err),
+                         "; too many allocations for vm.max_map_count?)"));
+  }
+  emu::Allocation a{mapping, mapping_bytes, mapping + page, data_bytes, bytes, tail};
+  unsigned char* user = a.user();
+  std::memset(a.data, emu::kGuardByte, a.front());
   std::memset(user, emu::kFreshByte, bytes);
-  const size_t tail = total - emu::kGuard - bytes;
   std::memset(user + bytes, emu::kGuardByte, tail);
+#if defined(PORTA_EMU_ASAN)
+  ASAN_POISON_MEMORY_REGION(mapping, mapping_bytes);
+  ASAN_UNPOISON_MEMORY_REGION(user, bytes);
+#endif
   emu::Memory& m = emu::memory();
   std::lock_guard lock(m.mutex);
-  m.live.emplace(reinterpret_cast<uintptr_t>(user), emu::Allocation{base, bytes, tail});
+  m.live.emplace(reinterpret_cast<uintptr_t>(user), a);
   m.in_use += bytes;
   *ptr = user;
   return cudaSuccess;
@@ -257,7 +340,11 @@ cudaError_t cudaFree(void* ptr) {
   if (it == m.live.end())
     return emu::fail(cudaErrorInvalidValue, str("cudaFree of ", ptr, ", which is not an allocation"));
   m.in_use -= it->second.bytes;
-  std::free(it->second.base);
+#if defined(PORTA_EMU_ASAN)
+  // The shadow outlives the mapping: a later mapping at the same address starts clean.
+  ASAN_UNPOISON_MEMORY_REGION(it->second.mapping, it->second.mapping_bytes);
+#endif
+  munmap(it->second.mapping, it->second.mapping_bytes);
   m.live.erase(it);
   return cudaSuccess;
 }

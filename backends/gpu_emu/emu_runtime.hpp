@@ -4,10 +4,10 @@
 // The CUDA programming model on the CPU: a launch runs its blocks across the cpu's threads;
 // the threads of a block run as fibers on one cpu thread and switch only at __syncthreads and
 // at warp collectives (shuffles, votes). Warps are 32 or 64 lanes wide, per device. Device
-// memory is host memory with guard zones around every allocation, filled with 0xFF (a NaN in
-// every float type) when allocated. Errors a GPU would hang on or corrupt silently — a barrier
-// some threads never reach, a shuffle across a missing lane, a write past an allocation — are
-// raised as BackendError naming the kernel.
+// memory is host memory, each allocation filled with 0xFF (a NaN in every float type) and
+// ending against a guard page (emu_runtime.cpp). Errors a GPU would hang on or corrupt
+// silently — a barrier some threads never reach, a shuffle across a missing lane, a read or
+// write past an allocation — are raised as BackendError naming the kernel.
 //
 // Only included through compat.hpp. Everything lives in namespace porta::porta_gpu_emu (the
 // emulator build's PORTA_GPU_NS), so the CUDA names here never collide with libcudart's.

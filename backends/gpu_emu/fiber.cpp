@@ -8,13 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define PORTA_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PORTA_EMU_ASAN 1
-#endif
-#endif
+#include "backends/gpu_emu/emu_internal.hpp"
 #if defined(PORTA_EMU_ASAN)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>

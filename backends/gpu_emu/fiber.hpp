@@ -31,6 +31,10 @@ class Fiber {
   void resume();
   /// From inside the fiber: back to the context that resumed it.
   void suspend();
+  /// Whether `sp` is a stack pointer on this fiber's stack (the fault handler's test).
+  bool on_stack(const void* sp) const {
+    return static_cast<const char*>(sp) >= stack_ && static_cast<const char*>(sp) <= stack_ + stack_bytes_;
+  }
 
  private:
   static void start(Fiber* self);  // first code a fiber runs

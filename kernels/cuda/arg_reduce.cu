@@ -34,8 +34,8 @@ template <typename T, bool Max>
 __global__ void __launch_bounds__(kRowThreads)
     arg_rows(const T* x, int64_t* y, int64_t rows, int64_t n, bool last) {
   using A = acc_t<T>;
-  __shared__ A best_value[kRowThreads];
-  __shared__ int64_t best_index[kRowThreads];
+  PORTA_SHARED(A, best_value, [kRowThreads]);
+  PORTA_SHARED(int64_t, best_index, [kRowThreads]);
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* px = x + row * n;
     A b = A(0);

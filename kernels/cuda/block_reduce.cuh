@@ -2,6 +2,7 @@
 // Built from warp shuffles whose width is the device's warpSize (32 or 64), never a constant.
 #pragma once
 #include "kernels/cuda/gpu_kernel.hpp"
+#include "kernels/cuda/shared_memory.cuh"
 
 namespace porta::PORTA_GPU_NS {
 
@@ -38,7 +39,7 @@ struct MinOp {
 /// the result. `identity` fills lanes without a value. Call it from all threads of the block.
 template <typename A, typename Op>
 __device__ A block_reduce(A v, Op op, A identity) {
-  __shared__ A partial[kRowThreads / 32];  // one slot per warp at the smallest warp size
+  PORTA_SHARED(A, partial, [kRowThreads / 32]);  // one slot per warp at the smallest warp size
   const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
   const int warps = blockDim.x / warpSize;
   auto combine = [op](A a, A b) { return op.combine(a, b); };

@@ -4,6 +4,7 @@
 // 64x16 slices of A and B through shared memory. Accumulates in float (f16/bf16/f32) or
 // double (f64). No warp-size assumption: only __syncthreads is used.
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/shared_memory.cuh"
 
 namespace porta::PORTA_GPU_NS {
 namespace {
@@ -14,8 +15,8 @@ constexpr int kThreads = kThreadsX * kThreadsY;
 template <typename T>
 __global__ void __launch_bounds__(kThreads) gemm_tiled_kernel(GemmCall<T> p) {
   using Acc = acc_t<T>;
-  __shared__ Acc tile_a[kTileK][kTileM + 1];
-  __shared__ Acc tile_b[kTileK][kTileN + 1];
+  PORTA_SHARED(Acc, tile_a, [kTileK][kTileM + 1]);
+  PORTA_SHARED(Acc, tile_b, [kTileK][kTileN + 1]);
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kThreadsX + tx;
   const int64_t row0 = int64_t{blockIdx.y} * kTileM, col0 = int64_t{blockIdx.x} * kTileN;
   for (int64_t batch = blockIdx.z; batch < p.batches; batch += gridDim.z) {

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "kernels/cuda/gpu_kernel.hpp"
+#include "kernels/cuda/shared_memory.cuh"
 #include "ops/attention_util.hpp"
 
 namespace porta::PORTA_GPU_NS {
@@ -30,11 +31,13 @@ struct AttentionShape {
 template <typename T, bool Causal>
 __global__ void __launch_bounds__(kThreads)
     attention_kernel(const T* q, const T* k, const T* v, const T* mask, T* y, AttentionShape p) {
-  __shared__ float q_tile[kQueryBlock * kMaxHeadDim];
-  __shared__ float k_tile[kKeyBlock * kMaxHeadDim];
-  __shared__ float v_tile[kKeyBlock * kMaxHeadDim];
-  __shared__ float scores[kQueryBlock * kKeyBlock];
-  __shared__ float row_max[kQueryBlock], row_sum[kQueryBlock], row_rescale[kQueryBlock];
+  PORTA_SHARED(float, q_tile, [kQueryBlock * kMaxHeadDim]);
+  PORTA_SHARED(float, k_tile, [kKeyBlock * kMaxHeadDim]);
+  PORTA_SHARED(float, v_tile, [kKeyBlock * kMaxHeadDim]);
+  PORTA_SHARED(float, scores, [kQueryBlock * kKeyBlock]);
+  PORTA_SHARED(float, row_max, [kQueryBlock]);
+  PORTA_SHARED(float, row_sum, [kQueryBlock]);
+  PORTA_SHARED(float, row_rescale, [kQueryBlock]);
 
   const int64_t bh = blockIdx.x / p.q_blocks, i0 = (blockIdx.x % p.q_blocks) * kQueryBlock;
   const int64_t b = bh / p.H, h = bh % p.H;

@@ -1,7 +1,9 @@
 // porta gpu kernels — Softmax and LogSoftmax (opset 13) along one axis, as
 // exp(x - max) / sum(exp(x - max)), accumulating in float (f16/bf16/f32) or double (f64).
 // The tensor is viewed as [outer, len, inner]: rows (inner == 1) get one block each with
-// block reductions; strided columns (inner > 1) get one thread each, coalesced over inner.
+// block reductions; strided columns (inner > 1) get one thread each, coalesced over inner,
+// and so do short rows (len <= kShortRow): a 256-thread block on a row of a few elements
+// would leave almost all its threads idle and still pay for the barriers.
 #include <cmath>
 
 #include "kernels/cuda/block_reduce.cuh"
@@ -50,6 +52,8 @@ __global__ void softmax_columns(const T* x, T* y, int64_t outer, int64_t len, in
   }
 }
 
+constexpr int64_t kShortRow = 32;
+
 template <bool Log>
 void softmax_gpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
@@ -63,7 +67,7 @@ void softmax_gpu(KernelContext& ctx) {
     using T = decltype(tag);
     const T* px = device_ptr<const T>(x);
     T* py = device_ptr<T>(y);
-    if (inner == 1) {
+    if (inner == 1 && len > kShortRow) {
       unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
       launch<softmax_rows<T, Log>>(blocks, kRowThreads, 0, s, px, py, outer, len);
     } else {
