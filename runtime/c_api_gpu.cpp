@@ -80,7 +80,11 @@ porta_status porta_kernel_scratch(porta_kernel_context* ctx, size_t bytes, void*
       bad_argument(str("[", fn, "] ", bytes, " bytes of scratch (", c.scratch_bytes, " already taken in this call) exceed ",
                        d.str(), "'s limit of ", limit, " bytes for one call (",
                        caps.total_memory > 0 && caps.total_memory == limit ? "its memory" : "its largest buffer", ")"));
-    std::shared_ptr<Storage> s = Storage::allocate(d, bytes);
+    // The alignment porta.h promises (64 bytes on the cpu, 256 elsewhere) comes from the size:
+    // allocators align a block to its size's granule (the emulator to the largest power of two
+    // dividing it, so that its end meets the guard page), so the block is rounded up to one.
+    const size_t granule = d.type == DeviceType::cpu ? 64 : 256;
+    std::shared_ptr<Storage> s = Storage::allocate(d, (bytes + granule - 1) / granule * granule);
     void* p = kernel_address(*s, 0);
     if (!p) no_address(fn, str("scratch on ", d.str()));
     c.scratch.push_back(std::move(s));
