@@ -11,6 +11,7 @@
 
 #include "porta/porta.h"
 #include "porta/porta.hpp"
+#include "tests/c_abi_test_ops.hpp"
 #include "tests/test_util.hpp"
 
 namespace {
@@ -73,43 +74,9 @@ int probe_supports(porta_kernel_context* ctx, void*, char* reason, size_t capaci
   return 1;
 }
 
-porta_status infer_same(porta_infer_context* ctx, void*) {
-  int present;
-  porta_dtype dtype;
-  int64_t dims[8];
-  size_t rank;
-  porta_status s = porta_infer_input(ctx, 0, &present, &dtype, dims, 8, &rank);
-  return s ? s : porta_infer_set_output(ctx, 0, dtype, dims, rank);
-}
-
-porta_status reference_double(porta_kernel_context* ctx, void*) {
-  porta_tensor x, y;
-  double *px, *py;
-  size_t bytes;
-  if (porta_kernel_input(ctx, 0, &x) || porta_kernel_output(ctx, 0, &y)) return PORTA_ERROR_INTERNAL;
-  porta_tensor_data(x, reinterpret_cast<void**>(&px));
-  porta_tensor_data(y, reinterpret_cast<void**>(&py));
-  porta_tensor_nbytes(x, &bytes);
-  for (size_t i = 0; i < bytes / 8; ++i) py[i] = px[i] * 2;
-  return PORTA_OK;
-}
-
 void register_probe_once() {
   static const bool done = [] {
-    static const char* const inputs[] = {"X"};
-    static const char* const outputs[] = {"Y"};
-    porta_op_schema s;
-    std::memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    s.name = "AbiProbe";
-    s.domain = "com.porta.test";
-    s.inputs = inputs;
-    s.num_inputs = 1;
-    s.outputs = outputs;
-    s.num_outputs = 1;
-    s.infer = infer_same;
-    s.reference = reference_double;
-    EXPECT_EQ(porta_register_op(&s), PORTA_OK) << porta_last_error();
+    porta::test::register_twice_op("AbiProbe");
     for (int32_t kind : {PORTA_DEVICE_CPU, PORTA_DEVICE_VULKAN}) {
       porta_kernel_def k;
       std::memset(&k, 0, sizeof k);
