@@ -38,6 +38,14 @@ Device usable_vulkan() {
   return device_unusable(d).empty() ? d : Device::cpu();
 }
 
+// The cpu, and vulkan:0 when it is usable (each once: a test that sets a device's limit
+// must not run twice on the cpu, the second time under the first one's limit).
+std::vector<Device> cpu_and_vulkan() {
+  std::vector<Device> devices{Device::cpu()};
+  if (usable_vulkan() != Device::cpu()) devices.push_back(usable_vulkan());
+  return devices;
+}
+
 std::vector<Tensor> run_model(const std::string& name, Device device, Session** keep = nullptr) {
   ModelFixture f = load_fixture(name);
   Model model = Model::load(f.model_path());
@@ -96,7 +104,7 @@ TEST_F(MemoryLimit, MalformedSettingsAreInvalidArgument) {
 }
 
 TEST_F(MemoryLimit, OverLimitIsOutOfMemoryWithRequestedAndAvailableBytes) {
-  for (Device d : {Device::cpu(), usable_vulkan()}) {
+  for (Device d : cpu_and_vulkan()) {
     SCOPED_TRACE(d.str());
     const size_t live = detail::live_bytes(d), mib = 1 << 20;
     set(str(d.str(), ":", live + mib));
@@ -117,7 +125,7 @@ TEST_F(MemoryLimit, OverLimitIsOutOfMemoryWithRequestedAndAvailableBytes) {
 }
 
 TEST_F(MemoryLimit, ModelRunUnderTooSmallLimitFailsCleanlyThenRuns) {
-  for (Device d : {Device::cpu(), usable_vulkan()}) {
+  for (Device d : cpu_and_vulkan()) {
     SCOPED_TRACE(d.str());
     run_model("cnn", d);  // warm-up outside the limit (caches, device context)
     const size_t live = detail::live_bytes(d);
@@ -133,7 +141,7 @@ TEST_F(MemoryLimit, ModelRunUnderTooSmallLimitFailsCleanlyThenRuns) {
 }
 
 TEST_F(MemoryLimit, PeakIsReportedPerDevice) {
-  for (Device d : {Device::cpu(), usable_vulkan()}) {
+  for (Device d : cpu_and_vulkan()) {
     SCOPED_TRACE(d.str());
     const size_t live = detail::live_bytes(d);
     detail::reset_peak(d);
