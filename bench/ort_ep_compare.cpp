@@ -22,7 +22,11 @@
 //
 // Usage: porta_ort_ep_compare [--threads T] [--runs N] [--rounds R] [--warmup W] [--tol X]
 //                             [--plugin libporta_ort.so] [--boundary] [--boundary-elems N]
-//                             [--seed S] MODEL_DIR_OR_ONNX ...
+//                             [--seed S] [--ep-option KEY=VALUE] [--ort-config KEY=VALUE]
+//                             MODEL_DIR_OR_ONNX ...
+// --ep-option: a provider option of the porta EP (docs/ORT.md: device is cpu here, strict,
+// profiling); --ort-config: a session config entry of both ORT sessions
+// (e.g. session.intra_op.allow_spinning=0). Each may repeat.
 // Exit status: 0 when every model ran and agreed, 1 when one disagreed or failed, 2 on bad usage.
 #include <onnxruntime_cxx_api.h>
 #include <unistd.h>
@@ -59,6 +63,8 @@ struct Options {
   bool boundary = false;
   int64_t boundary_elems = 8;
   unsigned seed = 1;
+  std::map<std::string, std::string> ep_options;   ///< --ep-option k=v: the porta EP's provider options
+  std::map<std::string, std::string> ort_config;   ///< --ort-config k=v: session config entries of both ORT sessions
   std::vector<std::string> models;
 };
 
@@ -115,10 +121,12 @@ Ort::ConstEpDevice porta_cpu_device(const std::string& plugin) {
 Ort::SessionOptions ort_options(const Options& o, bool with_porta, bool custom_ops) {
   Ort::SessionOptions so;
   so.SetIntraOpNumThreads(o.threads);
+  for (auto& [k, v] : o.ort_config) so.AddConfigEntry(k.c_str(), v.c_str());
   // The custom-op library gives plain ORT the ai.porta ops; the EP brings them itself.
   if (custom_ops && !with_porta) so.RegisterCustomOpsLibrary(o.plugin.c_str());
   if (with_porta)
-    so.AppendExecutionProvider_V2(env(), {porta_cpu_device(o.plugin)}, std::unordered_map<std::string, std::string>{});
+    so.AppendExecutionProvider_V2(env(), {porta_cpu_device(o.plugin)},
+                                  std::unordered_map<std::string, std::string>(o.ep_options.begin(), o.ep_options.end()));
   return so;
 }
 
@@ -369,10 +377,19 @@ int main(int argc, char** argv) {
     else if (a == "--plugin") o.plugin = value();
     else if (a == "--boundary") o.boundary = true;
     else if (a == "--boundary-elems") o.boundary_elems = positive(a, value());
-    else if (a == "--seed") o.seed = static_cast<unsigned>(positive(a, value(), 0));
+    else if (a == "--ep-option" || a == "--ort-config") {
+      std::string kv = value();
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << a << " takes key=value, got '" << kv << "'\n";
+        return 2;
+      }
+      (a == "--ep-option" ? o.ep_options : o.ort_config)[kv.substr(0, eq)] = kv.substr(eq + 1);
+    } else if (a == "--seed") o.seed = static_cast<unsigned>(positive(a, value(), 0));
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: porta_ort_ep_compare [--threads T] [--runs N] [--rounds R] [--warmup W] [--tol X]\n"
-                   "       [--plugin libporta_ort.so] [--boundary] [--boundary-elems N] [--seed S] MODEL ...\n";
+                   "       [--plugin libporta_ort.so] [--boundary] [--boundary-elems N] [--seed S]\n"
+                   "       [--ep-option KEY=VALUE] [--ort-config KEY=VALUE] MODEL ...\n";
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "unknown option " << a << "\n";
