@@ -100,7 +100,7 @@ for t in $THREADS_LIST; do
     out=$(timeout "$TIMEOUT" "$BIN" --threads "$t" "${ARGS[@]}" "$dir" 2>&1) || rc=$?
     line=$(grep '^RESULT' <<<"$out" | tail -1 || true)
     if [[ -z $line ]]; then
-      why=$( ((rc == 124)) && echo "timed out after $TIMEOUT s" || sed '/^[[:space:]]*$/d' <<<"$out" | tail -1)
+      if ((rc == 124)); then why="timed out after $TIMEOUT s"; else why=$(sed '/^[[:space:]]*$/d' <<<"$out" | tail -1); fi
       line="RESULT model=$(basename "$dir") threads=$t error=\"$why\""
     fi
     grep '^  MISMATCH' <<<"$out" >&2 || true
