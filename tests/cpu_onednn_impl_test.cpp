@@ -153,6 +153,28 @@ TEST(CpuOneDnnImpl, ConvsWithAFusedResidual) {
   }
 }
 
+// A segmentation head's classifier: a channel-blocked input (128 channels), an output whose
+// channels do not fill whole blocks (21), the other branch's sum fused in, and a plain graph
+// output. As blocked-in/plain-out with the binary post-op it was oneDNN's reference loop (about
+// 100x slower, found through the ORT execution provider on lraspp); it runs channels-last.
+TEST(CpuOneDnnImpl, ClassifierConvWithAFusedSumIntoFewChannels) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  ReferenceGraph g;
+  g.input("x", random_f32({1, 128, 8, 8}));
+  g.initializer("W0", random_f32({128, 128, 1, 1}));
+  g.node("Conv", {"x", "W0"}, "features");
+  g.initializer("Wlow", random_f32({21, 128, 1, 1}));
+  g.node("Conv", {"x", "Wlow"}, "low");
+  g.initializer("Whigh", random_f32({21, 128, 1, 1}));
+  g.initializer("Bhigh", random_f32({21}));
+  g.node("Conv", {"features", "Whigh", "Bhigh"}, "high");
+  g.node("Add", {"high", "low"}, "y");
+  g.output("y");
+  std::string log = run_logged(g);
+  EXPECT_NE(log.find("binary_add"), std::string::npos) << "the sum was not a post-op";
+  for (const std::string& r : reference_impls(log)) ADD_FAILURE() << "reference implementation: " << r;
+}
+
 TEST(CpuOneDnnImpl, MatMulAndPoolingLayers) {
   SCOPED_TRACE("seed " + std::to_string(seed()));
   {
