@@ -219,7 +219,7 @@ class GpuBackend final : public Backend {
     const size_t bytes = kMaxBlocks * p.threads * sizeof(float);
     void* sums = allocate(index, bytes);
     std::vector<float> host;
-    const double expect = 120.0 * p.start_unit + double{p.chains} * p.iters * p.step;
+    const double expect = 120.0 * p.start_unit + static_cast<double>(p.chains) * p.iters * p.step;
     auto run = [&](uint64_t blocks) {
       GpuTimer timer(index);
       timer.start();
