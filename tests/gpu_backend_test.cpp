@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "porta/porta.hpp"
 #include "tests/test_util.hpp"
@@ -99,6 +100,24 @@ TEST_P(GpuBackend, OutOfMemoryIsAnErrorAndTheDeviceStaysUsable) {
   }
   Tensor ok = Tensor::from_values({1, 2, 3}, {3}, DType::f32).to(d);
   EXPECT_EQ(ok.to_doubles(), (std::vector<double>{1, 2, 3}));
+}
+
+// The arithmetic-peak probe porta bench's ceiling comes from (kernels/cuda/fma_probe.cu), on
+// every device of the kind (gpu_emu: warp 32 and 64): it runs and its chains end where they
+// must (else it throws); f32 only.
+TEST_P(GpuBackend, FmaProbeRunsAndChecksItsChains) {
+  PORTA_SKIP_WITHOUT_DEVICE((Device{GetParam(), 0}));
+  Backend& b = *find_backend(GetParam());
+  for (int i = 0; i < b.device_count(); ++i) {
+    Device d{GetParam(), i};
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    double g = b.measure_fma_gflops(i, DType::f32);
+    EXPECT_GT(g, 0);
+    EXPECT_TRUE(std::isfinite(g));
+    EXPECT_EQ(b.measure_fma_gflops(i, DType::f16), 0);
+    EXPECT_EQ(b.measure_fma_gflops(i, DType::f64), 0);
+  }
 }
 
 TEST_P(GpuBackend, TimerMeasuresDeviceWork) {
