@@ -46,7 +46,7 @@ SEED = int(os.environ.get("PORTA_TEST_SEED", random.randrange(1 << 31)))
 # f32 tolerances, relative to the largest magnitude of the reference (for gradients: of the
 # largest gradient). Every value comes from dot products of at most HIDDEN = 64 terms of O(1)
 # numbers and a few elementwise steps, so f32's unit roundoff (6e-8) grows to a few 1e-7:
-# observed at most 2.8e-7 over 20 seeds, forward and gradients alike. The bound leaves ~7x on
+# observed at most 2.8e-7 over 34 seeds, forward and gradients alike. The bound leaves ~7x on
 # that, while a skipped all-reduce, a lost shard, a missed optimizer step (it moves weights by
 # LR * gradient, ~1e-2) or a wrong kernel moves results by far more.
 FORWARD_TOL = 2e-6
