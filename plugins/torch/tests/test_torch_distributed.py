@@ -6,7 +6,8 @@ temporary folder, so no port is needed and parallel ctest runs cannot collide).
   output projection and second MLP linear, each followed by an all-reduce), every per-rank
   computation a torch.ops.porta op (RmsNorm, MatMul, Add, ScaledDotProductAttention, BiasGelu).
   Its output must equal the same block computed full-width in one process through porta and a
-  float64 torch reference.
+  float64 torch reference, and so must its gradients (Megatron's conjugate all-reduces as
+  autograd functions): each rank's are its shard of the full-width block's.
 - Data parallel: one SGD step of DistributedDataParallel over the full block, each rank on its
   own half of the batch, gradients through the porta ops' composites. The gradients must be
   equal on both ranks and equal the gradient of the whole batch in one process, and the updated
@@ -43,14 +44,15 @@ COLLECTIVE_SECONDS = 60
 JOIN_SECONDS = 240
 
 SEED = int(os.environ.get("PORTA_TEST_SEED", random.randrange(1 << 31)))
-# f32 tolerances, relative to the largest magnitude of the reference (for gradients: of the
-# largest gradient). Every value comes from dot products of at most HIDDEN = 64 terms of O(1)
-# numbers and a few elementwise steps, so f32's unit roundoff (6e-8) grows to a few 1e-7:
-# observed at most 2.8e-7 over 34 seeds, forward and gradients alike. The bound leaves ~7x on
-# that, while a skipped all-reduce, a lost shard, a missed optimizer step (it moves weights by
-# LR * gradient, ~1e-2) or a wrong kernel moves results by far more.
-FORWARD_TOL = 2e-6
-GRAD_TOL = 2e-6
+# f32 tolerances, relative to the largest magnitude of the reference (for weight gradients: of
+# the largest weight gradient). Every value comes from dot products of at most HIDDEN = 64 terms
+# of O(1) numbers and a few elementwise steps, so f32's unit roundoff (6e-8) grows to a few 1e-7.
+# Largest seen: 3.4e-7 for outputs, losses and updated weights over 66 seeds, 4.4e-7 for
+# gradients over 32. The bounds leave ~9x on those, while a skipped all-reduce, a lost shard, a
+# missed optimizer step (it moves weights by LR * gradient, ~1e-2) or a wrong kernel moves
+# results by far more.
+FORWARD_TOL = 3e-6
+GRAD_TOL = 4e-6
 
 
 def make_weights(gen):
@@ -88,16 +90,51 @@ def shard(weights, rank, world):
     return part
 
 
-def all_reduce(t, group):
-    """Sum of the ranks' partial results (None: one process holds the whole block)."""
-    if group is not None:
-        dist.all_reduce(t, group=group)
-    return t
+class CopyToRanks(torch.autograd.Function):
+    """Megatron's f, before a column-parallel linear: every rank already holds its input, so
+    forward is the identity; backward sums the ranks' gradients of it (each rank's covers only
+    its columns)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+class SumOverRanks(torch.autograd.Function):
+    """Megatron's g, after a row-parallel linear: forward sums the ranks' partial results;
+    every rank then holds the whole sum, so backward passes its gradient through."""
+
+    @staticmethod
+    def forward(ctx, partial, group):
+        total = partial.clone()
+        dist.all_reduce(total, group=group)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def copy_to_ranks(x, group):
+    return x if group is None else CopyToRanks.apply(x, group)
+
+
+def sum_over_ranks(partial, group):
+    """The ranks' partial results summed (group None: one process holds the whole block)."""
+    return partial if group is None else SumOverRanks.apply(partial, group)
 
 
 def porta_block(x, w, group=None):
     """The transformer block on this rank's weights, every computation a porta op; with a
-    group the weights are a shard and the row-parallel outputs are summed over the group."""
+    group the weights are a shard, the row-parallel outputs are summed over the group, and so
+    are the gradients of the column-parallel linears' inputs."""
     batch, seq, _ = x.shape
     heads = w["wq"].shape[-1] // HEAD_DIM
 
@@ -108,14 +145,14 @@ def porta_block(x, w, group=None):
     def split_heads(t):
         return t.reshape(batch, seq, heads, HEAD_DIM).transpose(1, 2)
 
-    h = porta.RmsNorm(x, w["norm1"], epsilon=EPS)
+    h = copy_to_ranks(porta.RmsNorm(x, w["norm1"], epsilon=EPS), group)
     q, k, v = (split_heads(linear(h, w["w" + n], w["b" + n])) for n in "qkv")
     attention = porta.ScaledDotProductAttention(q, k, v, causal=True)
     attention = attention.transpose(1, 2).reshape(batch, seq, heads * HEAD_DIM)
-    x = porta.Add(x, porta.Add(all_reduce(linear(attention, w["wo"]), group), w["bo"]))
-    h = porta.RmsNorm(x, w["norm2"], epsilon=EPS)
+    x = porta.Add(x, porta.Add(sum_over_ranks(linear(attention, w["wo"]), group), w["bo"]))
+    h = copy_to_ranks(porta.RmsNorm(x, w["norm2"], epsilon=EPS), group)
     u = porta.BiasGelu(linear(h, w["w1"]), w["b1"])
-    return porta.Add(x, porta.Add(all_reduce(linear(u, w["w2"]), group), w["b2"]))
+    return porta.Add(x, porta.Add(sum_over_ranks(linear(u, w["w2"]), group), w["b2"]))
 
 
 def reference_block(x, w):
@@ -156,6 +193,15 @@ def loss_of(output, target):
     return (output - target).pow(2).mean()
 
 
+def block_gradients(block, x, weights, target, group=None):
+    """The block's output, and the gradients of the loss with respect to its input and weights."""
+    x = x.detach().clone().requires_grad_()
+    weights = {n: t.detach().clone().requires_grad_() for n, t in weights.items()}
+    output = block(x, weights) if group is None else block(x, weights, group)
+    loss_of(output, target).backward()
+    return {"output": output.detach(), "input": x.grad, "weights": {n: t.grad for n, t in weights.items()}}
+
+
 def sgd_step(model, x, target):
     """One step of plain SGD: the loss, the gradients, and the parameters after the step, by
     the weight's name (DDP's "module.weights.wq" and Block's "weights.wq" are both "wq")."""
@@ -170,14 +216,15 @@ def sgd_step(model, x, target):
 
 
 def worker(rank, folder):
-    """One rank: the tensor-parallel forward, then one DDP step on its half of the batch; its
-    results go to rank<N>.pt in the folder for the parent to check."""
+    """One rank: the tensor-parallel block's output and gradients, then one DDP step on its half
+    of the batch; its results go to rank<N>.pt in the folder for the parent to check."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="file://" + os.path.join(folder, "store"), rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=COLLECTIVE_SECONDS))
     try:
         case = torch.load(os.path.join(folder, "case.pt"))
-        tensor_parallel = porta_block(case["x"], shard(case["weights"], rank, WORLD), dist.group.WORLD)
+        tensor_parallel = block_gradients(porta_block, case["x"], shard(case["weights"], rank, WORLD),
+                                          case["target"], dist.group.WORLD)
 
         per_rank = BATCH // WORLD
         mine = slice(rank * per_rank, (rank + 1) * per_rank)
@@ -245,8 +292,28 @@ class Distributed(unittest.TestCase):
         reference = reference_block(self.x, self.weights)
         self.close(single, reference, FORWARD_TOL, "single-process porta block vs float64")
         for rank, result in enumerate(self.ranks):
-            self.close(result["tensor_parallel"], reference, FORWARD_TOL, f"rank {rank} tensor-parallel vs float64")
-            self.close(result["tensor_parallel"], single, FORWARD_TOL, f"rank {rank} tensor-parallel vs single-process")
+            got = result["tensor_parallel"]["output"]
+            self.close(got, reference, FORWARD_TOL, f"rank {rank} tensor-parallel vs float64")
+            self.close(got, single, FORWARD_TOL, f"rank {rank} tensor-parallel vs single-process")
+
+    def test_tensor_parallel_gradients(self):
+        # Each rank's gradients are its shard of the full-width block's: the rows and columns of
+        # its heads and MLP units, and the whole gradient of the replicated norms, biases and input.
+        single = block_gradients(porta_block, self.x, self.weights, self.target)
+        reference = block_gradients(reference_block, self.x, self.weights, self.target.double())
+        grad_scale = max(g.abs().max().item() for g in reference["weights"].values())
+        self.close(single["input"], reference["input"], GRAD_TOL, "single-process input gradient vs float64")
+        for rank, result in enumerate(self.ranks):
+            got = result["tensor_parallel"]
+            self.close(got["input"], reference["input"], GRAD_TOL, f"rank {rank} tensor-parallel input gradient vs float64")
+            self.close(got["input"], single["input"], GRAD_TOL, f"rank {rank} tensor-parallel input gradient vs single-process")
+            want_reference = shard(reference["weights"], rank, WORLD)
+            want_single = shard(single["weights"], rank, WORLD)
+            for name in self.weights:
+                self.close(got["weights"][name], want_reference[name], GRAD_TOL,
+                           f"rank {rank} tensor-parallel gradient of {name} vs float64", grad_scale)
+                self.close(got["weights"][name], want_single[name], GRAD_TOL,
+                           f"rank {rank} tensor-parallel gradient of {name} vs single-process", grad_scale)
 
     def test_ddp_step(self):
         block = Block(self.weights, porta_block)
