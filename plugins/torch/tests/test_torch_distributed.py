@@ -1,5 +1,6 @@
-"""torch.ops.porta inside torch.distributed: 2 processes on localhost (gloo, a FileStore in a
-temporary folder, so no port is needed and parallel ctest runs cannot collide).
+"""torch.ops.porta inside torch.distributed: 2 processes on localhost, gloo. The rendezvous is
+a FileStore in a temporary folder and gloo's connections take ports the system assigns, so no
+fixed port is used and parallel ctest runs cannot collide.
 
 - Tensor parallel (Megatron-style): a pre-norm transformer block whose attention heads and MLP
   columns are split across the ranks (column-parallel Q/K/V and first MLP linear, row-parallel
