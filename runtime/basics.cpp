@@ -209,6 +209,10 @@ Device Device::parse(std::string_view text) {
       throw InvalidArgument(porta::str("[device] there is one cpu device, got '", text, "'"));
     return Device{*t, index};
   }
+  for (const UnbuiltBackend& u : backends_not_built())
+    if (u.kind == kind)
+      throw BackendUnavailable(porta::str("[device] ", text, ": this porta was built without the ", u.kind,
+                                          " backend (", u.reason, ")"));
   throw InvalidArgument(porta::str("[device] unknown device '", text, "', expected one of ", kind_list(":N"),
                                    " (a plugin's kind is known once the plugin is loaded)"));
 }

@@ -471,10 +471,15 @@ void unregister_backend(DeviceType type) {
 
 Backend& backend_for(Device device) {
   Backend* b = find_backend(device.type);
-  if (!b)
+  if (!b) {
+    for (const UnbuiltBackend& u : backends_not_built())
+      if (u.kind == device_type_name(device.type))
+        throw BackendUnavailable(str("[device] ", device.str(), ": this porta was built without the ", u.kind,
+                                     " backend (", u.reason, ")"));
     throw BackendUnavailable(str("[device] ", device.str(), ": no backend for device kind '",
                                  device_type_name(device.type),
                                  "' is registered (not built into this porta, or its plugin is not loaded)"));
+  }
   if (device.index < 0 || device.index >= b->device_count())
     throw BackendUnavailable(str("[device] ", device.str(), ": no such device (", b->device_count(),
                                  " ", device_type_name(device.type), " device(s))"));
@@ -491,6 +496,21 @@ std::vector<Device> all_devices() {
     if (!b) continue;
     int n = std::max(1, b->device_count());
     for (int i = 0; i < n; ++i) out.push_back(Device{t, i});
+  }
+  return out;
+}
+
+std::vector<UnbuiltBackend> backends_not_built() {
+  // Written by third_party/backends.cmake at configure time: {"kind", "reason"},...
+  static const UnbuiltBackend kNotBuilt[] = {
+#include "porta_not_built.inc"
+      {"", ""}};
+  std::vector<UnbuiltBackend> out;
+  for (const UnbuiltBackend& u : kNotBuilt) {
+    if (u.kind.empty()) continue;
+    std::optional<DeviceType> t = find_device_type(u.kind);
+    if (t && find_backend(*t)) continue;  // a plugin provides it now
+    out.push_back(u);
   }
   return out;
 }

@@ -36,6 +36,29 @@ TEST(Cli, DevicesListsCpu) {
   EXPECT_NE(r.output.find("cpu available"), std::string::npos) << r.output;
 }
 
+// A backend this build left out (e.g. cuda without an NVIDIA driver) is listed with why, and a
+// session on one of its devices says the same instead of "no backend registered".
+TEST(Cli, DevicesListsTheBackendsNotBuiltAndWhy) {
+  Result r = porta_cli("devices");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<UnbuiltBackend> missing = backends_not_built();
+  for (const UnbuiltBackend& u : missing) {
+    EXPECT_FALSE(u.reason.empty()) << u.kind;
+    EXPECT_NE(r.output.find(u.kind + " not built here: " + u.reason), std::string::npos) << r.output;
+    // A kind no backend registered may not even be a known device kind (gpu_emu).
+    if (std::optional<DeviceType> t = find_device_type(u.kind))
+      EXPECT_EQ(find_backend(*t), nullptr) << u.kind << " is listed as not built but has a backend";
+    Result run = porta_cli("run --device " + u.kind + ":0 --repeat 1");
+    expect_bad_input(run, {u.kind + ":0", "built without the " + u.kind + " backend", u.reason});
+  }
+  // Every known kind is either built or listed with its reason.
+  for (std::string kind : {"vulkan", "cuda", "hip", "gpu_emu"}) {
+    std::optional<DeviceType> t = find_device_type(kind);
+    bool listed = std::any_of(missing.begin(), missing.end(), [&](const UnbuiltBackend& u) { return u.kind == kind; });
+    EXPECT_TRUE(listed || (t && find_backend(*t))) << kind << " is neither built nor listed as not built";
+  }
+}
+
 TEST(Cli, RunBundledExampleWritesOutputs) {
   fs::path out = fs::path(PORTA_BINARY_DIR) / "cli_test" / "out";
   fs::remove_all(out);

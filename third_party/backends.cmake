@@ -1,7 +1,12 @@
-# Decides which device backends to build. CPU is always built. With PORTA_BACKENDS=auto each
-# GPU backend is built when its toolchain is found; an explicit list forces the choice and a
-# missing toolchain is then a configure error.
+# Decides which device backends to build. CPU is always built. With PORTA_BACKENDS=auto, vulkan
+# is built when its toolchain is found, and cuda / hip when their toolchain is found AND this
+# machine has the GPU driver to run them (or PORTA_BUILD_GPU=ON: compile them anyway, as the
+# test command and CI do). An explicit list forces the choice and a missing toolchain is then a
+# configure error. Each backend left out is recorded with its reason (PORTA_NOT_BUILT, compiled
+# into libporta for `porta devices`).
+option(PORTA_BUILD_GPU "With PORTA_BACKENDS=auto, build cuda and hip wherever their toolchains are found, even without a GPU driver here (scripts/build.sh --gpu)" OFF)
 set(PORTA_BUILT_BACKENDS cpu)
+set(PORTA_NOT_BUILT "")   # C++ initializers {"kind", "reason"},
 set(_porta_known cpu vulkan cuda hip gpu_emu)
 set(_porta_auto OFF)
 set(_porta_list ${PORTA_BACKENDS})
@@ -27,14 +32,43 @@ else()
   endforeach()
 endif()
 
+function(_porta_not_built kind reason)
+  message(STATUS "porta backend ${kind}: not built (${reason})")
+  string(REPLACE "\\" "\\\\" reason "${reason}")
+  string(REPLACE "\"" "\\\"" reason "${reason}")
+  set(PORTA_NOT_BUILT "${PORTA_NOT_BUILT}{\"${kind}\", \"${reason}\"}," PARENT_SCOPE)
+endfunction()
+
+# Does this machine have the driver the cuda / hip backend needs to run? (The toolchains build
+# without one; a backend built without its driver only reports that it cannot run.)
+function(_porta_gpu_driver_missing kind out)
+  set(_why "")
+  if(kind STREQUAL "cuda")
+    if(NOT EXISTS /dev/nvidiactl AND NOT EXISTS /proc/driver/nvidia/version AND NOT EXISTS /dev/dxg)
+      set(_why "no NVIDIA driver on this machine (no /dev/nvidiactl); scripts/build.sh --gpu or -DPORTA_BUILD_GPU=ON builds it anyway")
+    endif()
+  elseif(NOT EXISTS /dev/kfd)
+    set(_why "no ROCm driver on this machine (no /dev/kfd); scripts/build.sh --gpu or -DPORTA_BUILD_GPU=ON builds it anyway")
+  endif()
+  set(${out} "${_why}" PARENT_SCOPE)
+endfunction()
+
 message(STATUS "porta backend cpu: built (oneDNN ${dnnl_VERSION})")
 foreach(b vulkan cuda hip gpu_emu)
   if(NOT b IN_LIST _porta_requested)
-    message(STATUS "porta backend ${b}: not built (not in PORTA_BACKENDS=${PORTA_BACKENDS})")
+    if(b STREQUAL "gpu_emu")
+      _porta_not_built(${b} "the SIMT emulator of the cuda/hip kernels, built on request: -DPORTA_BACKENDS=auto;gpu_emu")
+    else()
+      _porta_not_built(${b} "not requested: PORTA_BACKENDS=${PORTA_BACKENDS}")
+    endif()
     continue()
   endif()
   set(_reason "")
-  if(NOT EXISTS ${CMAKE_SOURCE_DIR}/third_party/backend_${b}.cmake)
+  if(_porta_auto AND NOT PORTA_BUILD_GPU AND (b STREQUAL "cuda" OR b STREQUAL "hip"))
+    _porta_gpu_driver_missing(${b} _reason)
+  endif()
+  if(NOT _reason STREQUAL "")
+  elseif(NOT EXISTS ${CMAKE_SOURCE_DIR}/third_party/backend_${b}.cmake)
     set(_reason "backend not implemented in this version of porta")
   else()
     include(${CMAKE_SOURCE_DIR}/third_party/detect_${b}.cmake)
@@ -44,7 +78,7 @@ foreach(b vulkan cuda hip gpu_emu)
     list(APPEND PORTA_BUILT_BACKENDS ${b})
     message(STATUS "porta backend ${b}: built")
   elseif(_porta_auto)
-    message(STATUS "porta backend ${b}: not built (${_reason})")
+    _porta_not_built(${b} "${_reason}")
   else()
     message(FATAL_ERROR "porta backend ${b} was requested but cannot be built: ${_reason}")
   endif()

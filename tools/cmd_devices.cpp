@@ -1,4 +1,5 @@
-// porta devices — one line per device of every built backend; --caps adds each device's
+// porta devices — one line per device of every built backend, then one per backend this build
+// left out (with why: e.g. no GPU driver here); --caps adds each device's
 // capability record, --kernels its kernels (several for one op are listed in the order the
 // dispatcher tries them).
 #include <iostream>
@@ -31,6 +32,8 @@ int cmd_devices(const Args& args) {
                       << (k->supports ? " (may decline)" : "") << " (" << k->source << ")\n";
     }
   }
+  for (const UnbuiltBackend& u : backends_not_built())
+    std::cout << u.kind << " not built here: " << u.reason << "\n";
   return 0;
 }
 

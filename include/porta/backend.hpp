@@ -112,6 +112,15 @@ std::vector<Device> all_devices();
 /// Device kinds that have a backend (compiled in or from a plugin), in id order.
 std::vector<DeviceType> built_backends();
 
+/// A backend this build of porta left out, and why (e.g. cuda on a machine without an NVIDIA
+/// driver, unless built with scripts/build.sh --gpu). Kinds a plugin has registered since are
+/// not listed.
+struct UnbuiltBackend {
+  std::string kind;
+  std::string reason;
+};
+std::vector<UnbuiltBackend> backends_not_built();
+
 }  // namespace porta
 
 /// Registers a backend object at library load: PORTA_REGISTER_BACKEND(CpuBackend).
