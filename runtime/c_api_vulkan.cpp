@@ -58,7 +58,9 @@ porta_status porta_vulkan_dispatch(porta_kernel_context* ctx, const porta_vulkan
       bad_argument(str("[", fn, "] local_size should be 1..1024, got ", d->local_size));
     if (ctx->supports_call) bad_argument(str("[", fn, "] a supports callback cannot dispatch (it only decides)"));
     const KernelContext& kc = *ctx->kernel;
-    if (kc.device.type != DeviceType::vulkan)
+    // The kernel's own kind must offer shader dispatch (the Vulkan backend's table does).
+    const detail::KernelServices* own = detail::kernel_services(kc.device.type);
+    if (!own || !own->dispatch)
       throw DeviceMismatch(str("[", fn, "] called from a ", kc.device.str(), " kernel; only Vulkan kernels dispatch shaders"));
     std::vector<Tensor> tensors;
     std::vector<bool> writes;
@@ -71,7 +73,7 @@ porta_status porta_vulkan_dispatch(porta_kernel_context* ctx, const porta_vulkan
     }
     std::vector<uint32_t> push(d->push_bytes / 4);
     if (d->push_bytes) std::memcpy(push.data(), d->push, d->push_bytes);
-    hooks(fn).dispatch(kc, d->shader, tensors, writes, push, d->local_size, d->groups);
+    own->dispatch(kc, d->shader, tensors, writes, push, d->local_size, d->groups);
   })
 }
 
