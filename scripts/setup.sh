@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Installs porta's system dependencies from Debian's packages; skips what is present.
-# Usage: scripts/setup.sh [--with-gpu-toolchains]   (needs root or sudo for apt-get)
+# Usage: scripts/setup.sh           everything the test suite needs (needs root or sudo for apt-get)
+#        scripts/setup.sh --demo    only what scripts/demo.sh needs: the cpu and vulkan backends
+#                                   and the CLI (no test, PyTorch, HIP or ONNX Runtime packages)
 set -euo pipefail
 
+DEMO=0
+if [[ "${1:-}" == "--demo" ]]; then DEMO=1; fi
 PKGS=(
   cmake ninja-build g++ pkg-config ccache
   libdnnl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision
-  libtorch-dev
+  libvulkan-dev glslc mesa-vulkan-drivers
 )
-if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
-  PKGS+=(hipcc libamdhip64-dev)
+if ((!DEMO)); then
+  PKGS+=(
+    libgtest-dev libgmock-dev libbenchmark-dev
+    vulkan-validationlayers vulkan-tools
+    python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
+    pybind11-dev libtorch-dev
+  )
+  if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
+    PKGS+=(hipcc libamdhip64-dev)
+  fi
 fi
 
 missing=()
@@ -32,6 +41,8 @@ if ((${#missing[@]})); then
 else
   echo "[setup] all system packages present"
 fi
+
+if ((DEMO)); then exit 0; fi
 
 # ONNX Runtime for plugins/ort (libporta_ort.so) and bench/peers, from npm: the 1.30 runtime
 # (onnxruntime-node; its GPU-provider download skipped) and the API-29 C/C++ headers

@@ -30,8 +30,11 @@ else
   # PORTA_CMAKE_ARGS: extra configure arguments (CI narrows the GPU architectures with it).
   # The whole suite includes the SIMT emulator's (gpu_emu: the cuda/hip kernels run on the cpu
   # at warp 32 and 64), which a plain `auto` build leaves out.
+  # --gpu: every GPU source is compiled (cuda, hip) whether or not this machine has a driver.
+  # The options that scripts/demo.sh turns off in the same folder are turned on again.
   # shellcheck disable=SC2086
-  bash "$ROOT/scripts/build.sh" "$BUILD" "-DPORTA_BACKENDS=auto;gpu_emu" ${PORTA_CMAKE_ARGS:-}
+  bash "$ROOT/scripts/build.sh" --gpu "$BUILD" "-DPORTA_BACKENDS=auto;gpu_emu" \
+    -DPORTA_BUILD_TESTS=ON -DPORTA_BUILD_BENCH=ON -DPORTA_BUILD_TORCH=ON -DPORTA_BUILD_ORT=ON ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
 # --no-tests=error: a build whose test list cannot be read (e.g. the binary crashes at start)
