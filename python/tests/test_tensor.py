@@ -1,0 +1,223 @@
+"""porta.Tensor: numpy round trips for every dtype, memory sharing, devices, DLPack with numpy
+and torch (zero copy checked by pointers and by writes seen on the other side)."""
+import gc
+
+import numpy as np
+import pytest
+
+import porta
+from conftest import available_devices
+
+NUMPY_DTYPES = {
+    np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int64: "i64", np.int32: "i32",
+    np.int8: "i8", np.uint8: "u8", np.bool_: "bool",
+}
+SHAPES = [(), (0,), (1,), (7,), (3, 5), (2, 0, 3), (1, 1, 1), (2, 3, 5, 7)]
+
+
+def random_array(rng, shape, dtype):
+    if dtype == np.bool_:
+        return np.asarray(rng.integers(0, 2, shape).astype(bool))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.asarray(rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True))
+    return np.asarray((rng.standard_normal(shape) * 100).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", list(NUMPY_DTYPES))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_numpy_round_trip(rng, dtype, shape):
+    a = random_array(rng, shape, dtype)
+    t = porta.Tensor(a)
+    assert t.shape == shape and t.dtype == NUMPY_DTYPES[dtype] and t.device == "cpu"
+    b = t.numpy()
+    assert b.dtype == a.dtype and b.shape == a.shape
+    np.testing.assert_array_equal(b, a)
+    np.testing.assert_array_equal(np.asarray(t), a)
+    if a.size:
+        assert np.shares_memory(a, b)
+
+
+def test_tensor_borrows_numpy_memory_both_ways():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = porta.Tensor(a)
+    assert t.data_ptr() == a.ctypes.data
+    a[1, 2] = -5
+    assert t.numpy()[1, 2] == -5
+    b = t.numpy()
+    b[0, 0] = 42
+    assert a[0, 0] == 42
+
+
+def test_tensor_keeps_the_array_alive():
+    a = np.arange(1000, dtype=np.float64)
+    t = porta.Tensor(a)
+    del a
+    gc.collect()
+    np.testing.assert_array_equal(t.numpy(), np.arange(1000, dtype=np.float64))
+    b = t.numpy()
+    del t
+    gc.collect()
+    np.testing.assert_array_equal(b, np.arange(1000, dtype=np.float64))
+
+
+def test_non_contiguous_and_unusual_numpy_layouts(rng):
+    a = rng.standard_normal((6, 8)).astype(np.float32)
+    cases = {
+        "columns": a[:, ::3],
+        "transposed": a.T,
+        "reversed": a[::-1],  # negative strides: copied
+        "broadcast": np.broadcast_to(a[:1], (4, 8)),  # stride 0
+        "big-endian": a.astype(">f4"),
+        "fortran": np.asfortranarray(a),
+    }
+    for name, view in cases.items():
+        t = porta.Tensor(view)
+        assert t.shape == view.shape, name
+        np.testing.assert_array_equal(t.numpy(), view, err_msg=name)
+        np.testing.assert_array_equal(t.contiguous().numpy(), view, err_msg=name)
+    strided = porta.Tensor(a[:, ::3])
+    assert not strided.is_contiguous() and strided.strides == (8, 3)
+    assert strided.data_ptr() == a.ctypes.data  # a view, not a copy
+
+
+def test_unsupported_numpy_dtypes_are_refused():
+    for dtype in (np.int16, np.uint16, np.uint32, np.uint64, np.complex64):
+        with pytest.raises(porta.DTypeError, match="has no porta dtype"):
+            porta.Tensor(np.zeros(3, dtype))
+    with pytest.raises(porta.DTypeError):
+        porta.Tensor(np.array(["a", "b"]))
+
+
+def test_python_values_and_scalars():
+    t = porta.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.shape == (2, 2) and t.dtype == "f64"
+    s = porta.Tensor(np.float32(2.5))
+    assert s.shape == () and s.numpy() == np.float32(2.5)
+    with pytest.raises(TypeError):
+        len(s)
+    assert len(t) == 2
+
+
+def test_bf16_widens_to_float32_and_cast():
+    a = np.array([1.0, -2.5, 3.140625, 1e30], np.float32)  # exactly representable in bf16 except 1e30
+    t = porta.Tensor(a).cast("bf16")
+    assert t.dtype == "bf16"
+    back = t.numpy()
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back[:3], a[:3])
+    np.testing.assert_allclose(back[3], a[3], rtol=2 ** -8)
+    with pytest.raises(porta.DTypeError):
+        porta.Tensor(a).cast("f128")
+
+
+@pytest.mark.parametrize("device", [d for d in available_devices() if d != "cpu"])
+def test_device_copies(rng, device):
+    a = rng.standard_normal((3, 17)).astype(np.float32)
+    t = porta.Tensor(a, device=device)
+    assert t.device == device
+    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.to("cpu").numpy(), a)
+    with pytest.raises(porta.DeviceMismatch, match="cpu"):
+        t.__dlpack__()
+    with pytest.raises(porta.DeviceMismatch):
+        t.data_ptr()
+
+
+def test_numpy_from_dlpack_shares_porta_memory():
+    source = np.arange(6, dtype=np.int32).reshape(2, 3)
+    t = porta.Tensor(source)
+    assert t.__dlpack_device__() == (1, 0)
+    a = np.from_dlpack(t)  # numpy 1.24 marks what it takes by DLPack read-only
+    assert a.ctypes.data == t.data_ptr() == source.ctypes.data
+    source[1, 1] = 99
+    assert a[1, 1] == 99
+    del t, source
+    gc.collect()
+    assert a[1, 1] == 99 and a.sum() == 0 + 1 + 2 + 3 + 99 + 5
+
+
+def test_porta_from_numpy_dlpack():
+    a = np.arange(10, dtype=np.float64)
+    t = porta.from_dlpack(a)
+    assert t.data_ptr() == a.ctypes.data
+    a[3] = -1
+    assert t.numpy()[3] == -1
+    del a
+    gc.collect()
+    assert t.numpy()[3] == -1
+    strided = np.arange(20, dtype=np.int64).reshape(4, 5)[:, 1::2]
+    ts = porta.from_dlpack(strided)
+    assert ts.strides == (5, 2)
+    np.testing.assert_array_equal(ts.numpy(), strided)
+
+
+torch = pytest.importorskip("torch")
+import torch.utils.dlpack  # noqa: E402
+
+TORCH_DTYPES = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int64: "i64", torch.int32: "i32", torch.int8: "i8", torch.uint8: "u8",
+}
+
+
+@pytest.mark.parametrize("dtype", list(TORCH_DTYPES))
+def test_torch_to_porta_zero_copy(dtype):
+    x = (torch.randn(4, 5) * 50).to(dtype)
+    t = porta.from_dlpack(x)
+    assert t.dtype == TORCH_DTYPES[dtype] and t.shape == (4, 5)
+    assert t.data_ptr() == x.data_ptr()
+    x[2, 3] = 7
+    got = t.numpy()
+    assert got[2, 3] == 7
+    np.testing.assert_array_equal(got, x.to(torch.float32 if dtype == torch.bfloat16 else dtype).numpy())
+    # through the capsule of torch 1.13's to_dlpack too
+    t2 = porta.from_dlpack(torch.utils.dlpack.to_dlpack(x))
+    assert t2.data_ptr() == x.data_ptr()
+
+
+def test_porta_to_torch_zero_copy_and_lifetime():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = porta.Tensor(a)
+    x = torch.utils.dlpack.from_dlpack(t)
+    assert x.data_ptr() == t.data_ptr() == a.ctypes.data
+    x[0, 1] = 100
+    assert a[0, 1] == 100 and t.numpy()[0, 1] == 100
+    del t, a
+    gc.collect()
+    assert x[0, 1].item() == 100 and x.sum().item() == sum(range(12)) - 1 + 100
+    # a capsule can be taken once
+    cap = porta.Tensor(np.ones(3, np.float32)).__dlpack__()
+    torch.utils.dlpack.from_dlpack(cap)
+    with pytest.raises(porta.InvalidArgument, match="can be taken once"):
+        porta.from_dlpack(cap)
+
+
+def test_torch_strided_and_bf16_round_trip():
+    x = torch.randn(6, 8)
+    view = x.t()[1:, ::2]
+    t = porta.from_dlpack(view)
+    assert t.data_ptr() == view.data_ptr()
+    assert t.strides == tuple(view.stride())
+    np.testing.assert_array_equal(t.numpy(), view.numpy())
+    y = torch.utils.dlpack.from_dlpack(t)
+    assert y.stride() == view.stride() and y.data_ptr() == view.data_ptr()
+    torch.testing.assert_close(y, view)
+    b = torch.randn(5).to(torch.bfloat16)
+    back = torch.utils.dlpack.from_dlpack(porta.from_dlpack(b))
+    assert back.dtype == torch.bfloat16 and torch.equal(back, b)
+
+
+def test_torch_inputs_to_ops_and_sessions_without_copies():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    y = porta.ops.Relu(x)
+    np.testing.assert_array_equal(y.numpy(), np.maximum(x.numpy(), 0))
+
+
+def test_dlpack_refusals():
+    with pytest.raises(porta.InvalidArgument, match="__dlpack__"):
+        porta.from_dlpack([1, 2, 3])
+    with pytest.raises(porta.DTypeError, match="no porta dtype"):
+        porta.from_dlpack(torch.zeros(3, dtype=torch.int16))
+    with pytest.raises(porta.DTypeError, match="no porta dtype"):
+        porta.from_dlpack(torch.zeros(3, dtype=torch.complex64))
