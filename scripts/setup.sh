@@ -10,6 +10,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-dev pybind11-dev python3-pytest
   libtorch-dev
 )
 if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
