@@ -91,7 +91,7 @@ void bind_session(py::module_& m) {
       .def("__repr__", [](const ValueDesc& d) {
         std::string dims;
         for (size_t i = 0; i < d.shape.size(); ++i)
-          dims += (i ? ", " : "") + std::string(py::repr(dim_value(d, i)));
+          dims += str(i ? ", " : "", std::string(py::repr(dim_value(d, i))));
         return str("ValueInfo(name='", d.name, "', shape=(", dims, d.shape.size() == 1 ? ",)" : ")",
                    ", dtype='", dtype_name(d.dtype), "')");
       });

@@ -1,4 +1,6 @@
 // porta.Tensor: numpy in and out, device copies, and DLPack both ways (zero copy on the cpu).
+#include <optional>
+
 #include "python/src/bindings.hpp"
 #include "python/src/dlpack_abi.hpp"
 
@@ -149,17 +151,18 @@ Tensor tensor_from_python(py::handle obj) {
 void bind_tensor(py::module_& m) {
   py::class_<Tensor>(m, "Tensor", R"(An n-dimensional array on a porta device.
 
-Tensor(data, device="cpu"): `data` is a numpy array (or anything numpy.asarray takes). On the
-cpu the tensor borrows the array's memory when its strides allow (writes show on both sides),
-else it holds a copy; on another device it is a copy.)")
-      .def(py::init([](py::handle data, const std::string& device) {
+Tensor(data, device=None): `data` is a numpy array (or anything numpy.asarray takes), a DLPack
+producer or a porta.Tensor. On the cpu the tensor borrows the array's memory when its strides
+allow (writes show on both sides), else it holds a copy; on another device it is a copy.
+device=None leaves a porta.Tensor where it is and puts anything else on the cpu.)")
+      .def(py::init([](py::handle data, std::optional<std::string> device) {
              Tensor t = tensor_from_python(data);
-             Device d = Device::parse(device);
-             if (d == Device::cpu()) return t;
+             if (!device) return t;
+             Device d = Device::parse(*device);
              py::gil_scoped_release release;
-             return t.to(d);
+             return t.to(d);  // the tensor itself when it is on `d` already
            }),
-           py::arg("data"), py::arg("device") = "cpu")
+           py::arg("data"), py::arg("device") = py::none())
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("strides", [](const Tensor& t) { return py::tuple(py::cast(t.strides())); },
                              "Strides in elements.")

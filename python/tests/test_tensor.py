@@ -118,6 +118,8 @@ def test_device_copies(rng, device):
     assert t.device == device
     np.testing.assert_array_equal(t.numpy(), a)
     np.testing.assert_array_equal(t.to("cpu").numpy(), a)
+    back = porta.Tensor(t)  # a porta.Tensor stays where it is, unless a device is named
+    assert back.device == device and porta.Tensor(t, device="cpu").device == "cpu"
     with pytest.raises(porta.DeviceMismatch, match="cpu"):
         t.__dlpack__()
     with pytest.raises(porta.DeviceMismatch):
