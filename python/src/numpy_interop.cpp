@@ -1,4 +1,6 @@
 // porta tensors from and to numpy arrays (borrowing memory both ways where it can).
+#include <bit>
+
 #include "python/src/bindings.hpp"
 
 namespace porta::python {
@@ -51,7 +53,8 @@ namespace {
 // strides that are non-negative multiples of the element size.
 bool borrowable(const py::array& a) {
   const auto size = a.itemsize();
-  if (a.dtype().attr("isnative").cast<bool>() == false) return false;
+  const char order = a.dtype().byteorder();  // '=' native, '|' not applicable, '<' or '>'
+  if (order == (std::endian::native == std::endian::little ? '>' : '<')) return false;
   if (reinterpret_cast<uintptr_t>(a.data()) % static_cast<uintptr_t>(size) != 0) return false;
   for (py::ssize_t i = 0; i < a.ndim(); ++i)
     if (a.strides(i) < 0 || a.strides(i) % size != 0) return false;
@@ -61,10 +64,12 @@ bool borrowable(const py::array& a) {
 }  // namespace
 
 Tensor tensor_from_array(py::handle obj) {
-  py::module_ np = py::module_::import("numpy");
-  py::array a = np.attr("asarray")(obj);
+  // An ndarray is taken as it is (the common case, kept free of Python calls).
+  py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj)
+                                                : py::array(py::module_::import("numpy").attr("asarray")(obj));
   DType dtype = dtype_from_numpy(a.dtype());
-  if (!borrowable(a)) a = np.attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));
+  if (!borrowable(a))
+    a = py::module_::import("numpy").attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));
   const auto size = a.itemsize();
   Shape shape(a.shape(), a.shape() + a.ndim());
   std::vector<int64_t> strides(a.ndim());

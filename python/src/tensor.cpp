@@ -143,8 +143,7 @@ Tensor from_dlpack(py::handle obj) {
 
 Tensor tensor_from_python(py::handle obj) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
-  py::module_ np = py::module_::import("numpy");
-  if (!py::isinstance(obj, np.attr("ndarray")) && py::hasattr(obj, "__dlpack__")) return from_dlpack(obj);
+  if (!py::isinstance<py::array>(obj) && py::hasattr(obj, "__dlpack__")) return from_dlpack(obj);
   return tensor_from_array(obj);
 }
 
