@@ -89,12 +89,19 @@ def test_exception_hierarchy_and_messages():
         porta.Tensor(np.ones(2), device="warp_drive:0")
 
 
-def test_unavailable_backend_and_unsupported():
+def test_unavailable_backend_out_of_memory_and_unsupported():
+    # cuda:99: either cuda is not built, or there is no hundredth device
+    with pytest.raises(porta.BackendUnavailable, match="cuda"):
+        porta.Session(MODELS / "mlp" / "model.onnx", device="cuda:99")
+    with pytest.raises(porta.InvalidArgument, match="one cpu device, got 'cpu:7'"):
+        porta.Session(MODELS / "mlp" / "model.onnx", device="cpu:7")
     missing = [d for d in porta.devices() if not d["available"]]
     if missing:
         with pytest.raises(porta.BackendUnavailable):
             porta.Session(MODELS / "mlp" / "model.onnx", device=missing[0]["device"]).run(
                 None, {"x": np.ones((1, 64), np.float32)})
+    with pytest.raises(porta.OutOfMemory, match="requested 4398046511104 bytes"):
+        porta.ops.Expand(np.ones(1, np.float32), np.array([1 << 40], np.int64))  # 4 TiB
     with pytest.raises(porta.Unsupported, match=r"\[Cast\] to must be one of"):
         porta.ops.Cast(np.ones(3), to=8)  # ONNX's STRING
     with pytest.raises(porta.DTypeError, match=r"\[Relu\] input 0 must be one of .*got bool"):
