@@ -84,8 +84,12 @@ Tensor tensor_from_array(py::handle obj) {
 
 py::array tensor_to_numpy(const Tensor& tensor) {
   if (!tensor.defined()) throw InvalidArgument("[python] an undefined tensor has no elements to convert");
-  Tensor t = tensor.to(Device::cpu());
-  if (t.dtype() == DType::bf16) t = t.cast(DType::f32);
+  Tensor t = tensor;
+  if (t.device() != Device::cpu() || t.dtype() == DType::bf16) {
+    py::gil_scoped_release release;  // a device-to-host copy waits for the device
+    t = t.to(Device::cpu());
+    if (t.dtype() == DType::bf16) t = t.cast(DType::f32);
+  }
   const size_t size = dtype_size(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   std::vector<py::ssize_t> strides;

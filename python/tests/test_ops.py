@@ -61,6 +61,25 @@ def test_attributes_as_keywords(rng):
     close(porta.ops.Relu(x[:0]), x[:0], np.float64)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint8, np.float16])
+def test_other_dtypes(rng, dtype):
+    a = rng.integers(0, 10, (3, 1, 4)).astype(dtype)
+    b = rng.integers(0, 10, (5, 1)).astype(dtype)
+    got = porta.ops.Add(a, b)
+    assert got.numpy().dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), (a.astype(np.int64) + b.astype(np.int64)).astype(dtype))
+    got = porta.ops.Mul(a, b).numpy()
+    np.testing.assert_array_equal(got, (a.astype(np.int64) * b.astype(np.int64)).astype(dtype))
+
+
+def test_variadic_inputs(rng):
+    parts = [rng.standard_normal((n, 3)) for n in (2, 0, 1, 5)]
+    close(porta.ops.Concat(*parts, axis=0), np.concatenate(parts, axis=0), np.float64)
+    close(porta.ops.Sum(*parts[:1] * 3), parts[0] * 3, np.float64)
+    with pytest.raises(porta.InvalidArgument, match=r"Concat takes at least 1 input\(s\), got 0"):
+        porta.ops.Concat(axis=0)
+
+
 def test_several_outputs_and_optional_inputs(rng):
     x = rng.standard_normal((4, 6))
     values, indices = porta.ops.TopK(x, np.array([3], np.int64), axis=1)
