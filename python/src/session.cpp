@@ -114,6 +114,8 @@ void bind_session(py::module_& m) {
            py::arg("model"), py::arg("device") = "cpu", py::arg("strict") = false, py::arg("profile") = false)
       .def_property_readonly("inputs", [](const Session& s) { return s.model().inputs(); })
       .def_property_readonly("outputs", [](const Session& s) { return s.model().outputs(); })
+      .def("get_inputs", [](const Session& s) { return s.model().inputs(); }, "ONNX Runtime's spelling of .inputs.")
+      .def("get_outputs", [](const Session& s) { return s.model().outputs(); }, "ONNX Runtime's spelling of .outputs.")
       .def_property_readonly("device", [](const Session& s) { return s.options().device.str(); })
       .def_property_readonly("strict", [](const Session& s) { return s.options().strict; })
       .def(

@@ -76,7 +76,9 @@ def test_inputs_outputs_metadata():
     assert not isinstance(q.shape[0], int)  # the dynamic batch: its name or None
     img = porta.Session(MODELS / "image" / "model.onnx").inputs[0]
     assert img.dtype == "u8" and img.shape[1:] == (32, 32, 3)
-    assert "query" in repr(q)
+    assert repr(q) == f"ValueInfo(name='query', shape=({q.shape[0]!r}, 32), dtype='f32')"
+    assert [i.name for i in s.get_inputs()] == ["query", "keys"]  # ONNX Runtime's spelling
+    assert [o.name for o in s.get_outputs()] == ["context", "weights"]
     assert s.device == "cpu" and s.strict is False
 
 
