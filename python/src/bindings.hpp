@@ -21,13 +21,16 @@ DType dtype_from_numpy(const py::dtype& dtype);
 py::dtype numpy_dtype(DType dtype);
 
 /// A cpu tensor that borrows a numpy array's memory (kept alive by the tensor) when its strides
-/// allow, else a copy. Anything numpy.asarray accepts is accepted.
-Tensor tensor_from_array(py::handle obj);
+/// allow, else a copy. Anything numpy.asarray accepts is accepted. A read-only array is copied
+/// unless `borrow_read_only`: a tensor that may reach the user again (porta.Tensor, an eager
+/// op's input, which a view-like op returns) must not make its memory writable through numpy;
+/// a session's feeds never come back, so they borrow.
+Tensor tensor_from_array(py::handle obj, bool borrow_read_only = false);
 /// A cpu tensor viewing a DLPack producer's memory (an object with __dlpack__ or a capsule).
 Tensor from_dlpack(py::handle obj);
 /// A porta tensor for a Python object: a porta.Tensor as it is, an object with __dlpack__ that
 /// is not a numpy array through DLPack (zero copy), anything else through tensor_from_array.
-Tensor tensor_from_python(py::handle obj);
+Tensor tensor_from_python(py::handle obj, bool borrow_read_only = false);
 /// A numpy array of a tensor's elements: shares the tensor's storage when it is on the cpu (the
 /// array's base keeps it alive), else a copy from the device. bf16 is widened to float32.
 py::array tensor_to_numpy(const Tensor& tensor);

@@ -63,13 +63,13 @@ bool borrowable(const py::array& a) {
 
 }  // namespace
 
-Tensor tensor_from_array(py::handle obj) {
+Tensor tensor_from_array(py::handle obj, bool borrow_read_only) {
   // An ndarray is taken as it is (the common case, kept free of Python calls).
   py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj)
                                                 : py::array(py::module_::import("numpy").attr("asarray")(obj));
   DType dtype = dtype_from_numpy(a.dtype());
-  if (!borrowable(a))
-    a = py::module_::import("numpy").attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));
+  if (!borrowable(a) || (!borrow_read_only && !a.writeable()))
+    a = py::module_::import("numpy").attr("array")(a, a.dtype().attr("newbyteorder")("="), py::arg("order") = "C");
   const auto size = a.itemsize();
   Shape shape(a.shape(), a.shape() + a.ndim());
   std::vector<int64_t> strides(a.ndim());

@@ -21,7 +21,7 @@ std::map<std::string, Tensor> feeds_from_python(const py::dict& feeds) {
     if (!py::isinstance<py::str>(key))
       throw InvalidArgument(str("[session] feed names should be strings, got ",
                                 std::string(py::str(py::type::of(key).attr("__name__")))));
-    inputs[key.cast<std::string>()] = tensor_from_python(value);
+    inputs[key.cast<std::string>()] = tensor_from_python(value, /*borrow_read_only=*/true);
   }
   return inputs;
 }

@@ -141,10 +141,10 @@ Tensor from_dlpack(py::handle obj) {
   return tensor_from_capsule(capsule);
 }
 
-Tensor tensor_from_python(py::handle obj) {
+Tensor tensor_from_python(py::handle obj, bool borrow_read_only) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
   if (!py::isinstance<py::array>(obj) && py::hasattr(obj, "__dlpack__")) return from_dlpack(obj);
-  return tensor_from_array(obj);
+  return tensor_from_array(obj, borrow_read_only);
 }
 
 void bind_tensor(py::module_& m) {
@@ -222,7 +222,7 @@ device=None leaves a porta.Tensor where it is and puts anything else on the cpu.
   m.def("from_dlpack", &from_dlpack, py::arg("obj"),
         "A porta.Tensor viewing the memory of a DLPack producer (an object with __dlpack__, such as "
         "a torch tensor or a numpy array, or a 'dltensor' capsule) without copying; host memory only.");
-  m.def("tensor", &tensor_from_python, py::arg("data"),
+  m.def("tensor", [](py::handle data) { return tensor_from_python(data); }, py::arg("data"),
         "A cpu porta.Tensor for a numpy array, a DLPack producer or a porta.Tensor (zero copy when "
         "the memory can be viewed).");
 }

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import porta
-from conftest import available_devices
+from conftest import MODELS, available_devices
 
 NUMPY_DTYPES = {
     np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int64: "i64", np.int32: "i32",
@@ -79,6 +79,24 @@ def test_non_contiguous_and_unusual_numpy_layouts(rng):
     strided = porta.Tensor(a[:, ::3])
     assert not strided.is_contiguous() and strided.strides == (8, 3)
     assert strided.data_ptr() == a.ctypes.data  # a view, not a copy
+
+
+def test_read_only_arrays_are_not_made_writable():
+    a = np.arange(6, dtype=np.float32)
+    a.flags.writeable = False
+    t = porta.Tensor(a)
+    assert t.data_ptr() != a.ctypes.data  # copied: t.numpy() is writable
+    t.numpy()[0] = 5
+    assert a[0] == 0
+    view = porta.ops.Reshape(a, np.array([2, 3], np.int64)).numpy()
+    view[0, 0] = 7
+    assert a[0] == 0
+    # a session's feeds never come back to the caller: read-only ones are read in place
+    path = str(MODELS / "mlp" / "model.onnx")
+    x = np.ones((2, 64), np.float32)
+    x.flags.writeable = False
+    (y,) = porta.Session(path).run(None, {"x": x})
+    assert y.shape == (2, 16)
 
 
 def test_unsupported_numpy_dtypes_are_refused():
