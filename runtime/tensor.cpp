@@ -40,8 +40,10 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
 
 // ---- Storage ------------------------------------------------------------------------------
 
-Storage::Storage(Device device, Backend* backend, void* handle, size_t bytes, bool owned)
-    : device_(device), backend_(backend), handle_(handle), bytes_(bytes), owned_(owned) {}
+Storage::Storage(Device device, Backend* backend, void* handle, size_t bytes, bool owned,
+                 std::shared_ptr<void> keep_alive)
+    : device_(device), backend_(backend), handle_(handle), bytes_(bytes), owned_(owned),
+      keep_alive_(std::move(keep_alive)) {}
 
 Storage::~Storage() {
   if (owned_ && backend_) {
@@ -111,6 +113,34 @@ Tensor Tensor::wrap_host(void* data, const Shape& shape, DType dtype) {
                                          bytes, false);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::wrap_host(void* data, size_t bytes, const Shape& shape,
+                         const std::vector<int64_t>& strides, int64_t offset, DType dtype,
+                         std::shared_ptr<void> owner) {
+  if (shape.size() != strides.size())
+    throw ShapeError(str("[tensor] wrap_host: ", shape.size(), " dimensions but ", strides.size(), " strides"));
+  int64_t count = shape_numel(shape);
+  if (!data && count > 0) throw InvalidArgument("[tensor] wrap_host got a null pointer");
+  // The last element's index (in elements from data), checked against the bytes given.
+  int64_t last = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (strides[i] < 0)
+      throw ShapeError(str("[tensor] wrap_host: strides should not be negative, got ", shape_str(strides)));
+    if (shape[i] > 0) last += (shape[i] - 1) * strides[i];
+  }
+  size_t size = dtype_size(dtype);
+  if (offset < 0 || (count > 0 && static_cast<size_t>(last + 1) * size > bytes))
+    throw ShapeError(str("[tensor] wrap_host: shape ", shape_str(shape), " with strides ", shape_str(strides),
+                         " and offset ", offset, " reaches past the ", bytes, " bytes given"));
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(Device::cpu(), find_backend(DeviceType::cpu), data, bytes, false,
+                                         std::move(owner));
+  t.shape_ = shape;
+  t.strides_ = strides;
+  t.offset_ = offset;
   t.dtype_ = dtype;
   return t;
 }

@@ -14,7 +14,8 @@ OPTS=()
 if [[ ! -f "$ROOT/build/CMakeCache.txt" ]]; then
   # A first build: only the library and the CLI (scripts/test.sh turns the rest on in the same
   # folder when it is run).
-  OPTS=(-DPORTA_BUILD_TESTS=OFF -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF -DPORTA_BUILD_ORT=OFF)
+  OPTS=(-DPORTA_BUILD_TESTS=OFF -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF -DPORTA_BUILD_ORT=OFF
+        -DPORTA_BUILD_PYTHON=OFF)
 fi
 PORTA_BUILD_TARGETS=porta_cli bash "$ROOT/scripts/build.sh" "${GPU[@]}" "$ROOT/build" "${OPTS[@]}"
 "$ROOT/build/bin/porta" devices

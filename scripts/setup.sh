@@ -17,8 +17,9 @@ if ((!DEMO)); then
   PKGS+=(
     libgtest-dev libgmock-dev libbenchmark-dev
     vulkan-validationlayers vulkan-tools
-    python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-pytest
-    pybind11-dev libtorch-dev
+    python3 python3-numpy python3-onnx python3-torch python3-torchvision
+    python3-dev pybind11-dev python3-pytest
+    libtorch-dev
   )
   if [[ "${PORTA_SETUP_HIP:-1}" == 1 ]]; then
     PKGS+=(hipcc libamdhip64-dev)

@@ -34,7 +34,8 @@ else
   # The options that scripts/demo.sh turns off in the same folder are turned on again.
   # shellcheck disable=SC2086
   bash "$ROOT/scripts/build.sh" --gpu "$BUILD" "-DPORTA_BACKENDS=auto;gpu_emu" \
-    -DPORTA_BUILD_TESTS=ON -DPORTA_BUILD_BENCH=ON -DPORTA_BUILD_TORCH=ON -DPORTA_BUILD_ORT=ON ${PORTA_CMAKE_ARGS:-}
+    -DPORTA_BUILD_TESTS=ON -DPORTA_BUILD_BENCH=ON -DPORTA_BUILD_TORCH=ON -DPORTA_BUILD_ORT=ON \
+    -DPORTA_BUILD_PYTHON=ON ${PORTA_CMAKE_ARGS:-}
 fi
 cd "$BUILD"
 # --no-tests=error: a build whose test list cannot be read (e.g. the binary crashes at start)

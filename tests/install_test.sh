@@ -4,7 +4,8 @@
 # (porta_add_plugin; checked on every available device), examples/consumer (find_package) and
 # examples/consumer/hello.c (pkg-config). Runs the example model through the plugin on every
 # available device, natively and (kernel disabled) through the op's composite, and checks
-# that the installed CLI says which kernels came from the plugin.
+# that the installed CLI says which kernels came from the plugin. When the Python package was
+# built, imports the installed one (no LD_LIBRARY_PATH) and runs a model and an eager op.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -50,6 +51,25 @@ assert (y.double() - x64 * torch.sigmoid(1.5 * x64)).abs().max() < 1e-5
 y.sum().backward()
 assert x.grad is not None
 print('torch.ops.porta.ScaledSwish: ok')" "$torchlib") || fail "the installed libporta_torch.so cannot run the plugin's op"
+fi
+
+pymodule=$(find "$prefix" -name '_porta*.so' | head -1)
+if [[ -z $pymodule ]] && compgen -G "$build/python/porta/_porta*.so" >/dev/null; then
+  fail "the Python package was built ($build/python/porta) but not installed"
+fi
+if [[ -n $pymodule ]]; then
+  step "import porta from the installed tree (libporta found through the module's RPATH)"
+  pydir=$(dirname "$(dirname "$pymodule")")
+  (cd "$work" && env -u LD_LIBRARY_PATH PYTHONPATH="$pydir" $python -c "
+import sys, numpy as np, porta
+assert porta.__file__.startswith(sys.argv[1]), porta.__file__
+s = porta.Session(sys.argv[2] + '/models/mlp/model.onnx')
+y, = s.run(None, {'x': np.load(sys.argv[2] + '/models/mlp/input_0.npy')})
+np.testing.assert_allclose(y, np.load(sys.argv[2] + '/models/mlp/output_0.npy'), rtol=2e-3, atol=2e-4)
+a = np.random.rand(3, 4)
+np.testing.assert_allclose(porta.ops.MatMul(a, a.T).numpy(), a @ a.T, rtol=1e-12)
+print('installed porta', porta.__version__, 'from', porta.__file__, ': ok')" "$pydir" "$src") ||
+    fail "the installed Python package cannot run a model"
 fi
 
 step "build examples/consumer (find_package) and hello.c (pkg-config)"

@@ -2,6 +2,7 @@
 #pragma once
 #include "porta/attributes.hpp"
 #include "porta/backend.hpp"
+#include "porta/check.hpp"
 #include "porta/device.hpp"
 #include "porta/dispatch.hpp"
 #include "porta/dtype.hpp"

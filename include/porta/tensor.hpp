@@ -27,7 +27,9 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 class Storage {
  public:
   /// Takes ownership of `handle` (allocated by `backend` on `device`) unless `owned` is false.
-  Storage(Device device, Backend* backend, void* handle, size_t bytes, bool owned = true);
+  /// `keep_alive` (optional) is held until the storage goes: whatever owns borrowed memory.
+  Storage(Device device, Backend* backend, void* handle, size_t bytes, bool owned = true,
+          std::shared_ptr<void> keep_alive = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -47,6 +49,7 @@ class Storage {
   void* handle_;
   size_t bytes_;
   bool owned_;
+  std::shared_ptr<void> keep_alive_;
 };
 
 /// An n-dimensional view of a Storage. Copying a Tensor shares the storage.
@@ -63,6 +66,13 @@ class Tensor {
                           Device device = Device::cpu());
   /// Wraps caller-owned host memory without copying; the caller keeps it alive.
   static Tensor wrap_host(void* data, const Shape& shape, DType dtype);
+  /// Wraps `bytes` of host memory that another library owns, without copying, as a view of
+  /// `shape` with `strides` (in elements, not negative) and `offset` (elements from `data`);
+  /// every element must lie inside the `bytes` (else ShapeError). `owner` is held until the last
+  /// tensor sharing the storage is gone (a numpy array, a DLPack producer).
+  static Tensor wrap_host(void* data, size_t bytes, const Shape& shape,
+                          const std::vector<int64_t>& strides, int64_t offset, DType dtype,
+                          std::shared_ptr<void> owner);
   /// A 0-d or 1-d f32/f64/i64... tensor from values (converted to dtype), on cpu.
   static Tensor from_values(const std::vector<double>& values, const Shape& shape, DType dtype);
   /// Scalar tensor (shape {}) on cpu.

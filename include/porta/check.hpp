@@ -1,0 +1,38 @@
+// porta — per-node accuracy of a model on devices, against the float64 reference.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "porta/session.hpp"
+
+namespace porta {
+
+/// One node's error on one device.
+/// max_abs = max |device - reference|; rel = ||device - reference||_2 / ||reference||_2 over the
+/// node's outputs (a NaN on exactly one side, or a shape that differs, counts as infinite error).
+struct NodeError {
+  std::string node;  ///< the node's name ("" when the model gives none)
+  std::string op;    ///< OpSchema::qualified_name()
+  Device device;
+  double max_abs = 0;
+  double rel = 0;
+  /// false when the device's session kept none of the node's outputs (its node was fused into
+  /// another); max_abs and rel are then 0 and the node is never over the tolerance.
+  bool computed = true;
+  bool over = false;  ///< rel > tolerance (or not a number)
+};
+
+struct CheckOptions {
+  std::vector<Device> devices = {Device::cpu()};
+  bool strict = false;       ///< sessions refuse CPU fallback
+  double tolerance = 1e-4;   ///< bound on rel
+};
+
+/// Runs `model` on every device of `options` (keeping every value) and node by node on the
+/// float64 reference (porta::reference_op), and returns one record per (node, device), nodes in
+/// graph order, devices in the order given. Throws InvalidArgument for a missing input.
+std::vector<NodeError> check_model(const Model& model, const std::map<std::string, Tensor>& inputs,
+                                   const CheckOptions& options = {});
+
+}  // namespace porta
