@@ -4,7 +4,9 @@
 // beta * C sum post-op over a destination prefilled with C broadcast. B that is a session
 // constant (a Linear layer's weight) is handed to oneDNN in the layout the primitive picks,
 // reordered once (weights_for): with B as transB strides brgemm repacked it on every call,
-// half the time of mlp's 4x64x128 products. f64: a plain loop.
+// half the time of mlp's 4x64x128 products. bf16/f16: the same primitive (oneDNN accumulates
+// in f32), or, where oneDNN has no implementation for the type on this machine, f32 and one
+// rounding at the end. f64: a plain loop.
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
@@ -34,7 +36,7 @@ GemmCall gemm_call(const KernelContext& ctx) {
   g.has_c = ctx.has_input(2) && at.get_float("beta") != 0.0;
   g.alpha = at.get_float("alpha");
   g.beta = at.get_float("beta");
-  if (g.has_c && g.alpha == 1.0 && g.beta == 1.0 && ctx.in(2).dtype() == DType::f32) {
+  if (g.has_c && g.alpha == 1.0 && g.beta == 1.0 && ctx.in(2).dtype() == ctx.outputs.at(0).dtype()) {
     const Shape& c = ctx.in(2).shape();
     Shape dims = c.size() == 2 ? c : c.size() == 1 ? Shape{1, c[0]} : Shape{1, 1};
     g.c_as_bias = c.size() <= 2;
@@ -85,6 +87,21 @@ struct PreparedGemm {
   std::unordered_map<int, dnnl::memory> args;
 };
 
+void gemm_cpu(KernelContext& ctx);
+
+// A bf16/f16 Gemm computed in f32 and rounded once: where oneDNN has no implementation for the
+// type here, and for the empty product (k = 0).
+void gemm_through_f32(KernelContext& ctx) {
+  KernelContext wide = ctx;
+  wide.state = nullptr;
+  wide.constant_inputs = 0;  // the f32 copies below are not the session's weights
+  for (Tensor& t : wide.inputs)
+    if (t.defined()) t = t.cast(DType::f32);
+  wide.outputs = {Tensor::empty(ctx.out(0).shape(), DType::f32)};
+  gemm_cpu(wide);
+  ctx.out(0).copy_(wide.out(0).cast(ctx.out(0).dtype()));
+}
+
 void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   DType t = ctx.out(0).dtype();
   const bool b_constant = ctx.is_constant_input(1);
@@ -114,6 +131,7 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
         }
         return r;
       });
+  if (!p->ok && t != DType::f32) return gemm_through_f32(ctx);
   if (!p->ok)
     throw BackendError(str("[Gemm] oneDNN refused an ", g.m, "x", g.n, "x", g.k, " ", dtype_name(t),
                            " matmul: ", p->why));
@@ -240,6 +258,7 @@ void gemm_cpu(KernelContext& ctx) {
   GemmCall g = gemm_call(ctx);
   if (ctx.out(0).numel() == 0) return;
   if (ctx.out(0).dtype() == DType::f64) return gemm_loop<double>(ctx, g);
+  if (ctx.out(0).dtype() != DType::f32) return g.k == 0 ? gemm_through_f32(ctx) : gemm_dnnl(ctx, g);
   if (g.k == 0) {  // alpha * (empty sum) + beta * C
     fill_with_c(ctx, g);
     if (g.has_c) {
@@ -293,6 +312,6 @@ void gemm_gemv(KernelContext& ctx) {
 }  // namespace
 
 PORTA_REGISTER_KERNEL(Gemm, cpu, kF32, gemm_gemv, gemm_gemv_supports, (KernelImpl{"gemv", 1}))
-PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64, gemm_cpu, nullptr, (KernelImpl{"onednn", 0}))
+PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64 | kBF16 | kF16, gemm_cpu, nullptr, (KernelImpl{"onednn", 0}))
 
 }  // namespace porta::cpu
