@@ -278,5 +278,21 @@ TEST(Precision, BadValuesAreRefused) {
   EXPECT_NE(msg.find("unknown precision"), std::string::npos) << msg;
 }
 
+TEST(Precision, CliOptions) {
+  const std::string transformer = std::string(PORTA_SOURCE_DIR) + "/models/transformer/model.onnx";
+  CliResult bad = porta_cli("run " + transformer + " --precision fp8");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("[precision] should be one of f32, bf16, f16, auto; got 'fp8'"), std::string::npos)
+      << bad.output;
+  CliResult ops = porta_cli("ops " + transformer + " --precision bf16");
+  EXPECT_EQ(ops.status, 0) << ops.output;
+  EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
+  EXPECT_NE(ops.output.find("[precision: bf16 with f32 accumulation (policy: lower)"), std::string::npos)
+      << ops.output;
+  CliResult run = porta_cli("run " + transformer + " --precision bf16 --repeat 1");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find(": f32 "), std::string::npos) << run.output;  // outputs keep their dtype
+}
+
 }  // namespace
 }  // namespace porta::test
