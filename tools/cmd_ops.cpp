@@ -66,10 +66,14 @@ int cmd_ops(const Args& args) {
   o.strict = args.has("--strict");
   o.precision = parse_precision(args.get("--precision", "f32"));
   Session session(model, o);
-  // node, op, path, the dtype it computes in, why it runs there; with a precision other than
-  // f32, then why it computes in that dtype and what was cast for it.
+  // node, op, path, why it runs there. With --precision, the dtype it computes in comes after
+  // the path, and after the reason (for a precision other than f32) why it computes in that
+  // dtype and what was cast for it.
+  const bool precision_column = args.has("--precision");
   for (const NodePlan& p : session.plan(shapes)) {
-    std::cout << p.node << "  " << p.op << "  " << cell(p) << "  " << dtype_name(p.precision) << "  " << p.reason;
+    std::cout << p.node << "  " << p.op << "  " << cell(p) << "  ";
+    if (precision_column) std::cout << dtype_name(p.precision) << "  ";
+    std::cout << p.reason;
     if (!p.precision_note.empty()) std::cout << "  [precision: " << p.precision_note << "]";
     std::cout << "\n";
   }
