@@ -4,6 +4,7 @@
 // boundaries, and liveness-based buffer reuse.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "porta/error.hpp"
 #include "porta/util.hpp"
@@ -97,6 +98,7 @@ class Compiler {
   void process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                     const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
   bool apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note);
+  bool wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const;
   int twin(int v, DType to, int plan_node);
   std::string value_label(int v) const {
     return v < static_cast<int>(graph_.values.size()) ? graph_.values[v].name : str("%", v);
@@ -111,6 +113,8 @@ class Compiler {
   std::vector<bool> host_needed_;  // graph values whose contents decide shapes
   PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
   DType low_ = DType::f32;           // the session's compute format for f32 work
+  std::vector<bool> read_low_;       // graph values some lower or follow node reads
+  bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
   friend class PlanBuilder;
 };
 
@@ -298,11 +302,31 @@ bool Compiler::apply_precision(const OpSchema& op, std::vector<int>& ins, int pl
   return false;
 }
 
+// Whether a lowered graph node should write its outputs in f32 rather than in the low format:
+// when no node that would read them low (lower or follow) reads them, the f32 readers and
+// graph outputs would otherwise need a Cast after it. Only where every kernel that may run the
+// node on the device takes such a call (KernelDef::f32_output).
+bool Compiler::wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const {
+  for (int v : outs)
+    if (v >= 0 && (static_cast<size_t>(v) >= read_low_.size() || read_low_[v])) return false;
+  bool any = false, all = true;
+  for (const KernelDef* k : kernels_for(op)) {
+    if (k->backend != options_.device.type || !dtype_in(k->dtypes, low_)) continue;
+    any = true;
+    all &= k->f32_output;
+  }
+  return any && all;
+}
+
 void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                        const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
   std::vector<int> in = ins;
   std::string note;
   const bool low = low_ != DType::f32 && apply_precision(op, in, plan_node, note);
+  if (low && depth == 0 && precision_class(op) == PrecisionClass::lower && wants_f32_destination(op, outs)) {
+    f32_destination_ = true;
+    note = str(dtype_name(low_), " with f32 accumulation, written as f32 for its readers", note.substr(note.find(" (policy")));
+  }
   process_node(op, attrs, in, outs, name, plan_node, depth);
   if (low)
     for (int v : outs)
@@ -318,6 +342,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
 
 void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                             const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
+  const bool f32_destination = std::exchange(f32_destination_, false);
   if (depth > 32) throw Unsupported(str("[", op.name, "] decomposition nests too deeply"));
   std::vector<ValueInfo> infos(ins.size());
   bool all_constant = true, from_input = false;
@@ -397,6 +422,15 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
   } catch (...) {
     rethrow_with_context(str("node '", name, "'"));
   }
+  // The precision policy's f32 destination: the kernel is told by `porta_f32_output`.
+  Attributes marked;
+  if (f32_destination) {
+    for (ValueInfo& o : out_infos)
+      if (o.present && o.dtype == low_) o.dtype = DType::f32;
+    marked = attrs;
+    marked.set("porta_f32_output", int64_t{1});
+  }
+  const Attributes& call_attrs = f32_destination ? marked : attrs;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i] < 0) continue;
     CValue& cv = values_.at(outs[i]);
@@ -438,7 +472,7 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
   DType dtype = dispatch_dtype(op, infos, out_infos);
   KernelContext probe;
   probe.op = &op;
-  probe.attrs = &attrs;
+  probe.attrs = &call_attrs;
   probe.device = device;
   probe.backend = &backend_for(device);
   for (size_t i = 0; i < ins.size(); ++i)
@@ -457,14 +491,18 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
           reason += "; adds the other input of the Add that followed it (fused)";
       if (!fused.empty()) reason += str("; applies the ", fused, " that followed it (fused)");
       mark(Path::native, reason, device);
-      emit_kernel(op, attrs, r.kernel, device, ins, outs, name, plan_node);
+      emit_kernel(op, call_attrs, r.kernel, device, ins, outs, name, plan_node);
       return;
     }
     case Path::fallback:
       mark(Path::fallback, r.reason, Device::cpu());
-      emit_kernel(op, attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
+      emit_kernel(op, call_attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
       return;
     case Path::composite: {
+      // A composite writes its outputs in its parts' dtypes: the f32 destination is asked for
+      // only where every kernel of the device declares it, so it never comes here.
+      if (f32_destination)
+        throw Unsupported(str("[", op.name, "] node '", name, "': internal: an f32 destination needs a kernel, ", r.reason));
       // Weigh the decomposition's own CPU fallbacks against running the whole op on the cpu.
       PlacementChoice w;
       try {
@@ -526,6 +564,13 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
   low_ = low_precision_dtype(options_.precision, options_.device);
+  if (low_ != DType::f32) {
+    read_low_.assign(graph_.values.size(), false);
+    for (const Node& n : graph_.nodes)
+      if (precision_class(*n.op) != PrecisionClass::keep_f32)
+        for (int v : n.inputs)
+          if (v >= 0) read_low_[v] = true;
+  }
   for (size_t i = 0; i < graph_.values.size(); ++i) {
     const Value& gv = graph_.values[i];
     values_[i].dtype = gv.dtype;

@@ -92,21 +92,19 @@ TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
   for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
   const std::string& first = plan_of(plan, "MatMul", 0).precision_note;
   EXPECT_NE(first.find("policy: lower"), std::string::npos) << first;
+  EXPECT_NE(first.find("written as f32"), std::string::npos) << first;
   EXPECT_NE(first.find("x cast to bf16"), std::string::npos) << first;
   EXPECT_NE(first.find("w1 converted to bf16"), std::string::npos) << first;
-  EXPECT_NE(plan_of(plan, "Softmax").precision_note.find("h cast to f32"), std::string::npos)
-      << plan_of(plan, "Softmax").precision_note;
   EXPECT_NE(plan_of(plan, "LayerNormalization").precision_note.find("policy: keep f32"), std::string::npos);
 
   std::vector<Tensor> out = session.run(g.inputs());
-  // Casts only at boundaries: into each product, back out of it; h's f32 twin serves both
-  // the Softmax and the graph output; weights are converted at compile time, not per run.
+  // Casts only at boundaries, into each product: both products write f32 for their f32
+  // readers (Softmax and the graph output h, LayerNormalization) instead of a Cast after
+  // them; weights are converted at compile time, not per run.
   std::vector<std::string> casts = cast_steps(session.profile());
-  EXPECT_EQ(casts.size(), 4u);
+  EXPECT_EQ(casts.size(), 2u);
   EXPECT_TRUE(has(casts, "cast x to bf16"));
-  EXPECT_TRUE(has(casts, "cast h to f32"));
   EXPECT_TRUE(has(casts, "cast s to bf16"));
-  EXPECT_TRUE(has(casts, "cast t to f32"));
   ASSERT_EQ(out.size(), 2u);
   expect_low_precision_result(out[1], g.reference("h"), DType::bf16, 64, "h");
   // Softmax of values of size ~sqrt(k)/3 turns their absolute error into relative error of
@@ -240,9 +238,66 @@ TEST(Precision, DataMovementFollowsItsInputs) {
   EXPECT_EQ(plan_of(plan, "Transpose").precision, DType::bf16) << plan_of(plan, "Transpose").precision_note;
   std::vector<Tensor> out = s.run(g.inputs());
   std::vector<std::string> casts = cast_steps(s.profile());
-  EXPECT_EQ(casts.size(), 3u);  // x and z into the products, y out
+  EXPECT_EQ(casts.size(), 2u);  // x and z into the products; the second writes y in f32
   EXPECT_FALSE(has(casts, "cast h to f32"));
+  EXPECT_FALSE(has(casts, "cast y to f32"));
   expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, 16 * 4, "y");
+}
+
+// A product read both by a product and by an f32 op writes bf16 (the product reads it as is)
+// and the f32 reader gets one Cast; the product whose only reader is the graph output writes
+// f32.
+TEST(Precision, ProductWithLowAndF32Readers) {
+  ReferenceGraph g;
+  g.input("x", random_f32({5, 24}));
+  g.initializer("w1", random_f32({24, 12}));
+  g.initializer("w2", random_f32({12, 7}));
+  g.node("MatMul", {"x", "w1"}, "h");
+  g.node("Softmax", {"h"}, "s", {{"axis", int64_t{-1}}});
+  g.node("MatMul", {"h", "w2"}, "u");
+  g.output("s");
+  g.output("u");
+  SessionOptions o = with_precision(Precision::bf16);
+  o.profile = true;
+  Session s(g.model(), o);
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of(plan, "MatMul", 1).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of(plan, "Softmax").precision_note.find("h cast to f32"), std::string::npos);
+  std::vector<Tensor> out = s.run(g.inputs());
+  std::vector<std::string> casts = cast_steps(s.profile());
+  EXPECT_EQ(casts.size(), 2u);
+  EXPECT_TRUE(has(casts, "cast x to bf16"));
+  EXPECT_TRUE(has(casts, "cast h to f32"));
+  expect_low_precision_result(out.at(0), g.reference("s"), DType::bf16, 24, "s");
+  expect_low_precision_result(out.at(1), g.reference("u"), DType::bf16, 24, "u");
+}
+
+// An f32 output from half inputs is asked for explicitly (porta_f32_output); a kernel that
+// does not declare KernelDef::f32_output declines it, and a Cast (half in, f32 out by its own
+// rule) is no such call.
+TEST(Precision, F32OutputIsDeclaredByKernels) {
+  const OpSchema* matmul = find_op("MatMul");
+  Attributes marked{{"porta_f32_output", int64_t{1}}};
+  KernelContext call;
+  call.op = matmul;
+  call.attrs = &marked;
+  call.device = Device::cpu();
+  call.backend = &backend_for(Device::cpu());
+  call.inputs = {random_f32({3, 4}).cast(DType::bf16), random_f32({4, 2}).cast(DType::bf16)};
+  call.outputs = {Tensor::empty({3, 2}, DType::f32)};
+  Resolution r = resolve_call(call, DType::bf16);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  EXPECT_TRUE(r.kernel->f32_output);
+  Device vk{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(vk); !why.empty()) GTEST_SKIP() << "vulkan:0: " << why;
+  call.device = vk;
+  call.backend = &backend_for(vk);
+  call.inputs = {random_f32({3, 4}).cast(DType::f16).to(vk), random_f32({4, 2}).cast(DType::f16).to(vk)};
+  call.outputs = {Tensor::empty({3, 2}, DType::f32, vk)};
+  r = resolve_call(call, DType::f16);
+  EXPECT_EQ(r.path, Path::fallback) << r.reason;
+  EXPECT_NE(r.reason.find("does not write an f32 output from f16 inputs"), std::string::npos) << r.reason;
 }
 
 // A device without bf16 kernels: the same rules as any missing kernel (here the cpu fallback,
