@@ -62,19 +62,22 @@ PORTA_REGISTER_OP(Gemm) {
   };
   s.cases = [] {
     std::vector<OpCase> c;
-    c.push_back({"plain", {in({5, 7}), in({7, 3}), in({5, 3})}, {}, kF32 | kF64});
-    c.push_back({"no_c", {in({5, 7}), in({7, 3}), in_absent()}, {}, kF32 | kF64});
-    c.push_back({"transA", {in({7, 5}), in({7, 3}), in({3})}, {{"transA", int64_t{1}}}, kF32 | kF64});
+    // Half types where the cases cover each path of a kernel: C as bias or as a sum, the
+    // transposes, alpha and beta, an empty product.
+    const DTypeSet all = kF32 | kF64 | kF16 | kBF16;
+    c.push_back({"plain", {in({5, 7}), in({7, 3}), in({5, 3})}, {}, all});
+    c.push_back({"no_c", {in({5, 7}), in({7, 3}), in_absent()}, {}, all});
+    c.push_back({"transA", {in({7, 5}), in({7, 3}), in({3})}, {{"transA", int64_t{1}}}, all});
     c.push_back({"transB", {in({5, 7}), in({3, 7}), in({5, 1})},
-                 {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}, kF32 | kF64});
+                 {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}, all});
     c.push_back({"transAB", {in({7, 5}), in({3, 7}), in({1})},
-                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", -1.5}}, kF32 | kF64});
-    c.push_back({"scalar_c", {in({4, 6}), in({6, 9}), in({})}, {{"beta", 0.0}}, kF32 | kF64});
+                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", -1.5}}, all});
+    c.push_back({"scalar_c", {in({4, 6}), in({6, 9}), in({})}, {{"beta", 0.0}}, all});
     c.push_back({"1x1", {in({1, 1}), in({1, 1}), in({1, 1})}, {}, kF32 | kF64});
-    c.push_back({"empty_k", {in({3, 0}), in({0, 4}), in({3, 4})}, {{"beta", 0.5}}, kF32 | kF64});
+    c.push_back({"empty_k", {in({3, 0}), in({0, 4}), in({3, 4})}, {{"beta", 0.5}}, all});
     c.push_back({"empty_m", {in({0, 4}), in({4, 5}), in({5})}, {}, kF32});
     c.push_back({"long_k_transAB", {in({90, 6}), in({5, 90}), in({6, 5})},
-                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", -2.0}}, kF32 | kF64});
+                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", -2.0}}, all});
     OpCase big{"1024x1024x1024", {in({1024, 1024}), in({1024, 1024}), in({1024})},
                {{"transB", int64_t{1}}}, kF32};
     big.perf = true;

@@ -64,6 +64,17 @@ std::string fused_activation_of(const KernelContext& call) {
   return call.attrs ? call.attrs->get_string("porta_activation", "") : std::string();
 }
 
+// The half type of a call that a session marks (attribute `porta_f32_output`) to write f32
+// from bf16/f16 inputs (KernelDef::f32_output), or f32 when the call is not such.
+DType half_input_of_f32_output(const KernelContext& call) {
+  if (!call.attrs || call.attrs->get_int("porta_f32_output", 0) == 0) return DType::f32;
+  const int d = call.op->dispatch_input;
+  if (d < 0 || d >= static_cast<int>(call.inputs.size()) || !call.inputs[d].defined()) return DType::f32;
+  if (call.outputs.empty() || !call.outputs[0].defined() || call.outputs[0].dtype() != DType::f32) return DType::f32;
+  const DType in = call.inputs[d].dtype();
+  return in == DType::bf16 || in == DType::f16 ? in : DType::f32;
+}
+
 
 // Why a kernel does not take a call ("" when it does): only asked for a concrete call.
 std::string declines(const KernelDef& k, const KernelContext* call) {
@@ -73,6 +84,8 @@ std::string declines(const KernelDef& k, const KernelContext* call) {
   if (std::string act = fused_activation_of(*call);
       !act.empty() && std::find(k.fused_activations.begin(), k.fused_activations.end(), act) == k.fused_activations.end())
     return str("does not apply the fused activation ", act);
+  if (DType half = half_input_of_f32_output(*call); half != DType::f32 && !k.f32_output)
+    return str("does not write an f32 output from ", dtype_name(half), " inputs");
   return k.supports ? k.supports(*call) : std::string();
 }
 
@@ -241,7 +254,7 @@ bool carries_internal_operands(const KernelContext& call) {
   const std::vector<std::string>& names = call.op->inputs;
   for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
     if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
-  return !fused_activation_of(call).empty();
+  return !fused_activation_of(call).empty() || half_input_of_f32_output(call) != DType::f32;
 }
 
 }  // namespace detail

@@ -28,8 +28,9 @@ void poison(Tensor& t);
 [[noreturn]] void rethrow_with_context(std::string_view context);
 
 /// Whether a call carries porta-internal operands (a fused input such as Conv's porta_residual,
-/// or a `porta_activation`) that a kernel must declare to take it: such a call is resolved for
-/// its concrete operands even when the chosen kernel has no `supports`.
+/// or a `porta_activation`) or an f32 output from half inputs (KernelDef::f32_output) that a
+/// kernel must declare to take it: such a call is resolved for its concrete operands even
+/// when the chosen kernel has no `supports`.
 bool carries_internal_operands(const KernelContext& call);
 
 }  // namespace porta::detail

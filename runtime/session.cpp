@@ -11,6 +11,7 @@
 #include "runtime/eager.hpp"
 #include "runtime/kernel_call.hpp"
 #include "runtime/graph_fusion.hpp"
+#include "runtime/precision.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta {
@@ -55,6 +56,7 @@ struct Session::Impl {
   // Keyed by input shapes plus the bytes of shape-deciding inputs.
   std::map<std::pair<std::vector<Shape>, std::string>, std::unique_ptr<detail::Plan>> plans;
   std::vector<bool> value_inputs;
+  detail::PrecisionCache converted;  // weights in the low precision, shared by every plan
   detail::Plan* last = nullptr;
   std::vector<NodeProfile> profile;
   std::atomic<bool> busy{false};
@@ -87,7 +89,7 @@ struct Session::Impl {
     if (it != plans.end()) return *it->second;
     if (plans.size() >= 64) plans.clear();  // bound the cache for ever-changing shapes
     std::shared_ptr<const Graph> g = rewritten_for_shapes(graph, options, shapes, values);
-    auto plan = detail::compile_plan(*g, options, shapes, values);
+    auto plan = detail::compile_plan(*g, options, shapes, values, &converted);
     plan->graph = g;  // the plan's steps were made from this graph; it lives as long
     return *plans.emplace(key, std::move(plan)).first->second;
   }
@@ -135,6 +137,7 @@ void allocate_buffers(detail::Plan& plan) {
 Session::Session(Model model, SessionOptions options)
     : impl_(std::make_unique<Impl>(std::move(model), options)) {
   backend_for(options.device);  // throws BackendUnavailable with the reason
+  detail::low_precision_dtype(options.precision, options.device);  // refuses a value outside the enum
 }
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;

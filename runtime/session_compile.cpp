@@ -1,14 +1,17 @@
 // porta runtime — compiling a graph for one device and one set of input shapes:
 // shape inference and constant folding, resolution per node (native / composite / CPU
-// fallback), copies at device boundaries, and liveness-based buffer reuse.
+// fallback), casts at precision boundaries (runtime/precision.hpp), copies at device
+// boundaries, and liveness-based buffer reuse.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
 #include "runtime/graph_fusion.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/precision.hpp"
 #include "ops/shape_util.hpp"
 #include "runtime/session_plan.hpp"
 
@@ -25,9 +28,22 @@ struct CValue {
   int home = -1;                // slot holding it at run time
   std::map<Device, int> on;     // slots by device (home and copies)
   int origin = -1;              // Plan::nodes index of the node that produced it
+  bool weight = false;          // a constant of the graph (converted once per session)
+  bool lowered = false;         // computed in the session's low format in place of f32
+  std::map<DType, int> twins;   // this value in other dtypes (one Cast or conversion each)
 };
 
 class Compiler;
+
+// ONNX TensorProto codes (Cast's `to`) of the formats the planner casts between.
+int64_t onnx_dtype_code(DType t) {
+  switch (t) {
+    case DType::f32: return 1;
+    case DType::f16: return 10;
+    case DType::bf16: return 16;
+    default: throw InvalidArgument(str("[session] internal: no precision cast to ", dtype_name(t)));
+  }
+}
 
 // Emits composite parts as further nodes of the plan.
 class PlanBuilder final : public GraphBuilder {
@@ -49,12 +65,14 @@ class PlanBuilder final : public GraphBuilder {
 
 class Compiler {
  public:
-  Compiler(const Graph& g, const SessionOptions& o) : graph_(g), options_(o), plan_(std::make_unique<Plan>()) {}
+  Compiler(const Graph& g, const SessionOptions& o, PrecisionCache* cache)
+      : graph_(g), options_(o), plan_(std::make_unique<Plan>()), cache_(cache) {}
 
   std::unique_ptr<Plan> run(const std::vector<Shape>& input_shapes,
                             const std::vector<Tensor>& input_values);
 
-  // Processes one node (graph node or composite part). Returns output value ids.
+  // Processes one node (graph node or composite part): the precision policy, then
+  // process_node.
   void process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
 
@@ -77,6 +95,14 @@ class Compiler {
   void emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
                    Device device, const std::vector<int>& ins, const std::vector<int>& outs,
                    const std::string& name, int plan_node);
+  void process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
+                    const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
+  bool apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note);
+  bool wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const;
+  int twin(int v, DType to, int plan_node);
+  std::string value_label(int v) const {
+    return v < static_cast<int>(graph_.values.size()) ? graph_.values[v].name : str("%", v);
+  }
   void plan_memory();
   void keep_node_values();
 
@@ -85,6 +111,10 @@ class Compiler {
   std::unique_ptr<Plan> plan_;
   std::vector<CValue> values_;
   std::vector<bool> host_needed_;  // graph values whose contents decide shapes
+  PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
+  DType low_ = DType::f32;           // the session's compute format for f32 work
+  std::vector<bool> read_low_;       // graph values some lower or follow node reads
+  bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
   friend class PlanBuilder;
 };
 
@@ -177,9 +207,142 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
   plan_->steps.push_back(std::move(step));
 }
 
+// The value `v` in dtype `to`: itself, or its twin, made once: a constant converted on the host
+// (a weight once per session, through the session's PrecisionCache), any other value by one
+// Cast step that every reader shares. A twin links back, so casting it back costs nothing.
+int Compiler::twin(int v, DType to, int plan_node) {
+  if (values_.at(v).dtype == to) return v;
+  if (auto it = values_[v].twins.find(to); it != values_[v].twins.end()) return it->second;
+  const int t = new_value();
+  {
+    const CValue& src = values_[v];
+    CValue& dst = values_[t];
+    dst.shape = src.shape;
+    dst.dtype = to;
+    dst.present = src.present;
+    dst.from_input = src.from_input;
+    if (src.constant.defined()) dst.constant = src.weight && cache_ ? cache_->converted(src.constant, to) : src.constant.cast(to);
+  }
+  if (!values_[t].constant.defined()) {
+    const OpSchema* cast = find_op("Cast");
+    Attributes attrs = complete_attributes(*cast, Attributes{{"to", onnx_dtype_code(to)}}, "");
+    process_node(*cast, attrs, {v}, {t}, str("cast ", value_label(v), " to ", dtype_name(to)), plan_node, 1);
+  }
+  values_[t].lowered = to == low_;
+  values_[t].twins[values_[v].dtype] = v;
+  values_[v].twins[to] = t;
+  return t;
+}
+
+// The precision policy for one node (docs/ARCHITECTURE.md, "Compute precision"): replaces in
+// `ins` the inputs it reads in another dtype by their twins, says why in `note`, and returns
+// true when the node computes in the low format (its float outputs are then lowered).
+bool Compiler::apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note) {
+  const std::string low(dtype_name(low_));
+  bool any_float = false, all_constant = true, all_lowered = true, any_lowered = false, model_f32 = true;
+  for (int v : ins) {
+    if (v < 0 || !values_.at(v).present) continue;
+    const CValue& cv = values_[v];
+    all_constant &= cv.constant.defined();
+    if (!is_floating(cv.dtype)) continue;
+    any_float = true;
+    all_lowered &= cv.lowered;
+    any_lowered |= cv.lowered;
+    model_f32 &= cv.lowered || cv.dtype == DType::f32;
+  }
+  std::string casts;
+  auto use = [&](size_t i, DType to) {
+    const int v = ins[i];
+    const bool constant = values_[v].constant.defined();
+    ins[i] = twin(v, to, plan_node);
+    casts += str(casts.empty() ? "" : ", ", value_label(v), constant ? " converted to " : " cast to ", dtype_name(to));
+  };
+  auto lowered_back_to_f32 = [&] {
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] >= 0 && values_[ins[i]].present && values_[ins[i]].lowered) use(i, DType::f32);
+  };
+  auto say = [&](const std::string& why) { note = casts.empty() ? why : str(why, "; ", casts); };
+  // Constant inputs fold (in the model's dtypes); ops without float inputs have no format.
+  if (!any_float || all_constant) return false;
+  const PrecisionClass cls = precision_class(op);
+  if (cls == PrecisionClass::lower) {
+    if (!model_f32) {
+      lowered_back_to_f32();
+      say("as exported: its float inputs are not all f32 in the model");
+      return false;
+    }
+    // The low kernel is resolved by the ordinary dispatch (native, composite, cpu fallback);
+    // only where none of those exists does the node stay in f32.
+    const Resolution& r = resolve(op, options_.device, low_);
+    if (r.path == Path::unsupported) {
+      lowered_back_to_f32();
+      say(str("f32: no kernel computes ", op.name, " in ", low, " on ", options_.device.str(), " or the cpu"));
+      return false;
+    }
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] >= 0 && values_[ins[i]].present && values_[ins[i]].dtype == DType::f32) use(i, low_);
+    say(str(low, " with f32 accumulation (policy: lower)"));
+    return true;
+  }
+  if (cls == PrecisionClass::follow && all_lowered) {
+    const bool shape_only = op.name == "Shape" && op.domain.empty();
+    if (shape_only || op.alias_input0 || resolve(op, options_.device, low_).path == Path::native) {
+      say(str(low, ": its inputs are ", low, " (policy: follow)"));
+      return true;
+    }
+    lowered_back_to_f32();
+    say(str("f32: no ", options_.device.str(), " kernel for ", op.name, " in ", low, " (policy: follow)"));
+    return false;
+  }
+  lowered_back_to_f32();
+  if (cls == PrecisionClass::follow)
+    say(any_lowered ? str("f32: not all its float inputs are ", low, " (policy: follow)") : "f32 (policy: follow)");
+  else
+    say(precision_listed(op) ? "f32 (policy: keep f32)" : "f32 (not in the precision table: keep f32)");
+  return false;
+}
+
+// Whether a lowered graph node should write its outputs in f32 rather than in the low format:
+// when no node that would read them low (lower or follow) reads them, the f32 readers and
+// graph outputs would otherwise need a Cast after it. Only where every kernel that may run the
+// node on the device takes such a call (KernelDef::f32_output).
+bool Compiler::wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const {
+  for (int v : outs)
+    if (v >= 0 && (static_cast<size_t>(v) >= read_low_.size() || read_low_[v])) return false;
+  bool any = false, all = true;
+  for (const KernelDef* k : kernels_for(op)) {
+    if (k->backend != options_.device.type || !dtype_in(k->dtypes, low_)) continue;
+    any = true;
+    all &= k->f32_output;
+  }
+  return any && all;
+}
+
 void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
-                       const std::vector<int>& outs, const std::string& name, int plan_node,
-                       int depth) {
+                       const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
+  std::vector<int> in = ins;
+  std::string note;
+  const bool low = low_ != DType::f32 && apply_precision(op, in, plan_node, note);
+  if (low && depth == 0 && precision_class(op) == PrecisionClass::lower && wants_f32_destination(op, outs)) {
+    f32_destination_ = true;
+    note = str(dtype_name(low_), " with f32 accumulation, written as f32 for its readers", note.substr(note.find(" (policy")));
+  }
+  process_node(op, attrs, in, outs, name, plan_node, depth);
+  if (low)
+    for (int v : outs)
+      if (v >= 0 && values_[v].present && values_[v].dtype == low_) values_[v].lowered = true;
+  if (depth == 0 && plan_node >= 0) {
+    NodePlan& np = plan_->nodes[plan_node];
+    const int d = op.dispatch_input;
+    if (d >= 0 && d < static_cast<int>(in.size()) && in[d] >= 0 && values_[in[d]].present) np.precision = values_[in[d]].dtype;
+    else if (!outs.empty() && outs[0] >= 0) np.precision = values_[outs[0]].dtype;
+    np.precision_note = std::move(note);
+  }
+}
+
+void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
+                            const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
+  const bool f32_destination = std::exchange(f32_destination_, false);
   if (depth > 32) throw Unsupported(str("[", op.name, "] decomposition nests too deeply"));
   std::vector<ValueInfo> infos(ins.size());
   bool all_constant = true, from_input = false;
@@ -259,6 +422,15 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
   } catch (...) {
     rethrow_with_context(str("node '", name, "'"));
   }
+  // The precision policy's f32 destination: the kernel is told by `porta_f32_output`.
+  Attributes marked;
+  if (f32_destination) {
+    for (ValueInfo& o : out_infos)
+      if (o.present && o.dtype == low_) o.dtype = DType::f32;
+    marked = attrs;
+    marked.set("porta_f32_output", int64_t{1});
+  }
+  const Attributes& call_attrs = f32_destination ? marked : attrs;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i] < 0) continue;
     CValue& cv = values_.at(outs[i]);
@@ -300,7 +472,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
   DType dtype = dispatch_dtype(op, infos, out_infos);
   KernelContext probe;
   probe.op = &op;
-  probe.attrs = &attrs;
+  probe.attrs = &call_attrs;
   probe.device = device;
   probe.backend = &backend_for(device);
   for (size_t i = 0; i < ins.size(); ++i)
@@ -319,14 +491,18 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
           reason += "; adds the other input of the Add that followed it (fused)";
       if (!fused.empty()) reason += str("; applies the ", fused, " that followed it (fused)");
       mark(Path::native, reason, device);
-      emit_kernel(op, attrs, r.kernel, device, ins, outs, name, plan_node);
+      emit_kernel(op, call_attrs, r.kernel, device, ins, outs, name, plan_node);
       return;
     }
     case Path::fallback:
       mark(Path::fallback, r.reason, Device::cpu());
-      emit_kernel(op, attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
+      emit_kernel(op, call_attrs, r.kernel, Device::cpu(), ins, outs, name, plan_node);
       return;
     case Path::composite: {
+      // A composite writes its outputs in its parts' dtypes: the f32 destination is asked for
+      // only where every kernel of the device declares it, so it never comes here.
+      if (f32_destination)
+        throw Unsupported(str("[", op.name, "] node '", name, "': internal: an f32 destination needs a kernel, ", r.reason));
       // Weigh the decomposition's own CPU fallbacks against running the whole op on the cpu.
       PlacementChoice w;
       try {
@@ -374,6 +550,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
         cv.shape = produced.shape;
         cv.dtype = produced.dtype;
         cv.origin = produced.origin;
+        cv.lowered = produced.lowered;
       }
       return;
     }
@@ -386,11 +563,22 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
                                     const std::vector<Tensor>& input_values) {
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
+  low_ = low_precision_dtype(options_.precision, options_.device);
+  if (low_ != DType::f32) {
+    read_low_.assign(graph_.values.size(), false);
+    for (const Node& n : graph_.nodes)
+      if (precision_class(*n.op) != PrecisionClass::keep_f32)
+        for (int v : n.inputs)
+          if (v >= 0) read_low_[v] = true;
+  }
   for (size_t i = 0; i < graph_.values.size(); ++i) {
     const Value& gv = graph_.values[i];
     values_[i].dtype = gv.dtype;
     values_[i].shape = gv.shape;
-    if (gv.constant.defined()) values_[i].constant = gv.constant;
+    if (gv.constant.defined()) {
+      values_[i].constant = gv.constant;
+      values_[i].weight = true;
+    }
   }
   for (size_t k = 0; k < graph_.inputs.size(); ++k) {
     int v = graph_.inputs[k];
@@ -421,7 +609,8 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     CValue& cv = values_.at(v);
     if (!cv.present)
       throw InvalidModel(str("[session] graph output '", graph_.values[v].name, "' is an absent optional output"));
-    int s = slot_on(v, options_.device, -1);
+    // Outputs keep the dtype the model exports them in.
+    int s = slot_on(cv.lowered ? twin(v, DType::f32, -1) : v, options_.device, -1);
     plan_->output_slots.push_back(s);
   }
   if (options_.keep_values) keep_node_values();
@@ -497,8 +686,8 @@ void Compiler::plan_memory() {
 
 std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
                                    const std::vector<Shape>& input_shapes,
-                                   const std::vector<Tensor>& input_values) {
-  Compiler c(graph, options);
+                                   const std::vector<Tensor>& input_values, PrecisionCache* precision_cache) {
+  Compiler c(graph, options, precision_cache);
   return c.run(input_shapes, input_values);
 }
 

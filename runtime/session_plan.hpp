@@ -62,13 +62,18 @@ struct Plan {
   std::shared_ptr<const Graph> graph;  ///< the graph compiled, when rewritten for these shapes
 };
 
+class PrecisionCache;  // runtime/precision.hpp
+
 /// Compiles a plan for concrete input shapes (shape inference, folding, composites,
-/// placement, copies, memory). Throws porta errors naming the node at fault.
-/// `input_values` holds, for graph inputs that decide output shapes (see
+/// the precision policy, placement, copies, memory). Throws porta errors naming the node at
+/// fault. `input_values` holds, for graph inputs that decide output shapes (see
 /// shape_deciding_inputs), their host values; other entries are undefined.
+/// `precision_cache` (optional) keeps the weights converted to a low precision across the
+/// plans of one session; without it each plan converts its own.
 std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& options,
                                    const std::vector<Shape>& input_shapes,
-                                   const std::vector<Tensor>& input_values);
+                                   const std::vector<Tensor>& input_values,
+                                   PrecisionCache* precision_cache = nullptr);
 
 /// Records in `graph` the shape and dtype of every value (Value::shape_known) for these input
 /// shapes (and values of shape-deciding inputs), by compiling a plan that keeps every value.

@@ -21,6 +21,8 @@ int cmd_devices(const Args& args) {
     std::cout << "\n";
     if (args.has("--caps") && a.available) {
       Capabilities c = b->capabilities(d.index);
+      if (c.fast_dtypes)
+        std::cout << "  fast formats (precision auto): " << dtype_set_names(c.fast_dtypes) << "\n";
       for (const auto& [key, value] : c.extra) std::cout << "  " << key << ": " << value << "\n";
     }
     if (args.has("--kernels") && a.available) {

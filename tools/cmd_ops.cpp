@@ -1,5 +1,5 @@
 // porta ops — for every node of a model: what runs (native / composite / fallback:cpu /
-// folded) on a device, and why.
+// folded) on a device, in which precision, and why.
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -35,6 +35,7 @@ int cmd_ops(const Args& args) {
         SessionOptions o;
         o.device = devices[k];
         o.strict = args.has("--strict");
+        o.precision = parse_precision(args.get("--precision", "f32"));
         Session s(model, o);
         plans.push_back(s.plan(shapes));
       } catch (const BackendUnavailable& e) {
@@ -63,9 +64,18 @@ int cmd_ops(const Args& args) {
   SessionOptions o;
   o.device = parse_devices(args.list("--device")).at(0);
   o.strict = args.has("--strict");
+  o.precision = parse_precision(args.get("--precision", "f32"));
   Session session(model, o);
+  // node, op, path, why it runs there. With --precision, the dtype it computes in comes after
+  // the path, and after the reason (for a precision other than f32) why it computes in that
+  // dtype and what was cast for it.
+  const bool precision_column = args.has("--precision");
   for (const NodePlan& p : session.plan(shapes)) {
-    std::cout << p.node << "  " << p.op << "  " << cell(p) << "  " << p.reason << "\n";
+    std::cout << p.node << "  " << p.op << "  " << cell(p) << "  ";
+    if (precision_column) std::cout << dtype_name(p.precision) << "  ";
+    std::cout << p.reason;
+    if (!p.precision_note.empty()) std::cout << "  [precision: " << p.precision_note << "]";
+    std::cout << "\n";
   }
   return 0;
 }

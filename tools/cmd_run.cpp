@@ -64,6 +64,7 @@ int run_table(const std::string& model_path, const Model& model, const std::map<
       SessionOptions o;
       o.device = d;
       o.strict = args.has("--strict");
+      o.precision = parse_precision(args.get("--precision", "f32"));
       Session session(model, o);
       std::vector<Tensor> out = session.run(inputs);
       double us = median_us(session, inputs, std::max(1, repeat));
@@ -117,6 +118,7 @@ int cmd_run(const Args& args) {
   SessionOptions options;
   options.device = devices[0];
   options.strict = args.has("--strict");
+  options.precision = parse_precision(args.get("--precision", "f32"));
   options.profile = args.has("--profile");
   if (args.has("--profile-runs") && !options.profile) throw InvalidArgument("[cli] --profile-runs needs --profile");
   // Session creation as a user sees it: the model's load, the session and its plan for these

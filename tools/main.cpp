@@ -16,10 +16,13 @@ usage:
                                         capability record, its kernels)
   porta run [MODEL.onnx] [--device D[,D...]|all] [--input NAME=FILE.npy]...
             [--output-dir DIR] [--repeat N] [--profile [--profile-runs N]] [--strict]
+            [--precision f32|bf16|f16|auto]
                                         run a model (default: the bundled example); --profile
-                                        times every node (the median of N runs, default 1)
-  porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict]
-                                        what runs for every node, and why
+                                        times every node (the median of N runs, default 1);
+                                        --precision computes the model's f32 products in bf16
+                                        or f16 (docs/ARCHITECTURE.md, "Compute precision")
+  porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict] [--precision P]
+                                        what runs for every node, in which precision, and why
   porta check MODEL.onnx [--devices D[,D...]] [--input NAME=FILE.npy]... [--tolerance T] [--strict]
                                         every node's values on each device against the float64
                                         reference; exits 1 when a node's relative error > T (1e-4)
@@ -97,9 +100,10 @@ int main(int argc, char** argv) {
     };
     if (cmd == "devices") return command(cli::cmd_devices, {}, {"--kernels", "--caps"});
     if (cmd == "run")
-      return command(cli::cmd_run, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs"},
+      return command(cli::cmd_run, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs", "--precision"},
                      {"--profile", "--strict"});
-    if (cmd == "ops") return command(cli::cmd_ops, {"--device", "--input"}, {"--all-devices", "--strict"});
+    if (cmd == "ops")
+      return command(cli::cmd_ops, {"--device", "--input", "--precision"}, {"--all-devices", "--strict"});
     if (cmd == "check") return command(cli::cmd_check, {"--devices", "--input", "--tolerance"}, {"--strict"});
     if (cmd == "bench") return command(cli::cmd_bench, cli::bench::kValuedFlags, cli::bench::kSwitches);
     if (cmd == "test") return command(cli::cmd_test, {"--op", "--device", "--dtype", "--seed"}, {});

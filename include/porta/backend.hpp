@@ -27,6 +27,9 @@ struct Capabilities {
   size_t total_memory = 0;             ///< bytes (0 = unknown)
   size_t max_buffer_bytes = SIZE_MAX;  ///< largest single buffer a kernel may bind
   DTypeSet dtypes = 0;                 ///< dtypes the device computes with
+  /// Reduced-precision float formats (bf16, f16) the device multiplies faster than f32 (dot
+  /// product units): what a session with precision "auto" computes in (bf16 first). 0: none.
+  DTypeSet fast_dtypes = 0;
   int subgroup_size = 1;               ///< warp / wavefront / subgroup width
   bool timestamps = false;             ///< device timers available
   /// How strongly Device::parse("auto") should pick this device: the available device with

@@ -103,6 +103,12 @@ struct KernelDef {
   SupportsFn supports;        ///< optional
   bool strided_inputs = false;  ///< kernel handles non-contiguous inputs itself
   std::string source = "builtin";  ///< "builtin" or the plugin's name
+  /// Takes calls whose dispatch input is bf16 or f16 and whose output 0 is f32: its f32
+  /// accumulators written without rounding to the half type. A session with a low precision
+  /// asks for that (instead of a Cast after the product) with the attribute
+  /// `porta_f32_output` = 1, only when every kernel that may run the node on its device
+  /// declares it; a kernel that does not declines such a call.
+  bool f32_output = false;
   /// Activations (op names, e.g. "Relu") the kernel applies to its output when the call
   /// carries the attribute `porta_activation` naming one. A session folds an activation into
   /// its producer only when every kernel that may run the producer declares it.

@@ -46,6 +46,20 @@ class Model {
 /// Reads a serialized ONNX TensorProto file (as in ONNX's test data sets) into a cpu tensor.
 Tensor read_tensor_proto(const std::string& path);
 
+/// The float format a session computes a model's f32 work in (docs/ARCHITECTURE.md,
+/// "Compute precision"): MatMul and Gemm take the low format with f32 accumulation, the
+/// numerically sensitive ops stay in f32, graph outputs keep their exported dtype.
+enum class Precision : uint8_t {
+  f32,        ///< as exported: the graph is compiled unchanged
+  bf16,
+  f16,
+  automatic,  ///< "auto": the fastest format the device declares (Capabilities::fast_dtypes), else f32
+};
+/// "f32", "bf16", "f16", "auto".
+std::string_view precision_name(Precision p);
+/// Inverse of precision_name; throws InvalidArgument naming the accepted values.
+Precision parse_precision(std::string_view name);
+
 struct SessionOptions {
   Device device = Device::cpu();
   bool strict = false;   ///< refuse CPU fallback
@@ -54,6 +68,7 @@ struct SessionOptions {
   /// readable with Session::values(); such values get their own buffers instead of pooled
   /// ones, so this costs memory. For debugging and `porta check`.
   bool keep_values = false;
+  Precision precision = Precision::f32;  ///< compute format for f32 work (see Precision)
 };
 
 /// Where one node runs and why (for `porta ops`).
@@ -64,6 +79,12 @@ struct NodePlan {
   Path path = Path::native;
   std::string reason;
   size_t fallback_bytes = 0;  ///< bytes copied per run because of a CPU fallback
+  /// The dtype the node computes in (its kernel's dispatch dtype; for a folded node, that of
+  /// its inputs).
+  DType precision = DType::f32;
+  /// With a precision other than f32: why the node computes in `precision` (the policy's
+  /// class for its op) and which inputs were cast or converted for it; "" otherwise.
+  std::string precision_note;
 };
 
 struct NodeProfile {

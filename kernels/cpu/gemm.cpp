@@ -4,7 +4,10 @@
 // beta * C sum post-op over a destination prefilled with C broadcast. B that is a session
 // constant (a Linear layer's weight) is handed to oneDNN in the layout the primitive picks,
 // reordered once (weights_for): with B as transB strides brgemm repacked it on every call,
-// half the time of mlp's 4x64x128 products. f64: a plain loop.
+// half the time of mlp's 4x64x128 products. bf16/f16: the same primitive (oneDNN accumulates
+// in f32), or, where oneDNN has no implementation for the type on this machine, f32 and one
+// rounding at the end; Y may be f32 then (KernelDef::f32_output: the accumulators unrounded).
+// f64: a plain loop.
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
@@ -34,7 +37,8 @@ GemmCall gemm_call(const KernelContext& ctx) {
   g.has_c = ctx.has_input(2) && at.get_float("beta") != 0.0;
   g.alpha = at.get_float("alpha");
   g.beta = at.get_float("beta");
-  if (g.has_c && g.alpha == 1.0 && g.beta == 1.0 && ctx.in(2).dtype() == DType::f32) {
+  const DType c_type = g.has_c ? ctx.in(2).dtype() : DType::f32;
+  if (g.has_c && g.alpha == 1.0 && g.beta == 1.0 && (c_type == ctx.in(0).dtype() || c_type == ctx.outputs.at(0).dtype())) {
     const Shape& c = ctx.in(2).shape();
     Shape dims = c.size() == 2 ? c : c.size() == 1 ? Shape{1, c[0]} : Shape{1, 1};
     g.c_as_bias = c.size() <= 2;
@@ -46,7 +50,8 @@ GemmCall gemm_call(const KernelContext& ctx) {
 // Writes C broadcast to y (or zeros when there is no C).
 void fill_with_c(KernelContext& ctx, const GemmCall& g) {
   Tensor& y = ctx.out(0);
-  if (g.has_c) y.copy_(ctx.in(2).expand(y.shape()));
+  if (g.has_c && ctx.in(2).dtype() != y.dtype()) y.copy_(ctx.in(2).cast(y.dtype()).expand(y.shape()));
+  else if (g.has_c) y.copy_(ctx.in(2).expand(y.shape()));
   else std::memset(y.raw_data(), 0, y.nbytes());
 }
 
@@ -85,13 +90,30 @@ struct PreparedGemm {
   std::unordered_map<int, dnnl::memory> args;
 };
 
+void gemm_cpu(KernelContext& ctx);
+
+// A bf16/f16 Gemm computed in f32 and rounded once: where oneDNN has no implementation for the
+// type here, and for the empty product (k = 0).
+void gemm_through_f32(KernelContext& ctx) {
+  KernelContext wide = ctx;
+  wide.state = nullptr;
+  wide.constant_inputs = 0;  // the f32 copies below are not the session's weights
+  for (Tensor& t : wide.inputs)
+    if (t.defined()) t = t.cast(DType::f32);
+  const bool y_f32 = ctx.out(0).dtype() == DType::f32;
+  wide.outputs = {y_f32 ? ctx.out(0) : Tensor::empty(ctx.out(0).shape(), DType::f32)};
+  gemm_cpu(wide);
+  if (!y_f32) ctx.out(0).copy_(wide.out(0).cast(ctx.out(0).dtype()));
+}
+
 void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
-  DType t = ctx.out(0).dtype();
+  const DType t = ctx.in(0).dtype(), y_type = ctx.out(0).dtype();
+  const DType c_type = g.c_as_bias ? ctx.in(2).dtype() : t;
   const bool b_constant = ctx.is_constant_input(1);
   auto b_plain = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
   auto p = cached<GemmPrimitive>(
-      dnn_key("gemm", t, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias, g.c_dims,
-              b_constant), [&] {
+      dnn_key("gemm", t, y_type, c_type, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias,
+              g.c_dims, b_constant), [&] {
         auto r = std::make_shared<GemmPrimitive>();
         try {
           auto a = strided_desc({g.m, g.k}, g.ta ? std::vector<int64_t>{1, g.m} : std::vector<int64_t>{g.k, 1}, t);
@@ -104,8 +126,8 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
             ops.append_sum(static_cast<float>(g.beta));
             attr.set_post_ops(ops);
           }
-          auto bias = g.c_as_bias ? plain_desc(g.c_dims, t) : dnnl::memory::desc();
-          dnnl::matmul::desc d(a, b, bias, plain_desc({g.m, g.n}, t));
+          auto bias = g.c_as_bias ? plain_desc(g.c_dims, c_type) : dnnl::memory::desc();
+          dnnl::matmul::desc d(a, b, bias, plain_desc({g.m, g.n}, y_type));
           r->pd = dnnl::matmul::primitive_desc(d, attr, engine());
           r->prim = dnnl::matmul(r->pd);
           r->ok = true;
@@ -114,6 +136,7 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
         }
         return r;
       });
+  if (!p->ok && t != DType::f32) return gemm_through_f32(ctx);
   if (!p->ok)
     throw BackendError(str("[Gemm] oneDNN refused an ", g.m, "x", g.n, "x", g.k, " ", dtype_name(t),
                            " matmul: ", p->why));
@@ -240,6 +263,7 @@ void gemm_cpu(KernelContext& ctx) {
   GemmCall g = gemm_call(ctx);
   if (ctx.out(0).numel() == 0) return;
   if (ctx.out(0).dtype() == DType::f64) return gemm_loop<double>(ctx, g);
+  if (ctx.in(0).dtype() != DType::f32) return g.k == 0 ? gemm_through_f32(ctx) : gemm_dnnl(ctx, g);
   if (g.k == 0) {  // alpha * (empty sum) + beta * C
     fill_with_c(ctx, g);
     if (g.has_c) {
@@ -293,6 +317,18 @@ void gemm_gemv(KernelContext& ctx) {
 }  // namespace
 
 PORTA_REGISTER_KERNEL(Gemm, cpu, kF32, gemm_gemv, gemm_gemv_supports, (KernelImpl{"gemv", 1}))
-PORTA_REGISTER_KERNEL(Gemm, cpu, kF32 | kF64, gemm_cpu, nullptr, (KernelImpl{"onednn", 0}))
+// Also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+namespace {
+const bool gemm_onednn_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "Gemm";
+  k.backend = DeviceType::cpu;
+  k.impl = {"onednn", 0};
+  k.dtypes = kF32 | kF64 | kBF16 | kF16;
+  k.fn = gemm_cpu;
+  k.f32_output = true;
+  return k;
+}());
+}  // namespace
 
 }  // namespace porta::cpu

@@ -1,6 +1,8 @@
 // MatMul on cpu: oneDNN's matmul primitive for f32/bf16/f16 (batch broadcasting handled by
 // oneDNN through size-1 batch dims), a blocked loop for f64. When oneDNN has no
 // implementation for a half type on this machine, the call runs in f32 and rounds once.
+// bf16/f16 inputs may come with an f32 output (KernelDef::f32_output): oneDNN's f32
+// accumulators are then written as they are.
 #include <algorithm>
 #include <cstring>
 
@@ -42,13 +44,14 @@ using MatMulPrimitive = MaybePrimitive<dnnl::matmul>;
 
 // `packed_b`: B is a session constant, so the primitive may ask for it in its own layout
 // (reordered once, weights_for) instead of repacking the plain matrix on every call.
-std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, bool packed_b) {
-  return cached<MatMulPrimitive>(dnn_key("matmul", t, g.a, g.b, g.out, packed_b), [&] {
+// `t`: the type of A and B; `y_type`: Y's (t, or f32 from half inputs).
+std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, DType y_type, bool packed_b) {
+  return cached<MatMulPrimitive>(dnn_key("matmul", t, y_type, g.a, g.b, g.out, packed_b), [&] {
     auto p = std::make_shared<MatMulPrimitive>();
     try {
       auto bd = packed_b ? dnnl::memory::desc(dims_of(g.b), dnnl_type(t), dnnl::memory::format_tag::any)
                          : plain_desc(g.b, t);
-      dnnl::matmul::desc d(plain_desc(g.a, t), bd, plain_desc(g.out, t));
+      dnnl::matmul::desc d(plain_desc(g.a, t), bd, plain_desc(g.out, y_type));
       p->pd = dnnl::matmul::primitive_desc(d, engine());
       p->prim = dnnl::matmul(p->pd);
       p->ok = true;
@@ -71,18 +74,20 @@ struct PreparedMatMul {
 
 void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, bool b_constant = false,
                  std::shared_ptr<void>* prepared = nullptr) {
-  auto p = matmul_primitive(g, y.dtype(), b_constant);
+  const DType t = a.dtype();
+  auto p = matmul_primitive(g, t, y.dtype(), b_constant);
   if (!p->ok) {
-    if (y.dtype() == DType::f32)
+    if (t == DType::f32)
       throw BackendError(str("[MatMul] oneDNN refused a ", shape_str(g.a), " x ", shape_str(g.b),
                              " f32 matmul: ", p->why));
-    // No native half implementation here: compute in f32, round once at the end.
-    Tensor y32 = Tensor::empty(y.shape(), DType::f32);
+    // No native half implementation here: compute in f32, round once at the end (if Y is
+    // not f32 itself).
+    Tensor y32 = y.dtype() == DType::f32 ? y : Tensor::empty(y.shape(), DType::f32);
     matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g);
-    y.copy_(y32.cast(y.dtype()));
+    if (y.dtype() != DType::f32) y.copy_(y32.cast(y.dtype()));
     return;
   }
-  dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, y.dtype()), b.raw_data()),
+  dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, t), b.raw_data()),
                                               p->pd.weights_desc(), true)
                                 : wrap_ptr(p->pd.weights_desc(), b.raw_data());
   if (!prepared || !b_constant) {
@@ -120,6 +125,11 @@ void matmul_cpu(KernelContext& ctx) {
   }
   // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
   if (y.dtype() == DType::f64 || g.out.size() > 12) {
+    if (a.dtype() != y.dtype()) {  // half inputs, f32 output: the f32 loop on widened inputs
+      Tensor a32 = a.cast(DType::f32), b32 = b.cast(DType::f32);
+      batched_matmul_loop<float>(a32.data<float>(), b32.data<float>(), y.data<float>(), g.a, g.b, g.out);
+      return;
+    }
     visit_dtype(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
@@ -176,6 +186,18 @@ void matmul_gemv(KernelContext& ctx) {
 }  // namespace
 
 PORTA_REGISTER_KERNEL(MatMul, cpu, kF32, matmul_gemv, matmul_gemv_supports, (KernelImpl{"gemv", 1}))
-PORTA_REGISTER_KERNEL(MatMul, cpu, kF32 | kF64 | kF16 | kBF16, matmul_cpu, nullptr, (KernelImpl{"onednn", 0}))
+// Also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+namespace {
+const bool matmul_onednn_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "MatMul";
+  k.backend = DeviceType::cpu;
+  k.impl = {"onednn", 0};
+  k.dtypes = kF32 | kF64 | kF16 | kBF16;
+  k.fn = matmul_cpu;
+  k.f32_output = true;
+  return k;
+}());
+}  // namespace
 
 }  // namespace porta::cpu

@@ -1,0 +1,135 @@
+// porta runtime — the compute-precision policy table and the per-session weight conversions.
+// The planner applies the policy while it compiles (runtime/session_compile.cpp).
+#include "runtime/precision.hpp"
+
+#include <unordered_map>
+
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
+namespace porta {
+
+std::string_view precision_name(Precision p) {
+  switch (p) {
+    case Precision::f32: return "f32";
+    case Precision::bf16: return "bf16";
+    case Precision::f16: return "f16";
+    case Precision::automatic: return "auto";
+  }
+  return "?";
+}
+
+Precision parse_precision(std::string_view name) {
+  for (Precision p : {Precision::f32, Precision::bf16, Precision::f16, Precision::automatic})
+    if (precision_name(p) == name) return p;
+  throw InvalidArgument(str("[precision] should be one of f32, bf16, f16, auto; got '", name, "'"));
+}
+
+namespace detail {
+namespace {
+
+using C = PrecisionClass;
+
+// Keyed by OpSchema::qualified_name(). A kernel registered for bf16 or f16 of a `lower` op
+// accumulates in f32 (cpu: oneDNN matmul; vulkan and cuda/hip: float accumulators).
+// Conv, ConvTranspose, attention and the RNN gates join `lower` once their kernels take the
+// low formats with f32 accumulation; LSTM and GRU stay here as keep_f32 until a kernel keeps
+// the cell state in f32 while the gates run low.
+const std::unordered_map<std::string_view, C>& table() {
+  static const std::unordered_map<std::string_view, C> t = {
+      // Products: the work that low formats speed up.
+      {"MatMul", C::lower},
+      {"Gemm", C::lower},
+      // Exact in any format: data movement, selection, Relu, and ops reading only shapes.
+      {"Reshape", C::follow},
+      {"Flatten", C::follow},
+      {"Squeeze", C::follow},
+      {"Unsqueeze", C::follow},
+      {"Transpose", C::follow},
+      {"Slice", C::follow},
+      {"Gather", C::follow},
+      {"GatherElements", C::follow},
+      {"GatherND", C::follow},
+      {"Concat", C::follow},
+      {"Split", C::follow},
+      {"Expand", C::follow},
+      {"Tile", C::follow},
+      {"Identity", C::follow},
+      {"Dropout", C::follow},
+      {"Relu", C::follow},
+      {"MaxPool", C::follow},
+      {"Shape", C::follow},
+      // Numerically sensitive: exponentials, normalisations, sums over many elements, state.
+      {"Softmax", C::keep_f32},
+      {"LogSoftmax", C::keep_f32},
+      {"LayerNormalization", C::keep_f32},
+      {"ai.porta::RmsNorm", C::keep_f32},
+      {"BatchNormalization", C::keep_f32},
+      {"InstanceNormalization", C::keep_f32},
+      {"ReduceMean", C::keep_f32},
+      {"ReduceSum", C::keep_f32},
+      {"ReduceMax", C::keep_f32},
+      {"ReduceMin", C::keep_f32},
+      {"ReduceProd", C::keep_f32},
+      {"ReduceL2", C::keep_f32},
+      {"ReduceLogSumExp", C::keep_f32},
+      {"CumSum", C::keep_f32},
+      {"Exp", C::keep_f32},
+      {"Log", C::keep_f32},
+      {"Pow", C::keep_f32},
+      {"Erf", C::keep_f32},
+      {"Sqrt", C::keep_f32},
+      {"Reciprocal", C::keep_f32},
+      {"Softplus", C::keep_f32},
+      {"LSTM", C::keep_f32},
+      {"GRU", C::keep_f32},
+  };
+  return t;
+}
+
+}  // namespace
+
+PrecisionClass precision_class(const OpSchema& op) {
+  auto it = table().find(op.qualified_name());
+  return it == table().end() ? C::keep_f32 : it->second;
+}
+
+bool precision_listed(const OpSchema& op) { return table().count(op.qualified_name()) != 0; }
+
+std::string_view precision_class_name(PrecisionClass c) {
+  switch (c) {
+    case C::lower: return "lower";
+    case C::follow: return "follow";
+    case C::keep_f32: return "keep f32";
+  }
+  return "?";
+}
+
+DType low_precision_dtype(Precision p, Device device) {
+  switch (p) {
+    case Precision::f32: return DType::f32;
+    case Precision::bf16: return DType::bf16;
+    case Precision::f16: return DType::f16;
+    case Precision::automatic: {
+      DTypeSet fast = backend_for(device).capabilities(device.index).fast_dtypes;
+      if (dtype_in(fast, DType::bf16)) return DType::bf16;
+      if (dtype_in(fast, DType::f16)) return DType::f16;
+      return DType::f32;
+    }
+  }
+  throw InvalidArgument(str("[session] unknown precision value ", static_cast<int>(p)));
+}
+
+Tensor PrecisionCache::converted(const Tensor& weight, DType to) {
+  auto key = std::make_pair(weight.raw_data(), to);
+  auto it = entries_.find(key);
+  // Views of one storage at one offset share the key: the shape and dtype tell them apart.
+  if (it != entries_.end() && it->second.source.shape() == weight.shape() &&
+      it->second.source.dtype() == weight.dtype())
+    return it->second.result;
+  Entry e{weight, weight.to(Device::cpu()).cast(to)};
+  return entries_.insert_or_assign(key, std::move(e)).first->second.result;
+}
+
+}  // namespace detail
+}  // namespace porta

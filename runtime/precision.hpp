@@ -1,0 +1,46 @@
+// porta runtime — the compute-precision policy (docs/ARCHITECTURE.md, "Compute precision"):
+// which ops compute in a session's low format, which follow their inputs, which stay in f32,
+// and the weights a session converts once.
+#pragma once
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "porta/op.hpp"
+#include "porta/session.hpp"
+
+namespace porta::detail {
+
+/// What a session with a low precision does with an op (one table, as autocast's lists).
+enum class PrecisionClass : uint8_t {
+  lower,     ///< computes in the low format (kernels accumulate in f32)
+  follow,    ///< exact in any format: runs in the low format when all its float inputs are
+  keep_f32,  ///< numerically sensitive (or not yet judged): always gets f32 inputs
+};
+
+/// The class of `op` (qualified name; an op the table does not name is keep_f32).
+PrecisionClass precision_class(const OpSchema& op);
+/// True when the table names the op (so keep_f32 is a decision, not the default).
+bool precision_listed(const OpSchema& op);
+std::string_view precision_class_name(PrecisionClass c);
+
+/// The format a session computes its f32 work in: f32 (nothing is rewritten), bf16 or f16.
+/// "auto" asks the device's backend (Capabilities::fast_dtypes: bf16 first, then f16).
+DType low_precision_dtype(Precision p, Device device);
+
+/// Weights (graph constants) converted to a low format, once per session: the first plan
+/// converts, every later plan (other input shapes) reuses. Holds the source tensor too, so
+/// the key (its storage) cannot be reused while the entry lives.
+class PrecisionCache {
+ public:
+  /// `weight` converted to `to` (on the host, rounding to nearest even).
+  Tensor converted(const Tensor& weight, DType to);
+
+ private:
+  struct Entry {
+    Tensor source, result;
+  };
+  std::map<std::pair<const void*, DType>, Entry> entries_;
+};
+
+}  // namespace porta::detail

@@ -1,0 +1,353 @@
+// Compute precision (docs/ARCHITECTURE.md, "Compute precision"): which nodes a bf16/f16 session
+// computes in the low format, where the planner puts casts, results against the float64
+// reference within what the format allows, f32 sessions unchanged, the fallback of a device
+// without low kernels, and bad option values.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/precision.hpp"
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& op, int nth = 0) {
+  for (const NodePlan& p : plan)
+    if (p.op == op && nth-- == 0) return p;
+  throw std::runtime_error("no node of op " + op);
+}
+
+// The names of the cast steps a session ran (its profile lists every step).
+std::vector<std::string> cast_steps(const std::vector<NodeProfile>& profile) {
+  std::vector<std::string> out;
+  for (const NodeProfile& p : profile)
+    if (p.op == "Cast") out.push_back(p.node);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Unit roundoff of a format: bf16 keeps 8 significant bits, f16 11.
+double unit_roundoff(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
+
+// A result computed in `low` from f32 data whose products have `k` terms: each product has
+// relative error up to 2u from rounding its factors to `low`, rounding the result adds u, and
+// the f32 sums of k products grow the error as sqrt(k) does for random signs. The bound is
+// 3u sqrt(k), as relative L2 error (compare's rel). From below: the result must show the
+// format's rounding (more than u/16), else the products did not run in `low`.
+void expect_low_precision_result(const Tensor& got, const Tensor& reference, DType low, int64_t k,
+                                 const std::string& what) {
+  const double u = unit_roundoff(low);
+  const double bound = 3 * u * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
+  ASSERT_EQ(got.dtype(), DType::f32) << what << ": outputs keep the exported dtype";
+  Comparison c = compare(got, reference, bound);
+  EXPECT_TRUE(c.ok) << what << ": " << c.message << " (bound " << bound << ")";
+  if (got.numel() > 0) EXPECT_GT(c.rel, u / 16) << what << ": as accurate as f32, so not computed in " << dtype_name(low);
+}
+
+SessionOptions with_precision(Precision p, Device d = Device::cpu()) {
+  SessionOptions o;
+  o.device = d;
+  o.precision = p;
+  return o;
+}
+
+// x -> MatMul(W1) = h -> Softmax -> MatMul(W2) -> LayerNormalization -> y, with h a graph
+// output too: the policy's example (products low, Softmax and the norm in f32).
+ReferenceGraph policy_graph(int64_t m, int64_t k) {
+  ReferenceGraph g;
+  g.input("x", random_f32({m, k}));
+  g.initializer("w1", random_f32({k, 48}));
+  g.initializer("w2", random_f32({48, 40}));
+  g.initializer("scale", random_f32({40}, 0.5, 1.5));
+  g.initializer("bias", random_f32({40}));
+  g.node("MatMul", {"x", "w1"}, "h");
+  g.node("Softmax", {"h"}, "s", {{"axis", int64_t{-1}}});
+  g.node("MatMul", {"s", "w2"}, "t");
+  g.node("LayerNormalization", {"t", "scale", "bias"}, "y", {{"axis", int64_t{-1}}});
+  g.output("y");
+  g.output("h");
+  return g;
+}
+
+TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
+  ReferenceGraph g = policy_graph(6, 64);
+  SessionOptions o = with_precision(Precision::bf16);
+  o.profile = true;
+  Session session(g.model(), o);
+  std::vector<NodePlan> plan = session.plan(g.inputs());
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+  EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "LayerNormalization").precision, DType::f32);
+  for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
+  const std::string& first = plan_of(plan, "MatMul", 0).precision_note;
+  EXPECT_NE(first.find("policy: lower"), std::string::npos) << first;
+  EXPECT_NE(first.find("written as f32"), std::string::npos) << first;
+  EXPECT_NE(first.find("x cast to bf16"), std::string::npos) << first;
+  EXPECT_NE(first.find("w1 converted to bf16"), std::string::npos) << first;
+  EXPECT_NE(plan_of(plan, "LayerNormalization").precision_note.find("policy: keep f32"), std::string::npos);
+
+  std::vector<Tensor> out = session.run(g.inputs());
+  // Casts only at boundaries, into each product: both products write f32 for their f32
+  // readers (Softmax and the graph output h, LayerNormalization) instead of a Cast after
+  // them; weights are converted at compile time, not per run.
+  std::vector<std::string> casts = cast_steps(session.profile());
+  EXPECT_EQ(casts.size(), 2u);
+  EXPECT_TRUE(has(casts, "cast x to bf16"));
+  EXPECT_TRUE(has(casts, "cast s to bf16"));
+  ASSERT_EQ(out.size(), 2u);
+  expect_low_precision_result(out[1], g.reference("h"), DType::bf16, 64, "h");
+  // Softmax of values of size ~sqrt(k)/3 turns their absolute error into relative error of
+  // its output, and the second product adds its own: the bound of the larger product holds.
+  expect_low_precision_result(out[0], g.reference("y"), DType::bf16, 64, "y");
+}
+
+TEST(Precision, F32SessionIsUnchanged) {
+  ReferenceGraph g = policy_graph(5, 33);
+  SessionOptions o;
+  o.profile = true;
+  Session plain(g.model(), o);
+  o.precision = Precision::f32;
+  Session f32(g.model(), o);
+  std::vector<Tensor> a = plain.run(g.inputs()), b = f32.run(g.inputs());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(b[i].dtype(), DType::f32);
+    ASSERT_EQ(a[i].nbytes(), b[i].nbytes());
+    EXPECT_EQ(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].nbytes()), 0) << "output " << i;
+  }
+  EXPECT_TRUE(cast_steps(f32.profile()).empty());
+  EXPECT_EQ(f32.profile().size(), plain.profile().size());
+  for (const NodePlan& p : f32.plan(g.inputs())) {
+    EXPECT_EQ(p.precision, DType::f32) << p.node;
+    EXPECT_TRUE(p.precision_note.empty()) << p.node << ": " << p.precision_note;
+  }
+}
+
+struct ProductCase {
+  std::string name;
+  std::function<void(ReferenceGraph&)> build;  // writes "y" from input(s) and weights
+  int64_t k;
+};
+
+std::vector<ProductCase> product_cases() {
+  std::vector<ProductCase> c;
+  auto matmul_weight = [](Shape x, Shape w) {
+    return [x, w](ReferenceGraph& g) {
+      g.input("x", random_f32(x));
+      g.initializer("w", random_f32(w));
+      g.node("MatMul", {"x", "w"}, "y");
+    };
+  };
+  c.push_back({"matmul_1x1", matmul_weight({1, 1}, {1, 1}), 1});
+  c.push_back({"matmul_odd", matmul_weight({7, 33}, {33, 5}), 33});
+  c.push_back({"matmul_empty_rows", matmul_weight({0, 16}, {16, 8}), 16});
+  c.push_back({"matmul_rows_of_batches", matmul_weight({2, 3, 16}, {16, 9}), 16});
+  c.push_back({"matmul_long_k", matmul_weight({3, 1000}, {1000, 17}), 1000});
+  c.push_back({"matmul_broadcast_two_inputs",
+               [](ReferenceGraph& g) {
+                 g.input("a", random_f32({2, 3, 5, 24}));
+                 g.input("b", random_f32({3, 24, 7}));
+                 g.node("MatMul", {"a", "b"}, "y");
+               },
+               24});
+  c.push_back({"gemm_bias_transB",
+               [](ReferenceGraph& g) {
+                 g.input("a", random_f32({5, 32}));
+                 g.initializer("b", random_f32({12, 32}));
+                 g.initializer("c", random_f32({12}));
+                 g.node("Gemm", {"a", "b", "c"}, "y", {{"transB", int64_t{1}}});
+               },
+               32});
+  c.push_back({"gemm_transA_alpha_beta",
+               [](ReferenceGraph& g) {
+                 g.input("a", random_f32({31, 5}));
+                 g.input("b", random_f32({31, 7}));
+                 g.initializer("c", random_f32({5, 1}));
+                 g.node("Gemm", {"a", "b", "c"}, "y",
+                        {{"transA", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
+               },
+               31});
+  return c;
+}
+
+TEST(Precision, ProductsAgainstFloat64Reference) {
+  for (DType low : {DType::bf16, DType::f16})
+    for (const ProductCase& pc : product_cases()) {
+      SCOPED_TRACE(str(pc.name, " ", dtype_name(low)));
+      ReferenceGraph g;
+      pc.build(g);
+      g.output("y");
+      Session s(g.model(), with_precision(low == DType::bf16 ? Precision::bf16 : Precision::f16));
+      std::vector<NodePlan> plan = s.plan(g.inputs());
+      ASSERT_EQ(plan.size(), 1u);
+      EXPECT_EQ(plan[0].precision, low) << plan[0].precision_note;
+      std::vector<Tensor> out = s.run(g.inputs());
+      expect_low_precision_result(out.at(0), g.reference("y"), low, pc.k, pc.name);
+      // The second run takes the prepared calls (constant weights bound once).
+      expect_low_precision_result(s.run(g.inputs()).at(0), g.reference("y"), low, pc.k, pc.name + " (again)");
+    }
+}
+
+TEST(Precision, NonContiguousInputs) {
+  ReferenceGraph g;
+  Tensor x = random_f32({33, 7}).transpose(0, 1);  // a 7x33 view with swapped strides
+  ASSERT_FALSE(x.is_contiguous());
+  g.input("x", x.contiguous());
+  g.initializer("w", random_f32({33, 6}));
+  g.node("MatMul", {"x", "w"}, "y");
+  g.output("y");
+  Session s(g.model(), with_precision(Precision::bf16));
+  expect_low_precision_result(s.run({{"x", x}}).at(0), g.reference("y"), DType::bf16, 33, "transposed x");
+}
+
+TEST(Precision, AutoTakesTheDevicesFastFormat) {
+  ReferenceGraph g = policy_graph(3, 16);
+  Session s(g.model(), with_precision(Precision::automatic));
+  DTypeSet fast = backend_for(Device::cpu()).capabilities(0).fast_dtypes;
+  DType want = dtype_in(fast, DType::bf16) ? DType::bf16 : dtype_in(fast, DType::f16) ? DType::f16 : DType::f32;
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(plan_of(plan, "MatMul").precision, want);
+  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+}
+
+// Data movement between two products stays in the low format: no cast around the Transpose.
+TEST(Precision, DataMovementFollowsItsInputs) {
+  ReferenceGraph g;
+  g.input("x", random_f32({4, 16}));
+  g.initializer("w1", random_f32({16, 8}));
+  g.input("z", random_f32({4, 5}));
+  g.node("MatMul", {"x", "w1"}, "h");
+  g.node("Transpose", {"h"}, "ht", {{"perm", std::vector<int64_t>{1, 0}}});
+  g.node("MatMul", {"ht", "z"}, "y");
+  g.output("y");
+  SessionOptions o = with_precision(Precision::bf16);
+  o.profile = true;
+  Session s(g.model(), o);
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(plan_of(plan, "Transpose").precision, DType::bf16) << plan_of(plan, "Transpose").precision_note;
+  std::vector<Tensor> out = s.run(g.inputs());
+  std::vector<std::string> casts = cast_steps(s.profile());
+  EXPECT_EQ(casts.size(), 2u);  // x and z into the products; the second writes y in f32
+  EXPECT_FALSE(has(casts, "cast h to f32"));
+  EXPECT_FALSE(has(casts, "cast y to f32"));
+  expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, 16 * 4, "y");
+}
+
+// A product read both by a product and by an f32 op writes bf16 (the product reads it as is)
+// and the f32 reader gets one Cast; the product whose only reader is the graph output writes
+// f32.
+TEST(Precision, ProductWithLowAndF32Readers) {
+  ReferenceGraph g;
+  g.input("x", random_f32({5, 24}));
+  g.initializer("w1", random_f32({24, 12}));
+  g.initializer("w2", random_f32({12, 7}));
+  g.node("MatMul", {"x", "w1"}, "h");
+  g.node("Softmax", {"h"}, "s", {{"axis", int64_t{-1}}});
+  g.node("MatMul", {"h", "w2"}, "u");
+  g.output("s");
+  g.output("u");
+  SessionOptions o = with_precision(Precision::bf16);
+  o.profile = true;
+  Session s(g.model(), o);
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of(plan, "MatMul", 1).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of(plan, "Softmax").precision_note.find("h cast to f32"), std::string::npos);
+  std::vector<Tensor> out = s.run(g.inputs());
+  std::vector<std::string> casts = cast_steps(s.profile());
+  EXPECT_EQ(casts.size(), 2u);
+  EXPECT_TRUE(has(casts, "cast x to bf16"));
+  EXPECT_TRUE(has(casts, "cast h to f32"));
+  expect_low_precision_result(out.at(0), g.reference("s"), DType::bf16, 24, "s");
+  expect_low_precision_result(out.at(1), g.reference("u"), DType::bf16, 24, "u");
+}
+
+// An f32 output from half inputs is asked for explicitly (porta_f32_output); a kernel that
+// does not declare KernelDef::f32_output declines it, and a Cast (half in, f32 out by its own
+// rule) is no such call.
+TEST(Precision, F32OutputIsDeclaredByKernels) {
+  const OpSchema* matmul = find_op("MatMul");
+  Attributes marked{{"porta_f32_output", int64_t{1}}};
+  KernelContext call;
+  call.op = matmul;
+  call.attrs = &marked;
+  call.device = Device::cpu();
+  call.backend = &backend_for(Device::cpu());
+  call.inputs = {random_f32({3, 4}).cast(DType::bf16), random_f32({4, 2}).cast(DType::bf16)};
+  call.outputs = {Tensor::empty({3, 2}, DType::f32)};
+  Resolution r = resolve_call(call, DType::bf16);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  EXPECT_TRUE(r.kernel->f32_output);
+  Device vk{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(vk); !why.empty()) GTEST_SKIP() << "vulkan:0: " << why;
+  call.device = vk;
+  call.backend = &backend_for(vk);
+  call.inputs = {random_f32({3, 4}).cast(DType::f16).to(vk), random_f32({4, 2}).cast(DType::f16).to(vk)};
+  call.outputs = {Tensor::empty({3, 2}, DType::f32, vk)};
+  r = resolve_call(call, DType::f16);
+  EXPECT_EQ(r.path, Path::fallback) << r.reason;
+  EXPECT_NE(r.reason.find("does not write an f32 output from f16 inputs"), std::string::npos) << r.reason;
+}
+
+// A device without bf16 kernels: the same rules as any missing kernel (here the cpu fallback,
+// said so by `porta ops`'s reason), and strict mode refuses it.
+TEST(Precision, DeviceWithoutLowKernelsFallsBack) {
+  Device vk{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(vk); !why.empty()) GTEST_SKIP() << "vulkan:0: " << why;
+  ReferenceGraph g = policy_graph(4, 32);
+  Session s(g.model(), with_precision(Precision::bf16, vk));
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  const NodePlan& mm = plan_of(plan, "MatMul");
+  EXPECT_EQ(mm.path, Path::fallback) << mm.reason;
+  EXPECT_EQ(mm.precision, DType::bf16);
+  EXPECT_NE(mm.reason.find("no vulkan kernel for MatMul bf16"), std::string::npos) << mm.reason;
+  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+  std::vector<Tensor> out = s.run(g.inputs());
+  expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), DType::bf16, 32, "y on vulkan");
+
+  SessionOptions strict = with_precision(Precision::bf16, vk);
+  strict.strict = true;
+  std::string msg = error_message<Unsupported>([&] { Session(g.model(), strict).plan(g.inputs()); });
+  EXPECT_NE(msg.find("strict mode"), std::string::npos) << msg;
+}
+
+TEST(Precision, BadValuesAreRefused) {
+  std::string msg = error_message<InvalidArgument>([] { parse_precision("fp8"); });
+  EXPECT_NE(msg.find("f32, bf16, f16, auto"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'fp8'"), std::string::npos) << msg;
+  for (Precision p : {Precision::f32, Precision::bf16, Precision::f16, Precision::automatic})
+    EXPECT_EQ(parse_precision(precision_name(p)), p);
+  ReferenceGraph g = policy_graph(2, 8);
+  msg = error_message<InvalidArgument>([&] { Session(g.model(), with_precision(static_cast<Precision>(9))); });
+  EXPECT_NE(msg.find("unknown precision"), std::string::npos) << msg;
+}
+
+TEST(Precision, CliOptions) {
+  const std::string transformer = std::string(PORTA_SOURCE_DIR) + "/models/transformer/model.onnx";
+  CliResult bad = porta_cli("run " + transformer + " --precision fp8");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("[precision] should be one of f32, bf16, f16, auto; got 'fp8'"), std::string::npos)
+      << bad.output;
+  CliResult ops = porta_cli("ops " + transformer + " --precision bf16");
+  EXPECT_EQ(ops.status, 0) << ops.output;
+  EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
+  EXPECT_NE(ops.output.find("[precision: bf16 with f32 accumulation (policy: lower)"), std::string::npos)
+      << ops.output;
+  CliResult run = porta_cli("run " + transformer + " --precision bf16 --repeat 1");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find(": f32 "), std::string::npos) << run.output;  // outputs keep their dtype
+}
+
+}  // namespace
+}  // namespace porta::test
