@@ -76,6 +76,13 @@ DType half_input_of_f32_output(const KernelContext& call) {
 }
 
 
+// The low format a session asks a kernel to compute an f32 call in (attribute `porta_compute`,
+// KernelDef::computes_in), or f32.
+DType compute_of(const KernelContext& call) {
+  const int64_t code = call.attrs ? call.attrs->get_int("porta_compute", 0) : 0;
+  return code == 16 ? DType::bf16 : code == 10 ? DType::f16 : DType::f32;
+}
+
 // Why a kernel does not take a call ("" when it does): only asked for a concrete call.
 std::string declines(const KernelDef& k, const KernelContext* call) {
   if (!call) return std::string();
@@ -86,6 +93,8 @@ std::string declines(const KernelDef& k, const KernelContext* call) {
     return str("does not apply the fused activation ", act);
   if (DType half = half_input_of_f32_output(*call); half != DType::f32 && !k.f32_output)
     return str("does not write an f32 output from ", dtype_name(half), " inputs");
+  if (DType c = compute_of(*call); c != DType::f32 && !dtype_in(k.computes_in, c))
+    return str("does not compute in ", dtype_name(c), " inside the kernel");
   return k.supports ? k.supports(*call) : std::string();
 }
 
@@ -254,7 +263,8 @@ bool carries_internal_operands(const KernelContext& call) {
   const std::vector<std::string>& names = call.op->inputs;
   for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
     if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
-  return !fused_activation_of(call).empty() || half_input_of_f32_output(call) != DType::f32;
+  return !fused_activation_of(call).empty() || half_input_of_f32_output(call) != DType::f32 ||
+         compute_of(call) != DType::f32;
 }
 
 }  // namespace detail

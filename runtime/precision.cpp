@@ -32,14 +32,18 @@ using C = PrecisionClass;
 
 // Keyed by OpSchema::qualified_name(). A kernel registered for bf16 or f16 of a `lower` op
 // accumulates in f32 (cpu: oneDNN matmul; vulkan and cuda/hip: float accumulators).
-// Conv, ConvTranspose, attention and the RNN gates join `lower` once their kernels take the
-// low formats with f32 accumulation; LSTM and GRU stay here as keep_f32 until a kernel keeps
-// the cell state in f32 while the gates run low.
+// The RNN gates join `lower` once their kernels take the low formats with f32 accumulation; LSTM and GRU stay here as keep_f32 until a kernel keeps the cell state in f32
+// while the gates run low.
 const std::unordered_map<std::string_view, C>& table() {
   static const std::unordered_map<std::string_view, C> t = {
       // Products: the work that low formats speed up.
       {"MatMul", C::lower},
       {"Gemm", C::lower},
+      {"Conv", C::lower},
+      {"ConvTranspose", C::lower},
+      // Fused attention: its two products low, its softmax in f32 inside the kernel (cpu), or
+      // by this table over the composite's parts.
+      {"ai.porta::ScaledDotProductAttention", C::lower},
       // Exact in any format: data movement, selection, Relu, and ops reading only shapes.
       {"Reshape", C::follow},
       {"Flatten", C::follow},

@@ -99,6 +99,7 @@ class Compiler {
                     const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
   bool apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note);
   bool wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const;
+  bool computes_inside(const OpSchema& op) const;
   int twin(int v, DType to, int plan_node);
   std::string value_label(int v) const {
     return v < static_cast<int>(graph_.values.size()) ? graph_.values[v].name : str("%", v);
@@ -115,6 +116,7 @@ class Compiler {
   DType low_ = DType::f32;           // the session's compute format for f32 work
   std::vector<bool> read_low_;       // graph values some lower or follow node reads
   bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
+  bool inside_ = false;              // set by apply_precision: the kernel converts (computes_in)
   friend class PlanBuilder;
 };
 
@@ -271,6 +273,14 @@ bool Compiler::apply_precision(const OpSchema& op, std::vector<int>& ins, int pl
       say("as exported: its float inputs are not all f32 in the model");
       return false;
     }
+    // Kernels that convert f32 activations themselves (KernelDef::computes_in) get them as
+    // they are: no Cast on either side, the weights converted by the kernel once per session.
+    if (computes_inside(op)) {
+      lowered_back_to_f32();
+      inside_ = true;
+      say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: lower)"));
+      return false;
+    }
     // The low kernel is resolved by the ordinary dispatch (native, composite, cpu fallback);
     // only where none of those exists does the node stay in f32.
     const Resolution& r = resolve(op, options_.device, low_);
@@ -318,11 +328,35 @@ bool Compiler::wants_f32_destination(const OpSchema& op, const std::vector<int>&
   return any && all;
 }
 
+// Whether every kernel of `op` on the session's device that takes f32 converts to the session's
+// low format itself (KernelDef::computes_in).
+bool Compiler::computes_inside(const OpSchema& op) const {
+  bool any = false, all = true;
+  for (const KernelDef* k : kernels_for(op)) {
+    if (k->backend != options_.device.type || !dtype_in(k->dtypes, DType::f32)) continue;
+    any = true;
+    all &= dtype_in(k->computes_in, low_);
+  }
+  return any && all;
+}
+
 void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                        const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
   std::vector<int> in = ins;
   std::string note;
+  inside_ = false;
   const bool low = low_ != DType::f32 && apply_precision(op, in, plan_node, note);
+  const bool inside = std::exchange(inside_, false);
+  if (inside) {  // the kernel is told by `porta_compute`; its inputs and outputs stay f32
+    Attributes marked = attrs;
+    marked.set("porta_compute", onnx_dtype_code(low_));
+    process_node(op, marked, in, outs, name, plan_node, depth);
+    if (depth == 0 && plan_node >= 0) {
+      plan_->nodes[plan_node].precision = low_;
+      plan_->nodes[plan_node].precision_note = std::move(note);
+    }
+    return;
+  }
   if (low && depth == 0 && precision_class(op) == PrecisionClass::lower && wants_f32_destination(op, outs)) {
     f32_destination_ = true;
     note = str(dtype_name(low_), " with f32 accumulation, written as f32 for its readers", note.substr(note.find(" (policy")));

@@ -109,6 +109,13 @@ struct KernelDef {
   /// `porta_f32_output` = 1, only when every kernel that may run the node on its device
   /// declares it; a kernel that does not declines such a call.
   bool f32_output = false;
+  /// Low float formats (bf16, f16) the kernel computes in while its inputs and outputs stay
+  /// f32: it converts activations and weights itself (weights once per session when they are
+  /// constants) and accumulates in f32. A session with that precision asks for it with the
+  /// attribute `porta_compute` (the format's ONNX dtype code) rather than Casts around the
+  /// node, only when every kernel that may run the node on its device declares the format; a
+  /// kernel that does not declines such a call.
+  DTypeSet computes_in = 0;
   /// Activations (op names, e.g. "Relu") the kernel applies to its output when the call
   /// carries the attribute `porta_activation` naming one. A session folds an activation into
   /// its producer only when every kernel that may run the producer declares it.

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/bf16_convert.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
 
@@ -24,26 +25,6 @@ inline To convert(From v) {
     return To(static_cast<float>(static_cast<ew::compute_t<From>>(v)));
   } else {
     return static_cast<To>(static_cast<ew::compute_t<From>>(v));
-  }
-}
-
-// f32 <-> bf16 as porta::f32_to_bf16 / bf16_to_f32 do it (round to nearest even, NaN stays a
-// quiet NaN), inline so the compiler vectorizes the loops: a precision session casts
-// activations into and out of bf16 at every product (2048 elements took 4 us through the
-// out-of-line per-element conversion).
-void f32_to_bf16_n(const float* x, uint16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t v;
-    std::memcpy(&v, x + i, sizeof v);
-    const uint32_t rounded = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
-    y[i] = static_cast<uint16_t>((v & 0x7fffffffu) > 0x7f800000u ? (v >> 16) | 0x40u : rounded);
-  }
-}
-
-void bf16_to_f32_n(const uint16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t v = static_cast<uint32_t>(x[i]) << 16;
-    std::memcpy(y + i, &v, sizeof v);
   }
 }
 

@@ -1,4 +1,5 @@
-// Conv and ConvTranspose on cpu: oneDNN convolution_forward / deconvolution_forward (f32).
+// Conv and ConvTranspose on cpu: oneDNN convolution_forward / deconvolution_forward (f32, or
+// bf16 inside the kernel with f32 accumulation and f32 activations: KernelDef::computes_in).
 // Weights are described to oneDNN in ONNX's own layout (with group as a leading logical
 // axis). Layout mode (PORTA_CONV_LAYOUT):
 //   any   (default) — oneDNN picks its blocked layouts (brgconv/jit kernels); a plain input
@@ -42,7 +43,7 @@ bool layout_any() {
 // Logical weights for oneDNN: {[G,] OC/G, IC/G, k...} over ONNX's contiguous W.
 // Conv W is (M, C/G, k...): contiguous in that order. ConvTranspose W is (C, M/G, k...), so
 // the IC/G and OC/G axes swap strides.
-dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) {
+dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed, DType t = DType::f32) {
   Shape k(w.begin() + 2, w.end());
   int64_t ksize = shape_numel(k);
   int64_t ocg = transposed ? w[1] : w[0] / group, icg = transposed ? w[0] / group : w[1];
@@ -56,7 +57,22 @@ dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed) 
   std::vector<int64_t> ks = contiguous_strides(k);
   dims.insert(dims.end(), k.begin(), k.end());
   strides.insert(strides.end(), ks.begin(), ks.end());
-  return strided_desc(dims, strides, DType::f32);
+  return strided_desc(dims, strides, t);
+}
+
+// The format a call computes in (KernelDef::computes_in): the attribute `porta_compute` a session
+// with a low precision sets (an ONNX dtype code), f32 without it. Activations stay f32 outside
+// the kernel: the source is converted by the reorder into the primitive's layout (which a
+// channel-blocked conv does anyway), weights once per session, and the primitive accumulates in
+// f32 and writes f32.
+DType compute_dtype(const Attributes* attrs) {
+  const int64_t code = attrs ? attrs->get_int("porta_compute", 0) : 0;
+  switch (code) {
+    case 0:
+    case 1: return DType::f32;
+    case 16: return DType::bf16;
+    default: throw InvalidArgument(str("[Conv] porta_compute should be 16 (bf16) on the cpu, got ", code));
+  }
 }
 
 // Layout of a Conv activation (input or output) in `any` mode when both sides are stored plain
@@ -218,18 +234,21 @@ template <typename P>
 void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, void* y,
                 const Shape& y_shape, int64_t group, const opdef::WindowGeometry& g,
                 const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, const Attributes* fused = nullptr,
-                LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr, const Tensor* residual = nullptr) {
+                LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr, const Tensor* residual = nullptr,
+                DType compute = DType::f32) {
   bool any = layout_any();
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
                      bias != nullptr, any, fused ? fused_activation_key(*fused) : std::string(), layout.input(0) || layout.output,
-                     residual != nullptr, layout.output);
+                     residual != nullptr, layout.output, compute);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     auto r = std::make_shared<WindowPrimitive<P>>();
     auto tag = dnnl::memory::format_tag::any;
     auto f32 = dnnl::memory::data_type::f32;
-    bool wino_candidate = !transposed && any && use_winograd(x.shape(), w.shape(), group, g);
+    auto ct = dnnl_type(compute);  // the source's and the weights' type in the primitive
+    // oneDNN's Winograd is f32 only.
+    bool wino_candidate = compute == DType::f32 && !transposed && any && use_winograd(x.shape(), w.shape(), group, g);
     bool channels_last = !transposed && !wino_candidate && (layout.input(0) || layout.output) &&
                          !small_blocked(x.shape(), y_shape, group, g);
     auto src_tag = transposed ? tag : channels_last ? channels_last_tag(x.shape()) : activation_tag(x.shape(), group);
@@ -252,10 +271,10 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
         dst_tag = layout.output && y_last != dnnl::memory::format_tag::undef ? y_last : plain_tag(y_shape.size());
       }
     }
-    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), f32, src_tag) : plain_desc(x.shape(), DType::f32);
+    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), ct, src_tag) : plain_desc(x.shape(), compute);
     auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
-    auto wd = weights_desc(w.shape(), group, transposed);
-    if (any) wd = dnnl::memory::desc(wd.dims(), f32, tag);
+    auto wd = weights_desc(w.shape(), group, transposed, compute);
+    if (any) wd = dnnl::memory::desc(wd.dims(), ct, tag);
     auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
     try {
       dnnl::primitive_attr attr;
@@ -280,7 +299,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
       r->prim = P(r->pd);
     } catch (const dnnl::error& e) {
       throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
-                             ": ", e.what()));
+                             compute == DType::f32 ? "" : str(" in ", dtype_name(compute)), ": ", e.what()));
     }
     return r;
   });
@@ -409,7 +428,7 @@ void conv_cpu(KernelContext& ctx) {
   }
   run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, constant, ctx.attrs,
-                                         activation_layout(*ctx.attrs), &ctx.state, residual);
+                                         activation_layout(*ctx.attrs), &ctx.state, residual, compute_dtype(ctx.attrs));
   // The prepared call recognises the step by the weights it is given, not their cut copy.
   if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); cut_w && pc) pc->weights = w.raw_data();
 }
@@ -419,6 +438,7 @@ void conv_transpose_cpu(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   int64_t group = ctx.attrs->get_int("group");
+  const DType compute = compute_dtype(ctx.attrs);
   Shape k(w.shape().begin() + 2, w.shape().end());
   std::vector<int64_t> opad;
   opdef::WindowGeometry g = opdef::transposed_geometry("ConvTranspose", x.shape(), k, *ctx.attrs, &opad);
@@ -446,14 +466,14 @@ void conv_transpose_cpu(KernelContext& ctx) {
   }
   if (!partial) {
     run_window<dnnl::deconvolution_forward>("ConvTranspose", x, w, bias, y.raw_data(), y.shape(), group, g,
-                                            pad_end, true, weights_constant(ctx));
+                                            pad_end, true, weights_constant(ctx), nullptr, {}, nullptr, nullptr, compute);
     return;
   }
   Tensor block = Tensor::empty(reach, DType::f32);
   bool reach_empty = block.numel() == 0;
   if (!reach_empty)
     run_window<dnnl::deconvolution_forward>("ConvTranspose", x, w, bias, block.raw_data(), reach, group, g,
-                                            pad_end, true, weights_constant(ctx));
+                                            pad_end, true, weights_constant(ctx), nullptr, {}, nullptr, nullptr, compute);
   fill_bias();
   Tensor view = y;
   for (size_t i = 0; i < g.spatial(); ++i) view = view.slice(static_cast<int>(i + 2), 0, reach[i + 2]);
@@ -470,6 +490,7 @@ const bool conv_registered = register_kernel_at_load([] {
   k.op = "Conv";
   k.backend = DeviceType::cpu;
   k.dtypes = kF32;
+  k.computes_in = kBF16;  // oneDNN's bf16 convolution (avx512_bf16; emulated on plain AVX-512)
   k.fn = conv_cpu;
   k.fused_activations = cpu_fused_activations();
   k.fused_activations.push_back("porta_residual");  // added by a binary post-op before the activation
@@ -482,6 +503,16 @@ const bool conv_registered = register_kernel_at_load([] {
   return k;
 }());
 }  // namespace
-PORTA_REGISTER_KERNEL(ConvTranspose, cpu, kF32, conv_transpose_cpu)
+namespace {
+const bool conv_transpose_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "ConvTranspose";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32;
+  k.computes_in = kBF16;
+  k.fn = conv_transpose_cpu;
+  return k;
+}());
+}  // namespace
 
 }  // namespace porta::cpu

@@ -7,13 +7,19 @@
 // (kKeyBlock + Dv) floats: no Sq x Skv matrix exists. With causal, key blocks past the task's
 // last query are skipped and the keys after each query get probability 0 without an exp.
 // Declines D or Dv > 128 (the composite runs).
+// In bf16 (a session's precision, KernelDef::computes_in): Q, K and V are rounded to bf16 once
+// per call, both products run as oneDNN bf16 matmuls with f32 accumulation (the scale applied to
+// the f32 scores), the softmax stays in f32 (the precision policy), and its probabilities are
+// rounded to bf16 for the second product. Inputs and output stay f32.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/bf16_convert.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/dnn_util.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "ops/attention_util.hpp"
 #include "porta/error.hpp"
@@ -45,6 +51,40 @@ void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const floa
                            m, "x", n, "x", k));
 }
 
+// Row-major C = alpha A op(B) (+ C when `accumulate`) with A and B in bf16 and C in f32:
+// a oneDNN matmul over strided memory, one cached primitive per geometry (a call sees at most
+// a few: full and last blocks).
+void gemm_bf16(bool transb, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a, int64_t lda,
+               const uint16_t* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  using dt = dnnl::memory::data_type;
+  auto ad = dnnl::memory::desc({m, k}, dt::bf16, dnnl::memory::dims{lda, 1});
+  auto bd = transb ? dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{1, ldb})
+                   : dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{ldb, 1});
+  auto cd = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
+  auto p = cached<MaybePrimitive<dnnl::matmul>>(
+      dnn_key("sdpa_bf16", m, n, k, lda, ldb, ldc, transb, static_cast<double>(alpha), accumulate), [&] {
+        auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
+        try {
+          dnnl::primitive_attr attr;
+          if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+          if (accumulate) {
+            dnnl::post_ops ops;
+            ops.append_sum(1.f);
+            attr.set_post_ops(ops);
+          }
+          r->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, engine());
+          r->prim = dnnl::matmul(r->pd);
+          r->ok = true;
+        } catch (const dnnl::error& e) {
+          r->why = e.what();
+        }
+        return r;
+      });
+  if (!p->ok)
+    throw BackendError(str("[ScaledDotProductAttention] oneDNN refused a bf16 ", m, "x", n, "x", k, " matmul: ", p->why));
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
+}
+
 std::string sdpa_supports(const KernelContext& ctx) {
   return opdef::attention_heads_fit(ctx, kMaxHeadDim, "the fused kernel keeps a query block's accumulators in cache");
 }
@@ -56,11 +96,14 @@ struct Problem {
   const float *q, *k, *v, *mask;
   std::vector<int64_t> mask_strides;  // broadcast to B,H,Sq,Skv (0 along broadcast axes)
   float* y;
+  // bf16 products: Q, K, V rounded (else null)
+  const uint16_t *qh = nullptr, *kh = nullptr, *vh = nullptr;
 };
 
 // One task: queries [i0, i0 + rows) of head bh.
 void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::vector<float>& s,
-                  std::vector<float>& acc, std::vector<float>& m, std::vector<float>& l) {
+                  std::vector<float>& acc, std::vector<float>& m, std::vector<float>& l, std::vector<uint16_t>& sh) {
+  const bool bf16 = p.qh != nullptr;
   const float ninf = -std::numeric_limits<float>::infinity();
   const float* qp = p.q + (bh * p.Sq + i0) * p.D;
   const float* kp = p.k + bh * p.Skv * p.D;
@@ -72,7 +115,11 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
   const float* mask_bh = p.mask ? p.mask + (bh / p.H) * p.mask_strides[0] + (bh % p.H) * p.mask_strides[1] : nullptr;
   for (int64_t j0 = 0; j0 < kv_end; j0 += kKeyBlock) {
     int64_t cols = std::min(kKeyBlock, kv_end - j0);
-    sgemm('T', rows, cols, p.D, p.scale, qp, p.D, kp + j0 * p.D, p.D, 0.f, s.data(), cols);
+    if (bf16)
+      gemm_bf16(true, rows, cols, p.D, p.scale, p.qh + (bh * p.Sq + i0) * p.D, p.D, p.kh + (bh * p.Skv + j0) * p.D,
+                p.D, false, s.data(), cols);
+    else
+      sgemm('T', rows, cols, p.D, p.scale, qp, p.D, kp + j0 * p.D, p.D, 0.f, s.data(), cols);
     for (int64_t r = 0; r < rows; ++r) {
       float* srow = s.data() + r * cols;
       int64_t i = i0 + r;
@@ -96,7 +143,13 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
       m[r] = m_new;
       if (rescale != 1.f) vmath::scale_f32(acc.data() + r * p.Dv, rescale, p.Dv);
     }
-    sgemm('N', rows, p.Dv, cols, 1.f, s.data(), cols, vp + j0 * p.Dv, p.Dv, 1.f, acc.data(), p.Dv);
+    if (bf16) {
+      f32_to_bf16_n(s.data(), sh.data(), rows * cols);
+      gemm_bf16(false, rows, p.Dv, cols, 1.f, sh.data(), cols, p.vh + (bh * p.Skv + j0) * p.Dv, p.Dv, true, acc.data(),
+                p.Dv);
+    } else {
+      sgemm('N', rows, p.Dv, cols, 1.f, s.data(), cols, vp + j0 * p.Dv, p.Dv, 1.f, acc.data(), p.Dv);
+    }
   }
   for (int64_t r = 0; r < rows; ++r) {
     float* yrow = p.y + (bh * p.Sq + i0 + r) * p.Dv;
@@ -126,27 +179,61 @@ void sdpa_cpu(KernelContext& ctx) {
     p.mask = ctx.in(3).data<float>();
     p.mask_strides = opdef::attention_mask_strides(ctx);
   }
+  // bf16 products (attribute porta_compute, set by a bf16 session); an empty head (D or Dv 0)
+  // has no product to round.
+  const bool bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0;
+  Tensor qh, kh, vh;
+  if (bf16) {
+    auto round = [](const Tensor& t) {
+      Tensor h = Tensor::empty(t.shape(), DType::bf16);
+      const float* src = t.data<float>();
+      uint16_t* dst = reinterpret_cast<uint16_t*>(h.data<BFloat16>());
+      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { f32_to_bf16_n(src + b, dst + b, e - b); });
+      return h;
+    };
+    qh = round(ctx.in(0));
+    kh = round(ctx.in(1));
+    vh = round(ctx.in(2));
+    p.qh = reinterpret_cast<const uint16_t*>(qh.data<BFloat16>());
+    p.kh = reinterpret_cast<const uint16_t*>(kh.data<BFloat16>());
+    p.vh = reinterpret_cast<const uint16_t*>(vh.data<BFloat16>());
+  }
   int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
   struct Scratch {
     std::vector<float> s, acc, m, l;
+    std::vector<uint16_t> sh;  // the probabilities in bf16 (bf16 products only)
   };
   // Tasks are handed out one at a time. Without causal they cost the same, and consecutive
   // tasks share a head (its K and V stay in cache). With causal a query block's work grows
   // with its position, so equal contiguous shares would give one thread all the late blocks
   // when there are few heads (B*H = 1, S 1024: 2.8x the other's work): the longest go first.
   parallel_tasks(
-      heads * blocks, [&] { return Scratch{std::vector<float>(qb * kKeyBlock), std::vector<float>(qb * p.Dv),
-                                           std::vector<float>(qb), std::vector<float>(qb)}; },
+      heads * blocks,
+      [&] {
+        return Scratch{std::vector<float>(qb * kKeyBlock), std::vector<float>(qb * p.Dv), std::vector<float>(qb),
+                       std::vector<float>(qb), std::vector<uint16_t>(bf16 ? qb * kKeyBlock : 0)};
+      },
       [&](Scratch& w, int64_t t) {
         int64_t bh = p.causal ? t % heads : t / blocks;
         int64_t i0 = (p.causal ? blocks - 1 - t / heads : t % blocks) * qb;
-        attend_block(p, bh, i0, std::min(qb, p.Sq - i0), w.s, w.acc, w.m, w.l);
+        attend_block(p, bh, i0, std::min(qb, p.Sq - i0), w.s, w.acc, w.m, w.l, w.sh);
       });
 }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(ScaledDotProductAttention, cpu, kF32, sdpa_cpu, sdpa_supports)
+namespace {
+const bool sdpa_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "ScaledDotProductAttention";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32;
+  k.computes_in = kBF16;  // both products in bf16, the softmax in f32
+  k.fn = sdpa_cpu;
+  k.supports = sdpa_supports;
+  return k;
+}());
+}  // namespace
 
 }  // namespace porta::cpu
