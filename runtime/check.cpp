@@ -92,15 +92,29 @@ std::vector<NodeError> check_model(const Model& model, const std::map<std::strin
   const Graph& g = model.graph();
   std::map<int, RefValue> ref = run_reference(g, inputs);
   std::vector<std::map<std::string, Tensor>> got;
+  std::vector<std::map<std::string, DType>> computed_in;  // per device: node name -> precision
   for (Device d : options.devices) {
     SessionOptions o;
     o.device = d;
     o.strict = options.strict;
     o.keep_values = true;
+    o.precision = options.precision;
     Session session(model, o);
     session.run(inputs);
     got.push_back(session.values());
+    std::map<std::string, DType>& formats = computed_in.emplace_back();
+    for (const NodePlan& p : session.plan(inputs)) formats[p.node] = p.precision;
   }
+  // The error of each value as it reached a node on each device: a node's jump is measured
+  // against the worst error among the values it read.
+  std::vector<std::map<int, double>> value_error(options.devices.size());
+  // Values of nodes a device did not compute on their own (fused into a later node): the ops
+  // and the format they were computed in, handed on to the node whose value is kept.
+  struct Pending {
+    std::string ops;
+    DType precision = DType::f32;
+  };
+  std::vector<std::map<int, Pending>> pending(options.devices.size());
   std::vector<NodeError> table;
   for (const Node& n : g.nodes) {
     for (size_t di = 0; di < options.devices.size(); ++di) {
@@ -110,6 +124,13 @@ std::vector<NodeError> check_model(const Model& model, const std::map<std::strin
       e.device = options.devices[di];
       double max_abs = 0, d2 = 0, r2 = 0;
       bool missing = false;
+      if (auto f = computed_in[di].find(n.name); f != computed_in[di].end()) e.precision = f->second;
+      Pending inherited;
+      for (int v : n.inputs)
+        if (auto it = pending[di].find(v); v >= 0 && it != pending[di].end()) {
+          inherited.ops += str(inherited.ops.empty() ? "" : ", ", it->second.ops);
+          if (it->second.precision != DType::f32) inherited.precision = it->second.precision;
+        }
       for (int v : n.outputs) {
         if (v < 0 || !ref.count(v)) continue;
         auto it = got[di].find(g.values[v].name);
@@ -121,11 +142,28 @@ std::vector<NodeError> check_model(const Model& model, const std::map<std::strin
       }
       if (missing && max_abs == 0) {
         e.computed = false;
+        Pending mine{inherited.ops.empty() ? e.op : str(inherited.ops, ", ", e.op),
+                     e.precision != DType::f32 ? e.precision : inherited.precision};
+        for (int v : n.outputs)
+          if (v >= 0) pending[di][v] = mine;
       } else {
+        e.fused = inherited.ops;
+        if (e.precision == DType::f32 && !computed_in[di].count(n.name)) e.precision = inherited.precision;
         e.max_abs = max_abs;
         e.rel = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
         e.over = !(e.rel <= options.tolerance);
+        double given = 0;
+        for (int v : n.inputs)
+          if (auto it = value_error[di].find(v); v >= 0 && it != value_error[di].end()) given = std::max(given, it->second);
+        e.jump = e.over && !(e.rel <= options.jump * given);
       }
+      // A node whose outputs were not kept (fused) passes on what it was given.
+      double passed = e.rel;
+      if (!e.computed)
+        for (int v : n.inputs)
+          if (auto it = value_error[di].find(v); v >= 0 && it != value_error[di].end()) passed = std::max(passed, it->second);
+      for (int v : n.outputs)
+        if (v >= 0) value_error[di][v] = passed;
       table.push_back(std::move(e));
     }
   }

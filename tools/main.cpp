@@ -24,8 +24,11 @@ usage:
   porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict] [--precision P]
                                         what runs for every node, in which precision, and why
   porta check MODEL.onnx [--devices D[,D...]] [--input NAME=FILE.npy]... [--tolerance T] [--strict]
+                          [--precision f32|bf16|f16|auto]
                                         every node's values on each device against the float64
-                                        reference; exits 1 when a node's relative error > T (1e-4)
+                                        reference; exits 1 when a node's relative error > T
+                                        (1e-4; with --precision bf16 3e-2, f16 4e-3), and names
+                                        the first node whose error jumps
   porta bench [--op OP,...] [--device D,...|all] [--dtype T,...] [--case NAME,...]
               [--min-runs N] [--min-time S] [--warmup N] [--max-case-time S]
               [--json FILE] [--csv FILE] [--svg FILE] [--calibrate] [--compare A,B]
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
                      {"--profile", "--strict"});
     if (cmd == "ops")
       return command(cli::cmd_ops, {"--device", "--input", "--precision"}, {"--all-devices", "--strict"});
-    if (cmd == "check") return command(cli::cmd_check, {"--devices", "--input", "--tolerance"}, {"--strict"});
+    if (cmd == "check") return command(cli::cmd_check, {"--devices", "--input", "--tolerance", "--precision"}, {"--strict"});
     if (cmd == "bench") return command(cli::cmd_bench, cli::bench::kValuedFlags, cli::bench::kSwitches);
     if (cmd == "test") return command(cli::cmd_test, {"--op", "--device", "--dtype", "--seed"}, {});
     std::cerr << "porta: unknown command '" << cmd << "'\n\n" << kUsage;

@@ -21,12 +21,27 @@ struct NodeError {
   /// another); max_abs and rel are then 0 and the node is never over the tolerance.
   bool computed = true;
   bool over = false;  ///< rel > tolerance (or not a number)
+  /// The format the node computed in on the device (NodePlan::precision; f32 unless a
+  /// precision was asked for).
+  DType precision = DType::f32;
+  /// The error jumps here: rel is over the tolerance and over CheckOptions::jump times the
+  /// largest rel of the nodes that produced its inputs on the device (so the node itself, not
+  /// what it was given, lost the accuracy).
+  bool jump = false;
+  /// Nodes computed inside this one on the device, whose own values were not kept (the ops a
+  /// graph fusion folded into it, e.g. "Conv" before a BatchNormalization): its error and
+  /// `precision` include theirs. "" when none.
+  std::string fused;
 };
 
 struct CheckOptions {
   std::vector<Device> devices = {Device::cpu()};
   bool strict = false;       ///< sessions refuse CPU fallback
   double tolerance = 1e-4;   ///< bound on rel
+  /// The sessions' compute precision (SessionOptions::precision): the per-node error of a
+  /// low-precision run against the float64 reference.
+  Precision precision = Precision::f32;
+  double jump = 4.0;  ///< NodeError::jump: the factor over the inputs' error
 };
 
 /// Runs `model` on every device of `options` (keeping every value) and node by node on the
