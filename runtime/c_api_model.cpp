@@ -1,4 +1,5 @@
 // porta runtime — C ABI: loading ONNX models and running them in sessions.
+#include <cstddef>
 #include <map>
 
 #include "porta/porta.hpp"
@@ -88,19 +89,49 @@ porta_status porta_model_free(porta_model model) {
   })
 }
 
+namespace {
+
+porta_session create_session(porta_model_s& m, porta_device device, const SessionOptions& base, const char* fn) {
+  SessionOptions o = base;
+  o.device = read_device(device, fn);
+  backend_for(o.device);  // unavailable devices fail here, not at the first run
+  auto session = std::make_unique<Session>(*m.model, o);
+  porta_session h = make_handle<porta_session_s>();
+  h->session = std::move(session);
+  return h;
+}
+
+}  // namespace
+
 porta_status porta_session_create(porta_model model, porta_device device, int strict, porta_session* out) {
   PORTA_C_GUARD({
     const char* fn = "porta_session_create";
     porta_model_s& m = get(model, fn, "model");
     need(out, fn, "out");
     SessionOptions o;
-    o.device = read_device(device, fn);
     o.strict = strict != 0;
-    backend_for(o.device);  // unavailable devices fail here, not at the first run
-    auto session = std::make_unique<Session>(*m.model, o);
-    porta_session h = make_handle<porta_session_s>();
-    h->session = std::move(session);
-    *out = h;
+    *out = create_session(m, device, o, fn);
+  })
+}
+
+porta_status porta_session_create_with(porta_model model, porta_device device, const porta_session_options* options,
+                                       porta_session* out) {
+  PORTA_C_GUARD({
+    const char* fn = "porta_session_create_with";
+    porta_model_s& m = get(model, fn, "model");
+    need(out, fn, "out");
+    SessionOptions o;
+    if (options) {
+      // Fields past the caller's `size` were not in its header: they keep their defaults.
+      const size_t size = options->size;
+      if (size < offsetof(porta_session_options, strict) + sizeof(int32_t))
+        throw InvalidArgument(str("[", fn, "] options->size should be sizeof(porta_session_options) (",
+                                  sizeof(porta_session_options), "), got ", size));
+      o.strict = options->strict != 0;
+      if (size >= offsetof(porta_session_options, precision) + sizeof(const char*) && options->precision)
+        o.precision = parse_precision(options->precision);
+    }
+    *out = create_session(m, device, o, fn);
   })
 }
 

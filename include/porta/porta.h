@@ -217,6 +217,18 @@ PORTA_API porta_status porta_model_free(porta_model model);
 /** A session running `model` on `device`; `strict` refuses CPU fallback. */
 PORTA_API porta_status porta_session_create(porta_model model, porta_device device, int strict,
                                             porta_session* out);
+/** Session options beyond the device (porta_session_create_with). Zero-initialise, then set
+ *  `size` to sizeof(porta_session_options): fields past `size` are read as their defaults, so
+ *  callers built against an older header keep working. */
+typedef struct porta_session_options {
+  size_t size;
+  int32_t strict;         /**< nonzero: refuse CPU fallback */
+  const char* precision;  /**< compute format for f32 work: "f32" (or NULL), "bf16", "f16", "auto" */
+} porta_session_options;
+/** A session running `model` on `device` with `options` (NULL: the defaults). */
+PORTA_API porta_status porta_session_create_with(porta_model model, porta_device device,
+                                                 const porta_session_options* options,
+                                                 porta_session* out);
 /** Runs with named inputs. `output_names` may be NULL for every graph output in order (then
  *  `num_outputs` must equal the model's output count); each output is a new tensor handle. */
 PORTA_API porta_status porta_session_run(porta_session session, const char* const* input_names,

@@ -66,12 +66,23 @@ def _bundled_feeds(model):
     return feeds
 
 
-def check(model, feeds=None, devices=("cpu",), strict=False, tolerance=1e-4):
+# A low precision's own rounding (as `porta check --precision`): bf16 keeps 8 significant bits,
+# f16 11.
+_CHECK_TOLERANCE = {"f32": 1e-4, "bf16": 3e-2, "f16": 4e-3, "auto": 3e-2}
+
+
+def check(model, feeds=None, devices=("cpu",), strict=False, tolerance=None, precision="f32"):
     """Runs `model` (a path) on each device and node by node on the float64 reference, and
     returns the per-node error table as a list of dicts, nodes in graph order and the devices
     of a node next to each other:
 
-        {"node", "op", "device", "max_abs", "rel", "computed", "over"}
+        {"node", "op", "device", "max_abs", "rel", "computed", "over", "precision", "jump", "fused"}
+
+    `precision` runs the sessions in that compute format (porta.Session's precision);
+    "precision" is the format each node computed in, and "jump" marks a node over the
+    tolerance whose error is more than 4x the worst error of the values it read (where the
+    accuracy was lost); "fused" names the ops computed inside the node (a graph fusion folded
+    them into it; their own rows are not computed). `tolerance` defaults to 1e-4 (f32), 3e-2 (bf16, auto) or 4e-3 (f16).
 
     max_abs = max |device - reference|, rel = ||device - reference||_2 / ||reference||_2 over
     the node's outputs; computed is False for a node the device fused into another (no value
@@ -83,4 +94,8 @@ def check(model, feeds=None, devices=("cpu",), strict=False, tolerance=1e-4):
         feeds = _bundled_feeds(model)
     if isinstance(devices, str):
         devices = [devices]
-    return _porta._check(model, dict(feeds), list(devices), bool(strict), float(tolerance))
+    if precision not in _CHECK_TOLERANCE:
+        raise InvalidArgument(f"[precision] should be one of f32, bf16, f16, auto; got '{precision}'")
+    if tolerance is None:
+        tolerance = _CHECK_TOLERANCE[precision]
+    return _porta._check(model, dict(feeds), list(devices), bool(strict), float(tolerance), precision)

@@ -58,6 +58,8 @@ py::dict plan_record(const NodePlan& p) {
   r["path"] = std::string(path_name(p.path));
   r["reason"] = p.reason;
   r["fallback_bytes"] = p.fallback_bytes;
+  r["precision"] = std::string(dtype_name(p.precision));
+  r["precision_note"] = p.precision_note;
   return r;
 }
 
@@ -97,11 +99,13 @@ void bind_session(py::module_& m) {
       });
 
   py::class_<Session>(m, "Session", "A model loaded for one device (see porta.Session).")
-      .def(py::init([](py::object model, const std::string& device, bool strict, bool profile) {
+      .def(py::init([](py::object model, const std::string& device, bool strict, bool profile,
+                       const std::string& precision) {
              SessionOptions o;
              o.device = Device::parse(device);
              o.strict = strict;
              o.profile = profile;
+             o.precision = parse_precision(precision);
              if (py::isinstance<py::bytes>(model)) {
                std::string bytes = model.cast<std::string>();
                py::gil_scoped_release release;
@@ -111,13 +115,16 @@ void bind_session(py::module_& m) {
              py::gil_scoped_release release;
              return Session(Model::load(path), o);
            }),
-           py::arg("model"), py::arg("device") = "cpu", py::arg("strict") = false, py::arg("profile") = false)
+           py::arg("model"), py::arg("device") = "cpu", py::arg("strict") = false, py::arg("profile") = false,
+           py::arg("precision") = "f32")
       .def_property_readonly("inputs", [](const Session& s) { return s.model().inputs(); })
       .def_property_readonly("outputs", [](const Session& s) { return s.model().outputs(); })
       .def("get_inputs", [](const Session& s) { return s.model().inputs(); }, "ONNX Runtime's spelling of .inputs.")
       .def("get_outputs", [](const Session& s) { return s.model().outputs(); }, "ONNX Runtime's spelling of .outputs.")
       .def_property_readonly("device", [](const Session& s) { return s.options().device.str(); })
       .def_property_readonly("strict", [](const Session& s) { return s.options().strict; })
+      .def_property_readonly("precision",
+                             [](const Session& s) { return std::string(precision_name(s.options().precision)); })
       .def(
           "run",
           [](Session& s, py::object outputs, py::object feeds, bool as_tensors) {
@@ -210,12 +217,13 @@ void bind_session(py::module_& m) {
   m.def(
       "_check",
       [](const std::string& path, py::dict feeds, const std::vector<std::string>& devices, bool strict,
-         double tolerance) {
+         double tolerance, const std::string& precision) {
         CheckOptions o;
         o.devices.clear();
         for (const std::string& d : devices) o.devices.push_back(Device::parse(d));
         o.strict = strict;
         o.tolerance = tolerance;
+        o.precision = parse_precision(precision);
         std::map<std::string, Tensor> inputs = feeds_from_python(feeds);
         std::vector<NodeError> table;
         {
@@ -233,11 +241,15 @@ void bind_session(py::module_& m) {
           r["rel"] = e.rel;
           r["computed"] = e.computed;
           r["over"] = e.over;
+          r["precision"] = std::string(dtype_name(e.precision));
+          r["jump"] = e.jump;
+          r["fused"] = e.fused;
           records.append(r);
         }
         return records;
       },
-      py::arg("model"), py::arg("feeds"), py::arg("devices"), py::arg("strict"), py::arg("tolerance"));
+      py::arg("model"), py::arg("feeds"), py::arg("devices"), py::arg("strict"), py::arg("tolerance"),
+      py::arg("precision"));
 
   m.def(
       "load_plugin",

@@ -117,3 +117,31 @@ def test_import_does_not_shadow_porta_ops_helper():
     code = "import sys; sys.path.insert(0, sys.argv[1]); import porta"
     out = subprocess.run([sys.executable, "-c", code, str(SOURCE / "python")], capture_output=True, text=True)
     assert out.returncode != 0 and "PYTHONPATH=build/python" in out.stderr
+
+
+def test_session_and_check_with_a_precision():
+    """precision="bf16": the cnn's Convs compute in bf16 (the plan says so), its output stays
+    f32 and near the f32 session's; check() reports each node's format and the first jump."""
+    path, feeds, _ = bundled("cnn")
+    f32 = porta.Session(path)
+    low = porta.Session(path, precision="bf16")
+    assert low.precision == "bf16" and f32.precision == "f32"
+    plan = low.plan(feeds)
+    convs = [p for p in plan if p["op"] == "Conv"]
+    assert convs and all(p["precision"] == "bf16" for p in convs)
+    assert all("inside its kernel" in p["precision_note"] for p in convs)
+    a, b = f32.run(None, feeds)[0], low.run(None, feeds)[0]
+    assert b.dtype == np.float32 and b.shape == a.shape
+    rel = np.abs(b - a).max() / np.abs(a).max()
+    assert 1e-6 < rel < 5e-2
+    table = porta.check(path, feeds, precision="bf16", tolerance=1e-5)
+    # Each Conv is fused into the BatchNormalization after it: that row carries the Conv's format.
+    fused = [r for r in table if "Conv" in r["fused"]]
+    assert fused and all(r["precision"] == "bf16" and r["computed"] for r in fused)
+    jumps = [r for r in table if r["jump"]]
+    assert jumps and "Conv" in jumps[0]["fused"]
+    assert all(not r["over"] for r in porta.check(path, feeds, precision="bf16"))  # 3e-2 by default
+    with pytest.raises(porta.InvalidArgument, match="got 'fp8'"):
+        porta.Session(path, precision="fp8")
+    with pytest.raises(porta.InvalidArgument, match="got 'fp8'"):
+        porta.check(path, feeds, precision="fp8")

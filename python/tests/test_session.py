@@ -175,7 +175,7 @@ def test_placement_report(device):
     plan = s.plan()
     assert plan, "a plan with no nodes"
     for p in plan:
-        assert set(p) == {"node", "op", "device", "path", "reason", "fallback_bytes"}
+        assert set(p) == {"node", "op", "device", "path", "reason", "fallback_bytes", "precision", "precision_note"}
         assert p["path"] in {"native", "composite", "fallback", "folded", "unsupported"}
         assert p["reason"]
     assert {"Conv", "MaxPool", "Gemm"} <= {p["op"] for p in plan}  # (Relu may be fused into Conv)

@@ -298,6 +298,65 @@ static void test_model(const char* models_dir) {
   free(expected);
 }
 
+/* A session with a compute precision: the mlp in bf16 stays near the f32 reference output (its
+ * MatMuls in bf16 with f32 accumulation, outputs still f32); bad options are refused. */
+static void test_session_precision(const char* models_dir) {
+  char path[1024];
+  porta_model model = NULL;
+  porta_session session = NULL;
+  porta_tensor x = NULL, y = NULL;
+  const char* in_name = "x";
+  porta_session_options o;
+  size_t nx = 0, ny = 0, i;
+  int64_t xshape[2] = {4, 64};
+  float *xv, *expected, got[64];
+  double diff2 = 0, ref2 = 0, rel;
+  porta_dtype dt = PORTA_F32;
+
+  snprintf(path, sizeof path, "%s/mlp/model.onnx", models_dir);
+  CHECK_OK(porta_model_load(path, &model));
+  if (!model) return;
+  snprintf(path, sizeof path, "%s/mlp/input_0.npy", models_dir);
+  xv = read_npy_f32(path, &nx);
+  snprintf(path, sizeof path, "%s/mlp/output_0.npy", models_dir);
+  expected = read_npy_f32(path, &ny);
+  CHECK(xv && expected && nx == 256 && ny == 64);
+  if (!xv || !expected) return;
+
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.precision = "bf16";
+  CHECK_OK(porta_session_create_with(model, kCpu, &o, &session));
+  CHECK_OK(porta_tensor_wrap_host(xv, nx * 4, PORTA_F32, xshape, 2, &x));
+  CHECK_OK(porta_session_run(session, &in_name, &x, 1, NULL, &y, 1));
+  CHECK_OK(porta_tensor_dtype(y, &dt));
+  CHECK(dt == PORTA_F32); /* outputs keep the dtype the model exports */
+  CHECK_OK(porta_tensor_copy_to_host(y, got, sizeof got));
+  for (i = 0; i < 64; ++i) {
+    diff2 += (got[i] - expected[i]) * (double)(got[i] - expected[i]);
+    ref2 += expected[i] * (double)expected[i];
+  }
+  rel = sqrt(diff2 / ref2);
+  /* bf16 keeps 8 significant bits: a few 2^-9 per product, not exact, not far off either */
+  CHECK(rel < 3e-2);
+  CHECK(rel > 0);
+  CHECK_OK(porta_tensor_free(y));
+  CHECK_OK(porta_session_free(session));
+
+  CHECK_OK(porta_session_create_with(model, kCpu, NULL, &session)); /* NULL: the defaults */
+  CHECK_OK(porta_session_free(session));
+  o.precision = "fp8";
+  CHECK_FAILS(porta_session_create_with(model, kCpu, &o, &session), PORTA_ERROR_INVALID_ARGUMENT,
+              "should be one of f32, bf16, f16, auto; got 'fp8'");
+  o.precision = "bf16";
+  o.size = 4;
+  CHECK_FAILS(porta_session_create_with(model, kCpu, &o, &session), PORTA_ERROR_INVALID_ARGUMENT, "options->size");
+  CHECK_OK(porta_tensor_free(x));
+  CHECK_OK(porta_model_free(model));
+  free(xv);
+  free(expected);
+}
+
 /* ---- an op registered from C: Axpy(X, B; alpha) = alpha * X + B (B broadcast as in Add) ---- */
 
 static int g_kernel_calls = 0;
@@ -584,6 +643,7 @@ int main(int argc, char** argv) {
   test_ops();
   test_attributes();
   test_model(models);
+  test_session_precision(models);
   test_register();
   test_other_devices();
   test_plugins_by_call();
