@@ -152,6 +152,9 @@ class VulkanBackend final : public Backend {
     out.dtypes = dtype_bit(DType::f32) | dtype_bit(DType::i32) | (c.fp16_storage ? dtype_bit(DType::f16) : 0) |
                  (c.int8_storage ? dtype_bit(DType::i8) | dtype_bit(DType::u8) | dtype_bit(DType::boolean) : 0) |
                  (c.int64_arithmetic ? dtype_bit(DType::i64) : 0);
+    // f16 arithmetic is faster than f32 on GPUs (packed halves); lavapipe computes it in f32
+    // lanes, so there it is only a storage format and `auto` stays f32.
+    out.fast_dtypes = c.fp16_arithmetic && c.fp16_storage && c.type != "cpu" ? dtype_bit(DType::f16) : 0;
     out.subgroup_size = static_cast<int>(c.subgroup_size);
     out.timestamps = c.timestamps;
     // "auto" takes a real GPU (below CUDA/HIP) but not a CPU implementation (lavapipe), which
