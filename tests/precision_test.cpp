@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "porta/check.hpp"
 #include "runtime/precision.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
@@ -320,6 +321,242 @@ TEST(Precision, DeviceWithoutLowKernelsFallsBack) {
   strict.strict = true;
   std::string msg = error_message<Unsupported>([&] { Session(g.model(), strict).plan(g.inputs()); });
   EXPECT_NE(msg.find("strict mode"), std::string::npos) << msg;
+}
+
+// Conv and ConvTranspose on the cpu compute in bf16 inside their kernel (KernelDef::computes_in):
+// f32 activations in and out, no Cast step anywhere, weights converted once. Shapes cover what
+// the kernel treats apart: a first layer of 3 channels, channels that do not fill a 16-wide
+// block, depthwise and grouped, strided and dilated, 1-D and 3-D, a batch of 0, a 1x1 map,
+// fused activation and residual, and transposed convs with output padding.
+struct ConvCase {
+  std::string name;
+  Shape x, w;
+  Attributes attrs;
+  bool transposed = false;
+  bool bias = true;
+  int64_t k;  // terms per output
+};
+
+std::vector<ConvCase> conv_cases() {
+  using V = std::vector<int64_t>;
+  return {
+      {"3x3_first_layer", {2, 3, 17, 17}, {16, 3, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, false, true, 27},
+      {"3x3_blocked", {1, 32, 12, 12}, {32, 32, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, false, true, 288},
+      {"1x1_odd_channels", {2, 21, 7, 5}, {13, 21, 1, 1}, {}, false, false, 21},
+      {"depthwise_strided", {1, 48, 15, 15}, {48, 1, 3, 3}, {{"group", int64_t{48}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}, false, true, 9},
+      {"grouped_dilated", {1, 32, 11, 11}, {16, 8, 3, 3}, {{"group", int64_t{4}}, {"dilations", V{2, 2}}}, false, true, 72},
+      {"conv1d", {3, 16, 40}, {24, 16, 5}, {{"pads", V{2, 2}}}, false, true, 80},
+      {"conv3d", {1, 8, 5, 6, 7}, {16, 8, 3, 3, 3}, {}, false, true, 216},
+      {"empty_batch", {0, 16, 8, 8}, {16, 16, 3, 3}, {}, false, true, 144},
+      {"one_pixel", {1, 64, 1, 1}, {32, 64, 1, 1}, {}, false, true, 64},
+      {"transpose_2x", {1, 16, 6, 6}, {16, 8, 4, 4}, {{"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}, true, true, 64},
+      {"transpose_output_padding", {2, 8, 5, 5}, {8, 4, 3, 3}, {{"strides", V{2, 2}}, {"output_padding", V{1, 1}}}, true, false, 72},
+  };
+}
+
+TEST(Precision, ConvComputesInsideItsKernel) {
+  for (const ConvCase& cc : conv_cases()) {
+    SCOPED_TRACE(cc.name);
+    ReferenceGraph g;
+    g.input("x", random_f32(cc.x));
+    g.initializer("w", random_f32(cc.w));
+    std::vector<std::string> ins = {"x", "w"};
+    if (cc.bias) {
+      g.initializer("b", random_f32({cc.transposed ? cc.w[1] * cc.attrs.get_int("group", 1) : cc.w[0]}));
+      ins.push_back("b");
+    }
+    g.node(cc.transposed ? "ConvTranspose" : "Conv", ins, "y", cc.attrs);
+    g.output("y");
+    SessionOptions o = with_precision(Precision::bf16);
+    o.profile = true;
+    Session s(g.model(), o);
+    std::vector<NodePlan> plan = s.plan(g.inputs());
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].path, Path::native) << plan[0].reason;
+    EXPECT_EQ(plan[0].precision, DType::bf16);
+    EXPECT_NE(plan[0].precision_note.find("bf16 inside its kernel"), std::string::npos) << plan[0].precision_note;
+    for (int run = 0; run < 2; ++run) {  // the second run takes the prepared call
+      std::vector<Tensor> out = s.run(g.inputs());
+      expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, cc.k, str(cc.name, " run ", run));
+    }
+    EXPECT_TRUE(cast_steps(s.profile()).empty());
+  }
+}
+
+// A CNN block as graph fusion leaves it (Conv+Relu, Conv+Add+Relu with the residual fused) and
+// a pooling tail: every Conv in bf16 inside its kernel, the activations between them f32 and
+// in oneDNN's layouts as before, no Cast step.
+TEST(Precision, ConvBlockWithFusedResidual) {
+  using V = std::vector<int64_t>;
+  ReferenceGraph g;
+  g.input("x", random_f32({2, 32, 10, 10}));
+  g.initializer("w1", random_f32({32, 32, 3, 3}, -0.2, 0.2));
+  g.initializer("b1", random_f32({32}));
+  g.initializer("w2", random_f32({32, 32, 3, 3}, -0.2, 0.2));
+  g.initializer("b2", random_f32({32}));
+  g.node("Conv", {"x", "w1", "b1"}, "c1", {{"pads", V{1, 1, 1, 1}}});
+  g.node("Relu", {"c1"}, "r1");
+  g.node("Conv", {"r1", "w2", "b2"}, "c2", {{"pads", V{1, 1, 1, 1}}});
+  g.node("Add", {"c2", "x"}, "s");
+  g.node("Relu", {"s"}, "r2");
+  g.node("GlobalAveragePool", {"r2"}, "y");
+  g.output("y");
+  SessionOptions o = with_precision(Precision::bf16);
+  o.profile = true;
+  Session s(g.model(), o);
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(plan_of(plan, "Conv", 0).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "Conv", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "GlobalAveragePool").precision, DType::f32);
+  std::vector<Tensor> out = s.run(g.inputs());
+  EXPECT_TRUE(cast_steps(s.profile()).empty());
+  expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, 2 * 288, "y");
+}
+
+// Fused attention in bf16 (the attribute a bf16 session sets): both products in bf16, the
+// softmax in f32; inputs and output f32. Several key blocks (600 keys), a broadcast additive
+// mask, causal with a query block boundary, a single query and key, different head sizes.
+TEST(Precision, AttentionComputesInsideItsKernel) {
+  const OpSchema* op = find_op("ScaledDotProductAttention");
+  ASSERT_NE(op, nullptr);
+  struct Case {
+    int64_t b, h, sq, skv, d, dv;
+    bool causal, mask;
+  };
+  for (const Case& c : {Case{2, 3, 37, 600, 16, 24, false, true}, Case{1, 2, 130, 130, 64, 64, true, false},
+                        Case{1, 1, 1, 1, 8, 8, false, false}}) {
+    SCOPED_TRACE(str("B", c.b, " H", c.h, " Sq", c.sq, " Skv", c.skv, " D", c.d, c.causal ? " causal" : "",
+                     c.mask ? " mask" : ""));
+    std::vector<Tensor> in = {random_f32({c.b, c.h, c.sq, c.d}), random_f32({c.b, c.h, c.skv, c.d}),
+                              random_f32({c.b, c.h, c.skv, c.dv})};
+    if (c.mask) in.push_back(random_f32({c.sq, c.skv}, -2, 0));
+    Attributes plain = complete_attributes(*op, Attributes{{"causal", int64_t{c.causal ? 1 : 0}}}, "");
+    Attributes marked = plain;
+    marked.set("porta_compute", int64_t{16});
+    KernelContext call;
+    call.op = op;
+    call.attrs = &marked;
+    call.device = Device::cpu();
+    call.backend = &backend_for(Device::cpu());
+    call.inputs = in;
+    call.outputs = {Tensor::from_values(std::vector<double>(static_cast<size_t>(c.b * c.h * c.sq * c.dv), 1e30),
+                                        {c.b, c.h, c.sq, c.dv}, DType::f32)};  // poisoned
+    Resolution r = resolve_call(call, DType::f32);
+    ASSERT_EQ(r.path, Path::native) << r.reason;
+    ASSERT_TRUE(dtype_in(r.kernel->computes_in, DType::bf16));
+    r.kernel->fn(call);
+    std::vector<Tensor> in64;
+    for (const Tensor& t : in) in64.push_back(t.cast(DType::f64));
+    Tensor ref = reference_op(op->qualified_name(), in64, plain, 1).at(0);
+    expect_low_precision_result(call.outputs[0], ref, DType::bf16, c.d + c.skv, "attention");
+  }
+}
+
+// A Conv kernel that does not declare a format declines a call asking for it.
+TEST(Precision, ComputeInsideIsDeclaredByKernels) {
+  Attributes marked = complete_attributes(*find_op("Conv"), Attributes{}, "");
+  marked.set("porta_compute", int64_t{16});
+  KernelContext call;
+  call.op = find_op("Conv");
+  call.attrs = &marked;
+  call.device = Device::cpu();
+  call.backend = &backend_for(Device::cpu());
+  call.inputs = {random_f32({1, 4, 5, 5}), random_f32({8, 4, 3, 3})};
+  call.outputs = {Tensor::empty({1, 8, 3, 3}, DType::f32)};
+  Resolution r = resolve_call(call, DType::f32);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  EXPECT_TRUE(dtype_in(r.kernel->computes_in, DType::bf16));
+  Device vk{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(vk); !why.empty()) GTEST_SKIP() << "vulkan:0: " << why;
+  call.device = vk;
+  call.backend = &backend_for(vk);
+  call.inputs = {random_f32({1, 4, 5, 5}).to(vk), random_f32({8, 4, 3, 3}).to(vk)};
+  call.outputs = {Tensor::empty({1, 8, 3, 3}, DType::f32, vk)};
+  r = resolve_call(call, DType::f32);
+  EXPECT_NE(r.path, Path::native) << r.reason;
+  EXPECT_NE(r.reason.find("does not compute in bf16 inside the kernel"), std::string::npos) << r.reason;
+}
+
+// porta::check_model with a precision: each node's format, and the first node whose error
+// jumps (the first product: its inputs are exact) against nodes that inherit theirs.
+TEST(Precision, CheckReportsPerNodeErrorAndTheJump) {
+  ReferenceGraph g = policy_graph(6, 64);
+  Model m = g.model();
+  CheckOptions o;
+  o.precision = Precision::bf16;
+  o.tolerance = 1e-4;
+  std::vector<NodeError> t = check_model(m, g.inputs(), o);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].op, "MatMul");
+  EXPECT_EQ(t[0].precision, DType::bf16);
+  EXPECT_TRUE(t[0].over);
+  EXPECT_TRUE(t[0].jump) << t[0].rel;
+  EXPECT_GT(t[0].rel, unit_roundoff(DType::bf16) / 16);
+  EXPECT_EQ(t[1].op, "Softmax");
+  EXPECT_EQ(t[1].precision, DType::f32);
+  EXPECT_FALSE(t[3].jump) << "LayerNormalization adds no error of its own: " << t[3].rel;
+  o.tolerance = 3e-2;
+  for (const NodeError& e : check_model(m, g.inputs(), o)) {
+    EXPECT_FALSE(e.over) << e.node << " " << e.rel;
+    EXPECT_FALSE(e.jump) << e.node;
+  }
+  o.precision = Precision::f32;
+  o.tolerance = 1e-4;
+  for (const NodeError& e : check_model(m, g.inputs(), o)) {
+    EXPECT_EQ(e.precision, DType::f32) << e.node;
+    EXPECT_FALSE(e.over) << e.node << " " << e.rel;
+    EXPECT_FALSE(e.jump) << e.node;
+  }
+}
+
+TEST(Precision, CheckCli) {
+  const std::string cnn = std::string(PORTA_SOURCE_DIR) + "/models/cnn/model.onnx";
+  CliResult r = porta_cli("check " + cnn + " --precision bf16");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("precision bf16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" bf16\n"), std::string::npos) << r.output;  // a Conv's format column
+  r = porta_cli("check " + cnn + " --precision bf16 --tolerance 1e-5");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("first jump: "), std::string::npos) << r.output;
+  // The first Conv is fused with the BatchNormalization after it: the jump is there, in bf16.
+  EXPECT_NE(r.output.find("(BatchNormalization with Conv fused into it, bf16) on cpu"), std::string::npos) << r.output;
+  r = porta_cli("check " + cnn + " --precision int4");
+  EXPECT_EQ(r.status, 2) << r.output;
+}
+
+// f16 on Vulkan where the device computes in f16 (shaderFloat16 and 16-bit storage): the
+// products and convolutions run there in f16 with f32 accumulation, the rest in f32, every node
+// on the device.
+TEST(Precision, VulkanF16) {
+  Device vk{DeviceType::vulkan, 0};
+  if (std::string why = device_unusable(vk); !why.empty()) GTEST_SKIP() << "vulkan:0: " << why;
+  if (!dtype_in(backend_for(vk).capabilities(0).dtypes, DType::f16)) GTEST_SKIP() << "vulkan:0 has no f16";
+  {
+    ReferenceGraph g = policy_graph(6, 64);
+    Session s(g.model(), with_precision(Precision::f16, vk));
+    std::vector<NodePlan> plan = s.plan(g.inputs());
+    for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
+    EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::f16);
+    EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+    std::vector<Tensor> out = s.run(g.inputs());
+    expect_low_precision_result(out.at(1).to(Device::cpu()), g.reference("h"), DType::f16, 64, "h on vulkan");
+    expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), DType::f16, 64, "y on vulkan");
+  }
+  for (const ConvCase& cc : conv_cases()) {
+    if (cc.transposed || cc.x[0] == 0) continue;
+    SCOPED_TRACE(cc.name);
+    ReferenceGraph g;
+    g.input("x", random_f32(cc.x));
+    g.initializer("w", random_f32(cc.w));
+    g.node("Conv", {"x", "w"}, "y", cc.attrs);
+    g.output("y");
+    Session s(g.model(), with_precision(Precision::f16, vk));
+    std::vector<NodePlan> plan = s.plan(g.inputs());
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].path, Path::native) << plan[0].reason;
+    EXPECT_EQ(plan[0].precision, DType::f16) << plan[0].precision_note;
+    expect_low_precision_result(s.run(g.inputs()).at(0).to(Device::cpu()), g.reference("y"), DType::f16, cc.k, cc.name);
+  }
 }
 
 TEST(Precision, BadValuesAreRefused) {
