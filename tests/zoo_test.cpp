@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 
 #include "tests/model_fixtures.hpp"
 #include "tests/test_util.hpp"
@@ -121,6 +122,103 @@ class ZooRun : public ::testing::Test {
   std::string member_;
   Device device_;
 };
+
+// A classification member in a low precision against its own f32 session, on fresh random
+// images drawn like its sample input (normal with the sample's mean and spread): the share of
+// inputs whose top-1 class agrees, and the relative error of the logits, max|low - f32| /
+// max|f32| per input. Both are printed (ctest's log keeps them; docs/PERFORMANCE.md has the
+// figures). What a test can hold without depending on how near the random network's logits
+// tie: the logits stay within a few percent, and a top-1 class changes only where f32's top two
+// are within twice the logits' error of that input.
+// PORTA_ZOO_PRECISION_INPUTS changes the number of inputs (default 100).
+class ZooPrecisionRun : public ::testing::Test {
+ public:
+  ZooPrecisionRun(std::string member, Precision precision) : member_(std::move(member)), precision_(precision) {}
+
+  void TestBody() override {
+    ASSERT_TRUE(std::filesystem::exists(zoo_dir() + "/" + member_ + "/model.onnx"))
+        << member_ << " is listed in " << zoo_dir() << "/members.txt but was not exported";
+    ModelFixture f = load_fixture_in(zoo_dir(), member_);
+    Model model = Model::load(f.model_path());
+    if (f.inputs.size() != 1 || f.outputs.size() != 1) GTEST_SKIP() << member_ << ": not an image classifier";
+    Tensor sample = read_npy(f.inputs[0].second);
+    Tensor logits_ref = read_npy(f.outputs[0].second);
+    if (sample.dtype() != DType::f32 || sample.rank() != 4 || logits_ref.rank() != 2 || logits_ref.dim(1) < 10)
+      GTEST_SKIP() << member_ << ": not an image classifier (input " << shape_str(sample.shape()) << ", output "
+                   << shape_str(logits_ref.shape()) << ")";
+    int inputs = 100;
+    if (const char* e = std::getenv("PORTA_ZOO_PRECISION_INPUTS"); e && *e) inputs = std::max(1, std::atoi(e));
+    std::vector<double> v = sample.to_doubles();
+    double mean = 0, var = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    for (double x : v) var += (x - mean) * (x - mean);
+    const double spread = std::sqrt(var / static_cast<double>(v.size()));
+    std::normal_distribution<double> normal(mean, spread > 0 ? spread : 1.0);
+
+    SessionOptions o32, olow;
+    olow.precision = precision_;
+    Session f32(model, o32), low(model, olow);
+    const std::string name = f.inputs[0].first;
+    int agree = 0, close_calls = 0;
+    std::vector<double> errors;
+    std::string far_flips;  // disagreements where f32's top two are further apart than the error
+    for (int i = 0; i < inputs; ++i) {
+      std::vector<double> x(static_cast<size_t>(sample.numel()));
+      for (double& d : x) d = normal(rng());
+      std::map<std::string, Tensor> feed{{name, Tensor::from_values(x, sample.shape(), DType::f32)}};
+      Tensor a = f32.run(feed).at(0), b = low.run(feed).at(0);
+      ASSERT_EQ(b.dtype(), DType::f32) << "outputs keep the exported dtype";
+      std::vector<double> ya = a.to_doubles(), yb = b.to_doubles();
+      const int64_t classes = a.dim(1);
+      double worst_abs = 0;
+      for (size_t e = 0; e < ya.size(); ++e) worst_abs = std::max(worst_abs, std::abs(ya[e] - yb[e]));
+      for (int64_t row = 0; row < a.dim(0); ++row) {
+        auto first = ya.begin() + row * classes, firstb = yb.begin() + row * classes;
+        const int64_t top = std::max_element(first, first + classes) - first;
+        const int64_t top_low = std::max_element(firstb, firstb + classes) - firstb;
+        if (top == top_low) {
+          ++agree;
+          continue;
+        }
+        // A flip is the format's rounding only when f32's two candidates are within twice the
+        // largest logit error of this input: then either answer is within the noise.
+        const double margin = first[top] - first[top_low];
+        if (margin <= 2 * worst_abs) ++close_calls;
+        else far_flips += str(" input ", i, ": class ", top, " -> ", top_low, " with f32 margin ", margin, " > 2 x ", worst_abs, ";");
+      }
+      errors.push_back(max_relative_error(b, a));
+    }
+    const int64_t rows = static_cast<int64_t>(inputs) * logits_ref.dim(0);
+    std::sort(errors.begin(), errors.end());
+    const double agreement = static_cast<double>(agree) / static_cast<double>(rows);
+    std::cout << "[  zoo " << precision_name(precision_) << "] " << member_ << ": top-1 agreement with f32 " << agree
+              << "/" << rows << " (" << 100 * agreement << "%; " << close_calls
+              << " flips between classes f32 separates by less than twice the logits' error), logits relative error median "
+              << errors[errors.size() / 2] << ", worst " << errors.back() << "\n";
+    RecordProperty("top1_agreement", std::to_string(agreement));
+    RecordProperty("logits_rel_error_worst", std::to_string(errors.back()));
+    // bf16 keeps 8 significant bits: a network's logits stray by a few 2^-8, not by tens of
+    // percent (a product left in f32 would show ~1e-6; a wrong conversion, ~1).
+    EXPECT_LE(errors[errors.size() / 2], 0.1) << member_;
+    EXPECT_GT(errors[errors.size() / 2], 1e-5) << member_ << ": as accurate as f32: nothing computed in "
+                                               << precision_name(precision_) << "?";
+    // Random weights can leave classes nearly tied (googlenet's logits at 64x64 differ by less
+    // than bf16's rounding): a flip there says nothing. A flip past twice the error is a bug.
+    EXPECT_TRUE(far_flips.empty()) << member_ << ":" << far_flips;
+  }
+
+ private:
+  std::string member_;
+  Precision precision_;
+};
+
+const bool precision_registered = [] {
+  for (const std::string& m : zoo_members())
+    ::testing::RegisterTest("ZooPrecision", (m + "_bf16").c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [m]() -> ::testing::Test* { return new ZooPrecisionRun(m, Precision::bf16); });
+  return true;
+}();
 
 const bool registered = [] {
   for (const std::string& m : zoo_members())
