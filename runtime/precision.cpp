@@ -62,6 +62,11 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Dropout", C::follow},
       {"Relu", C::follow},
       {"MaxPool", C::follow},
+      {"GlobalMaxPool", C::follow},
+      {"Clip", C::follow},
+      {"Max", C::follow},
+      {"Min", C::follow},
+      {"Where", C::follow},
       {"Shape", C::follow},
       // Numerically sensitive: exponentials, normalisations, sums over many elements, state.
       {"Softmax", C::keep_f32},
@@ -85,6 +90,19 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Sqrt", C::keep_f32},
       {"Reciprocal", C::keep_f32},
       {"Softplus", C::keep_f32},
+      {"AveragePool", C::keep_f32},
+      {"GlobalAveragePool", C::keep_f32},
+      // Arithmetic rounds in any format; in f32 it adds no error of its own (autocast runs
+      // these in the widest type of their inputs).
+      {"Add", C::keep_f32},
+      {"Sub", C::keep_f32},
+      {"Mul", C::keep_f32},
+      {"Div", C::keep_f32},
+      {"Sigmoid", C::keep_f32},
+      {"Tanh", C::keep_f32},
+      {"Gelu", C::keep_f32},
+      {"HardSigmoid", C::keep_f32},
+      {"HardSwish", C::keep_f32},
       {"LSTM", C::keep_f32},
       {"GRU", C::keep_f32},
   };
