@@ -62,11 +62,6 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Dropout", C::follow},
       {"Relu", C::follow},
       {"MaxPool", C::follow},
-      {"GlobalMaxPool", C::follow},
-      {"Clip", C::follow},
-      {"Max", C::follow},
-      {"Min", C::follow},
-      {"Where", C::follow},
       {"Shape", C::follow},
       // Numerically sensitive: exponentials, normalisations, sums over many elements, state.
       {"Softmax", C::keep_f32},
