@@ -581,6 +581,14 @@ TEST(Precision, CliOptions) {
   EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
   EXPECT_NE(ops.output.find("[precision: bf16 with f32 accumulation (policy: lower)"), std::string::npos)
       << ops.output;
+  // A CPU without oneDNN's bf16 kernels (no AVX-512: oneDNN told to stop at AVX2) computes the
+  // convs in f32 instead of failing.
+  const std::string cnn = std::string(PORTA_SOURCE_DIR) + "/models/cnn/model.onnx";
+  CliResult avx2 = porta_cli("run " + cnn + " --precision bf16 --repeat 1", "ONEDNN_MAX_CPU_ISA=AVX2 ");
+  EXPECT_EQ(avx2.status, 0) << avx2.output;
+  EXPECT_NE(avx2.output.find("median_us="), std::string::npos) << avx2.output;
+  avx2 = porta_cli("run " + transformer + " --precision bf16 --repeat 1", "ONEDNN_MAX_CPU_ISA=AVX2 ");
+  EXPECT_EQ(avx2.status, 0) << avx2.output;
   CliResult run = porta_cli("run " + transformer + " --precision bf16 --repeat 1");
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_NE(run.output.find(": f32 "), std::string::npos) << run.output;  // outputs keep their dtype

@@ -148,6 +148,7 @@ struct WindowPrimitive {
   P prim;
   typename P::primitive_desc pd;
   bool residual_post_op = false;  // a fused residual is added by the primitive (else after it)
+  bool low_refused = false;  // oneDNN has no implementation in the low format here (no AVX-512)
 };
 
 // y = Act(y + r) over n floats of one layout: a fused residual added after a primitive that
@@ -298,11 +299,20 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
       if (!wino) make(transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct);
       r->prim = P(r->pd);
     } catch (const dnnl::error& e) {
+      if (compute != DType::f32) {  // computed in f32 below (and remembered with the primitive)
+        r->low_refused = true;
+        return r;
+      }
       throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
-                             compute == DType::f32 ? "" : str(" in ", dtype_name(compute)), ": ", e.what()));
+                             ": ", e.what()));
     }
     return r;
   });
+  // A CPU where oneDNN has no bf16 convolution (bf16 needs AVX-512) computes the call in f32,
+  // as MatMul does: the session asked for speed, and f32 is the more accurate answer.
+  if (p->low_refused)
+    return run_window<P>(op, x, w, bias, y, y_shape, group, g, pad_end, transposed, weights_constant, fused, layout,
+                         prepared, residual, DType::f32);
   // x and y as the session stores them (plain, or channels-last between layout-aware
   // kernels): a side already in the primitive's layout needs no reorder.
   dnnl::memory src = reordered(wrap_ptr(stored_desc(x.shape(), layout.input(0)), x.raw_data()), p->pd.src_desc());

@@ -85,6 +85,25 @@ void gemm_bf16(bool transb, int64_t m, int64_t n, int64_t k, float alpha, const 
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
+// Whether oneDNN has a bf16 matmul on this CPU (it needs AVX-512; the ISA is fixed for the
+// process). Without it a bf16 call computes in f32.
+bool bf16_matmul_available() {
+  static const bool available = [] {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
+                                                         dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
+                                                         dnnl::memory::desc({16, 16}, dt::f32, tag::ab)),
+                                      engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
 std::string sdpa_supports(const KernelContext& ctx) {
   return opdef::attention_heads_fit(ctx, kMaxHeadDim, "the fused kernel keeps a query block's accumulators in cache");
 }
@@ -180,8 +199,8 @@ void sdpa_cpu(KernelContext& ctx) {
     p.mask_strides = opdef::attention_mask_strides(ctx);
   }
   // bf16 products (attribute porta_compute, set by a bf16 session); an empty head (D or Dv 0)
-  // has no product to round.
-  const bool bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0;
+  // has no product to round, and a CPU without oneDNN's bf16 matmul computes in f32.
+  const bool bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0 && bf16_matmul_available();
   Tensor qh, kh, vh;
   if (bf16) {
     auto round = [](const Tensor& t) {
