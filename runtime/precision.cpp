@@ -122,6 +122,35 @@ std::string_view precision_class_name(PrecisionClass c) {
   return "?";
 }
 
+int64_t product_macs(const OpSchema& op, const std::vector<Shape>& in, const Attributes& attrs) {
+  auto numel = [](const Shape& s) { return shape_numel(s); };
+  const std::string name = op.qualified_name();
+  if (name == "MatMul" && in.size() >= 2 && !in[0].empty() && !in[1].empty()) {
+    const Shape &a = in[0], &b = in[1];
+    const int64_t k = a.back();
+    const int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1;
+    const int64_t n = b.size() >= 2 ? b.back() : 1;
+    const int64_t batch_a = a.size() > 2 ? numel(a) / (m * k > 0 ? m * k : 1) : 1;
+    const int64_t batch_b = b.size() > 2 ? numel(b) / (b[b.size() - 2] * n > 0 ? b[b.size() - 2] * n : 1) : 1;
+    return std::max(batch_a, batch_b) * m * n * k;
+  }
+  if (name == "Gemm" && in.size() >= 2 && in[0].size() == 2 && in[1].size() == 2) {
+    const bool ta = attrs.get_int("transA", 0) != 0, tb = attrs.get_int("transB", 0) != 0;
+    return (ta ? in[0][1] : in[0][0]) * (ta ? in[0][0] : in[0][1]) * (tb ? in[1][0] : in[1][1]);
+  }
+  if ((name == "Conv" || name == "ConvTranspose") && in.size() >= 2 && in[0].size() >= 3 && in[1].size() >= 3) {
+    int64_t pixels = in[0][0];
+    for (size_t i = 2; i < in[0].size(); ++i) pixels *= in[0][i];
+    if (name == "Conv" && attrs.has("strides"))
+      for (int64_t st : attrs.get_ints("strides")) pixels /= std::max<int64_t>(st, 1);
+    return pixels * numel(in[1]);
+  }
+  if (name == "ai.porta::ScaledDotProductAttention" && in.size() >= 3 && in[0].size() == 4 && in[1].size() == 4 &&
+      in[2].size() == 4)
+    return in[0][0] * in[0][1] * in[0][2] * in[1][2] * (in[0][3] + in[2][3]);
+  return -1;
+}
+
 DType low_precision_dtype(Precision p, Device device) {
   switch (p) {
     case Precision::f32: return DType::f32;

@@ -97,7 +97,8 @@ class Compiler {
                    const std::string& name, int plan_node);
   void process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                     const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
-  bool apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note);
+  bool apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins, int plan_node,
+                       std::string& note);
   bool wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const;
   bool computes_inside(const OpSchema& op) const;
   int twin(int v, DType to, int plan_node);
@@ -239,7 +240,8 @@ int Compiler::twin(int v, DType to, int plan_node) {
 // The precision policy for one node (docs/ARCHITECTURE.md, "Compute precision"): replaces in
 // `ins` the inputs it reads in another dtype by their twins, says why in `note`, and returns
 // true when the node computes in the low format (its float outputs are then lowered).
-bool Compiler::apply_precision(const OpSchema& op, std::vector<int>& ins, int plan_node, std::string& note) {
+bool Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins, int plan_node,
+                               std::string& note) {
   const std::string low(dtype_name(low_));
   bool any_float = false, all_constant = true, all_lowered = true, any_lowered = false, model_f32 = true;
   for (int v : ins) {
@@ -272,6 +274,17 @@ bool Compiler::apply_precision(const OpSchema& op, std::vector<int>& ins, int pl
       lowered_back_to_f32();
       say("as exported: its float inputs are not all f32 in the model");
       return false;
+    }
+    // `auto` asks for speed: a product too small to gain stays f32 (kAutoMinMacs).
+    if (options_.precision == Precision::automatic) {
+      std::vector<Shape> shapes;
+      for (int v : ins) shapes.push_back(v >= 0 && values_.at(v).present ? values_[v].shape : Shape{});
+      if (int64_t macs = product_macs(op, shapes, attrs); macs >= 0 && macs < kAutoMinMacs) {
+        lowered_back_to_f32();
+        say(str("f32: ", macs, " multiply-adds are too few to gain from ", low, " (auto lowers products of at least ",
+                kAutoMinMacs, ")"));
+        return false;
+      }
     }
     // Kernels that convert f32 activations themselves (KernelDef::computes_in) get them as
     // they are: no Cast on either side, the weights converted by the kernel once per session.
@@ -345,7 +358,7 @@ void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::v
   std::vector<int> in = ins;
   std::string note;
   inside_ = false;
-  const bool low = low_ != DType::f32 && apply_precision(op, in, plan_node, note);
+  const bool low = low_ != DType::f32 && apply_precision(op, attrs, in, plan_node, note);
   const bool inside = std::exchange(inside_, false);
   if (inside) {  // the kernel is told by `porta_compute`; its inputs and outputs stay f32
     Attributes marked = attrs;
