@@ -10,11 +10,11 @@ using namespace porta::capi;
 
 namespace {
 
-// The Vulkan backend's services (kernels/vulkan/c_api_launch.cpp), or BackendUnavailable.
+// The services of the backend that takes shaders (the Vulkan backend installs them:
+// kernels/vulkan/c_api_launch.cpp), or BackendUnavailable.
 const detail::KernelServices& hooks(const char* fn) {
-  const detail::KernelServices* h = detail::kernel_services(DeviceType::vulkan);
-  if (!h || !h->register_shader || !h->dispatch)
-    throw BackendUnavailable(str("[", fn, "] this porta was built without the Vulkan backend"));
+  const detail::KernelServices* h = detail::shader_services();
+  if (!h) throw BackendUnavailable(str("[", fn, "] this porta was built without a backend that takes shaders (Vulkan)"));
   return *h;
 }
 
@@ -61,7 +61,8 @@ porta_status porta_vulkan_dispatch(porta_kernel_context* ctx, const porta_vulkan
     // The kernel's own kind must offer shader dispatch (the Vulkan backend's table does).
     const detail::KernelServices* own = detail::kernel_services(kc.device.type);
     if (!own || !own->dispatch)
-      throw DeviceMismatch(str("[", fn, "] called from a ", kc.device.str(), " kernel; only Vulkan kernels dispatch shaders"));
+      throw DeviceMismatch(str("[", fn, "] called from a ", kc.device.str(), " kernel; only kernels of ",
+                               detail::kinds_with_shaders(), " dispatch shaders"));
     std::vector<Tensor> tensors;
     std::vector<bool> writes;
     for (size_t i = 0; i < d->num_tensors; ++i) {

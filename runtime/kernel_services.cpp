@@ -25,12 +25,31 @@ const KernelServices* kernel_services(DeviceType kind) {
   return tables()[kind.id].load(std::memory_order_acquire);
 }
 
-std::string kinds_with_streams() {
+namespace {
+
+// "a, b": the kinds whose table offers what `has` asks, for messages.
+std::string kinds_where(bool (*has)(const KernelServices&)) {
   std::string names;
   for (DeviceType kind : device_types())
-    if (const KernelServices* s = kernel_services(kind); s && s->stream)
+    if (const KernelServices* s = kernel_services(kind); s && has(*s))
       names += str(names.empty() ? "" : ", ", device_type_name(kind));
   return names.empty() ? "none in this build" : names;
 }
+
+bool offers_shaders(const KernelServices& s) { return s.register_shader && s.dispatch; }
+
+}  // namespace
+
+std::string kinds_with_streams() {
+  return kinds_where([](const KernelServices& s) { return s.stream != nullptr; });
+}
+
+const KernelServices* shader_services() {
+  for (DeviceType kind : device_types())
+    if (const KernelServices* s = kernel_services(kind); s && offers_shaders(*s)) return s;
+  return nullptr;
+}
+
+std::string kinds_with_shaders() { return kinds_where(offers_shaders); }
 
 }  // namespace porta::detail

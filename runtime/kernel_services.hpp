@@ -36,5 +36,10 @@ void install_kernel_services(DeviceType kind, const KernelServices* services);
 const KernelServices* kernel_services(DeviceType kind);
 /// "cuda, gpu_emu": the kinds whose table has a `stream` (for messages).
 std::string kinds_with_streams();
+/// The table of the kind that takes shaders from outside (`register_shader` and `dispatch`:
+/// the Vulkan backend's), or nullptr when no backend built here offers them.
+const KernelServices* shader_services();
+/// "vulkan": the kinds whose table has `dispatch` (for messages).
+std::string kinds_with_shaders();
 
 }  // namespace porta::detail
