@@ -263,8 +263,12 @@ bool carries_internal_operands(const KernelContext& call) {
   const std::vector<std::string>& names = call.op->inputs;
   for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i)
     if (names[i].rfind("porta_", 0) == 0 && call.inputs[i].defined()) return true;
-  return !fused_activation_of(call).empty() || half_input_of_f32_output(call) != DType::f32 ||
-         compute_of(call) != DType::f32;
+  // Attributes a session sets for its kernels (porta_activation, porta_f32_output,
+  // porta_compute...) can make a kernel decline; one pass, no lookups by name.
+  if (call.attrs)
+    for (const auto& item : call.attrs->items())
+      if (item.first.rfind("porta_", 0) == 0) return true;
+  return false;
 }
 
 }  // namespace detail

@@ -27,10 +27,10 @@ void poison(Tensor& t);
 /// keeping the error kind.
 [[noreturn]] void rethrow_with_context(std::string_view context);
 
-/// Whether a call carries porta-internal operands (a fused input such as Conv's porta_residual,
-/// or a `porta_activation`) or an f32 output from half inputs (KernelDef::f32_output) that a
-/// kernel must declare to take it: such a call is resolved for its concrete operands even
-/// when the chosen kernel has no `supports`.
+/// Whether a call carries porta-internal operands: a fused input such as Conv's porta_residual,
+/// or any attribute a session sets for its kernels (`porta_activation`, `porta_f32_output`,
+/// `porta_compute`), which a kernel must declare to take. Such a call is resolved for its
+/// concrete operands even when the chosen kernel has no `supports`.
 bool carries_internal_operands(const KernelContext& call);
 
 }  // namespace porta::detail
