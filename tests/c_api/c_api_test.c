@@ -236,6 +236,22 @@ static float* read_npy_f32(const char* path, size_t* count) {
   return data;
 }
 
+/* The mlp example's input (4x64) and PyTorch's output (4x16) from the models folder; 0 (after a
+ * failed check) when either is missing or not that size. */
+static int read_mlp_io(const char* models_dir, float** x, float** expected) {
+  char path[1024];
+  size_t nx = 0, ny = 0;
+  snprintf(path, sizeof path, "%s/mlp/input_0.npy", models_dir);
+  *x = read_npy_f32(path, &nx);
+  snprintf(path, sizeof path, "%s/mlp/output_0.npy", models_dir);
+  *expected = read_npy_f32(path, &ny);
+  CHECK(*x && *expected && nx == 256 && ny == 64);
+  if (*x && *expected && nx == 256 && ny == 64) return 1;
+  free(*x);
+  free(*expected);
+  return 0;
+}
+
 static void test_model(const char* models_dir) {
   char path[1024];
   porta_model model = NULL;
@@ -244,7 +260,7 @@ static void test_model(const char* models_dir) {
   const char* in_name = NULL;
   const char* out_name = NULL;
   const char* wrong_name = "nope";
-  size_t n_in = 0, n_out = 0, nx = 0, ny = 0, i;
+  size_t n_in = 0, n_out = 0, i;
   int64_t xshape[2] = {4, 64};
   float *xv, *expected, got[64];
   double worst = 0;
@@ -262,13 +278,8 @@ static void test_model(const char* models_dir) {
   CHECK_OK(porta_session_create(model, kCpu, 0, &session));
   CHECK_OK(porta_model_free(model)); /* the session keeps what it needs */
 
-  snprintf(path, sizeof path, "%s/mlp/input_0.npy", models_dir);
-  xv = read_npy_f32(path, &nx);
-  snprintf(path, sizeof path, "%s/mlp/output_0.npy", models_dir);
-  expected = read_npy_f32(path, &ny);
-  CHECK(xv && expected && nx == 256 && ny == 64);
-  if (!xv || !expected) return;
-  CHECK_OK(porta_tensor_wrap_host(xv, nx * 4, PORTA_F32, xshape, 2, &x));
+  if (!read_mlp_io(models_dir, &xv, &expected)) return;
+  CHECK_OK(porta_tensor_wrap_host(xv, 256 * 4, PORTA_F32, xshape, 2, &x));
   in_name = "x";
   CHECK_OK(porta_session_run(session, &in_name, &x, 1, NULL, &y, 1));
   CHECK_OK(porta_tensor_copy_to_host(y, got, sizeof got));
@@ -307,7 +318,7 @@ static void test_session_precision(const char* models_dir) {
   porta_tensor x = NULL, y = NULL;
   const char* in_name = "x";
   porta_session_options o;
-  size_t nx = 0, ny = 0, i;
+  size_t i;
   int64_t xshape[2] = {4, 64};
   float *xv, *expected, got[64];
   double diff2 = 0, ref2 = 0, rel;
@@ -316,18 +327,13 @@ static void test_session_precision(const char* models_dir) {
   snprintf(path, sizeof path, "%s/mlp/model.onnx", models_dir);
   CHECK_OK(porta_model_load(path, &model));
   if (!model) return;
-  snprintf(path, sizeof path, "%s/mlp/input_0.npy", models_dir);
-  xv = read_npy_f32(path, &nx);
-  snprintf(path, sizeof path, "%s/mlp/output_0.npy", models_dir);
-  expected = read_npy_f32(path, &ny);
-  CHECK(xv && expected && nx == 256 && ny == 64);
-  if (!xv || !expected) return;
+  if (!read_mlp_io(models_dir, &xv, &expected)) return;
 
   memset(&o, 0, sizeof o);
   o.size = sizeof o;
   o.precision = "bf16";
   CHECK_OK(porta_session_create_with(model, kCpu, &o, &session));
-  CHECK_OK(porta_tensor_wrap_host(xv, nx * 4, PORTA_F32, xshape, 2, &x));
+  CHECK_OK(porta_tensor_wrap_host(xv, 256 * 4, PORTA_F32, xshape, 2, &x));
   CHECK_OK(porta_session_run(session, &in_name, &x, 1, NULL, &y, 1));
   CHECK_OK(porta_tensor_dtype(y, &dt));
   CHECK(dt == PORTA_F32); /* outputs keep the dtype the model exports */
