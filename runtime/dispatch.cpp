@@ -271,6 +271,17 @@ bool carries_internal_operands(const KernelContext& call) {
   return false;
 }
 
+bool every_kernel_declares(const OpSchema& op, DType dtype, Device device,
+                           const std::function<bool(const KernelDef&)>& declares) {
+  bool native = false;
+  for (const KernelDef* k : kernels_for(op)) {
+    if (!dtype_in(k->dtypes, dtype) || (k->backend != device.type && k->backend != DeviceType::cpu)) continue;
+    native |= k->backend == device.type;
+    if (!declares(*k)) return false;
+  }
+  return native;
+}
+
 }  // namespace detail
 
 }  // namespace porta

@@ -1,6 +1,7 @@
 // porta runtime — shared pieces of eager calls and session execution (kernel calls themselves:
 // runtime/kernel_call.hpp).
 #pragma once
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -32,5 +33,12 @@ void poison(Tensor& t);
 /// `porta_compute`), which a kernel must declare to take. Such a call is resolved for its
 /// concrete operands even when the chosen kernel has no `supports`.
 bool carries_internal_operands(const KernelContext& call);
+
+/// Whether every kernel that may run `op` for `dtype` on `device` satisfies `declares`: the
+/// device's kernels (at least one), and the cpu's, which take the calls they decline. A
+/// session asks for a porta-internal call (a fused activation, an f32 output from half inputs,
+/// a format computed inside) only where this holds, so no kernel is left to decline it.
+bool every_kernel_declares(const OpSchema& op, DType dtype, Device device,
+                           const std::function<bool(const KernelDef&)>& declares);
 
 }  // namespace porta::detail

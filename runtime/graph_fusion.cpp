@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/eager.hpp"
+
 namespace porta::detail {
 
 bool fusion_enabled() {
@@ -96,17 +98,11 @@ int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& con
   return -1;
 }
 
-// Whether every kernel that may run `op` for `dtype` on `device` applies `activation` itself:
-// the device's kernels (at least one), and the cpu's, which take the calls they decline.
+// Whether every kernel that may run `op` for `dtype` on `device` applies `activation` itself.
 bool kernels_fuse(const OpSchema& op, DType dtype, Device device, const std::string& activation) {
-  bool native = false;
-  for (const KernelDef* k : kernels_for(op)) {
-    if (!dtype_in(k->dtypes, dtype) || (k->backend != device.type && k->backend != DeviceType::cpu)) continue;
-    native |= k->backend == device.type;
-    if (std::find(k->fused_activations.begin(), k->fused_activations.end(), activation) == k->fused_activations.end())
-      return false;
-  }
-  return native;
+  return every_kernel_declares(op, dtype, device, [&](const KernelDef& k) {
+    return std::find(k.fused_activations.begin(), k.fused_activations.end(), activation) != k.fused_activations.end();
+  });
 }
 
 // Whether `op` declares the activation attributes (porta_activation and its two floats).

@@ -97,8 +97,11 @@ class Compiler {
                    const std::string& name, int plan_node);
   void process_node(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                     const std::vector<int>& outs, const std::string& name, int plan_node, int depth);
-  bool apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins, int plan_node,
-                       std::string& note);
+  // What the precision policy does with a node: nothing (f32), its low-format twins of inputs
+  // (low), or the kernel converts (inside: KernelDef::computes_in).
+  enum class Lowering : uint8_t { f32, low, inside };
+  Lowering apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins, int plan_node,
+                           std::string& note);
   bool wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const;
   bool computes_inside(const OpSchema& op) const;
   int twin(int v, DType to, int plan_node);
@@ -117,7 +120,6 @@ class Compiler {
   DType low_ = DType::f32;           // the session's compute format for f32 work
   std::vector<bool> read_low_;       // graph values some lower or follow node reads
   bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
-  bool inside_ = false;              // set by apply_precision: the kernel converts (computes_in)
   friend class PlanBuilder;
 };
 
@@ -239,9 +241,10 @@ int Compiler::twin(int v, DType to, int plan_node) {
 
 // The precision policy for one node (docs/ARCHITECTURE.md, "Compute precision"): replaces in
 // `ins` the inputs it reads in another dtype by their twins, says why in `note`, and returns
-// true when the node computes in the low format (its float outputs are then lowered).
-bool Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins, int plan_node,
-                               std::string& note) {
+// what the node does: low (it computes in the low format; its float outputs are then lowered),
+// inside (its kernel converts; inputs and outputs stay f32) or f32.
+Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std::vector<int>& ins,
+                                             int plan_node, std::string& note) {
   const std::string low(dtype_name(low_));
   bool any_float = false, all_constant = true, all_lowered = true, any_lowered = false, model_f32 = true;
   for (int v : ins) {
@@ -267,13 +270,13 @@ bool Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std:
   };
   auto say = [&](const std::string& why) { note = casts.empty() ? why : str(why, "; ", casts); };
   // Constant inputs fold (in the model's dtypes); ops without float inputs have no format.
-  if (!any_float || all_constant) return false;
+  if (!any_float || all_constant) return Lowering::f32;
   const PrecisionClass cls = precision_class(op);
   if (cls == PrecisionClass::lower) {
     if (!model_f32) {
       lowered_back_to_f32();
       say("as exported: its float inputs are not all f32 in the model");
-      return false;
+      return Lowering::f32;
     }
     // `auto` asks for speed: a product too small to gain stays f32 (kAutoMinMacs).
     if (options_.precision == Precision::automatic) {
@@ -283,16 +286,15 @@ bool Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std:
         lowered_back_to_f32();
         say(str("f32: ", macs, " multiply-adds are too few to gain from ", low, " (auto lowers products of at least ",
                 kAutoMinMacs, ")"));
-        return false;
+        return Lowering::f32;
       }
     }
     // Kernels that convert f32 activations themselves (KernelDef::computes_in) get them as
     // they are: no Cast on either side, the weights converted by the kernel once per session.
     if (computes_inside(op)) {
       lowered_back_to_f32();
-      inside_ = true;
       say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: lower)"));
-      return false;
+      return Lowering::inside;
     }
     // The low kernel is resolved by the ordinary dispatch (native, composite, cpu fallback);
     // only where none of those exists does the node stay in f32.
@@ -300,67 +302,55 @@ bool Compiler::apply_precision(const OpSchema& op, const Attributes& attrs, std:
     if (r.path == Path::unsupported) {
       lowered_back_to_f32();
       say(str("f32: no kernel computes ", op.name, " in ", low, " on ", options_.device.str(), " or the cpu"));
-      return false;
+      return Lowering::f32;
     }
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i] >= 0 && values_[ins[i]].present && values_[ins[i]].dtype == DType::f32) use(i, low_);
     say(str(low, " with f32 accumulation (policy: lower)"));
-    return true;
+    return Lowering::low;
   }
   if (cls == PrecisionClass::follow && all_lowered) {
     const bool shape_only = op.name == "Shape" && op.domain.empty();
     if (shape_only || op.alias_input0 || resolve(op, options_.device, low_).path == Path::native) {
       say(str(low, ": its inputs are ", low, " (policy: follow)"));
-      return true;
+      return Lowering::low;
     }
     lowered_back_to_f32();
     say(str("f32: no ", options_.device.str(), " kernel for ", op.name, " in ", low, " (policy: follow)"));
-    return false;
+    return Lowering::f32;
   }
   lowered_back_to_f32();
   if (cls == PrecisionClass::follow)
     say(any_lowered ? str("f32: not all its float inputs are ", low, " (policy: follow)") : "f32 (policy: follow)");
   else
     say(precision_listed(op) ? "f32 (policy: keep f32)" : "f32 (not in the precision table: keep f32)");
-  return false;
+  return Lowering::f32;
 }
 
 // Whether a lowered graph node should write its outputs in f32 rather than in the low format:
 // when no node that would read them low (lower or follow) reads them, the f32 readers and
 // graph outputs would otherwise need a Cast after it. Only where every kernel that may run the
-// node on the device takes such a call (KernelDef::f32_output).
+// node takes such a call (KernelDef::f32_output).
 bool Compiler::wants_f32_destination(const OpSchema& op, const std::vector<int>& outs) const {
   for (int v : outs)
     if (v >= 0 && (static_cast<size_t>(v) >= read_low_.size() || read_low_[v])) return false;
-  bool any = false, all = true;
-  for (const KernelDef* k : kernels_for(op)) {
-    if (k->backend != options_.device.type || !dtype_in(k->dtypes, low_)) continue;
-    any = true;
-    all &= k->f32_output;
-  }
-  return any && all;
+  return every_kernel_declares(op, low_, options_.device, [](const KernelDef& k) { return k.f32_output; });
 }
 
-// Whether every kernel of `op` on the session's device that takes f32 converts to the session's
-// low format itself (KernelDef::computes_in).
+// Whether every kernel that may run `op` for f32 converts to the session's low format itself
+// (KernelDef::computes_in).
 bool Compiler::computes_inside(const OpSchema& op) const {
-  bool any = false, all = true;
-  for (const KernelDef* k : kernels_for(op)) {
-    if (k->backend != options_.device.type || !dtype_in(k->dtypes, DType::f32)) continue;
-    any = true;
-    all &= dtype_in(k->computes_in, low_);
-  }
-  return any && all;
+  return every_kernel_declares(op, DType::f32, options_.device,
+                               [&](const KernelDef& k) { return dtype_in(k.computes_in, low_); });
 }
 
 void Compiler::process(const OpSchema& op, const Attributes& attrs, const std::vector<int>& ins,
                        const std::vector<int>& outs, const std::string& name, int plan_node, int depth) {
   std::vector<int> in = ins;
   std::string note;
-  inside_ = false;
-  const bool low = low_ != DType::f32 && apply_precision(op, attrs, in, plan_node, note);
-  const bool inside = std::exchange(inside_, false);
-  if (inside) {  // the kernel is told by `porta_compute`; its inputs and outputs stay f32
+  const Lowering lowering = low_ == DType::f32 ? Lowering::f32 : apply_precision(op, attrs, in, plan_node, note);
+  const bool low = lowering == Lowering::low;
+  if (lowering == Lowering::inside) {  // the kernel is told by `porta_compute`; its inputs and outputs stay f32
     Attributes marked = attrs;
     marked.set("porta_compute", onnx_dtype_code(low_));
     process_node(op, marked, in, outs, name, plan_node, depth);
