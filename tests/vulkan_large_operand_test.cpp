@@ -3,15 +3,19 @@
 // aligned windows: B (N,K) (Gemm transB=1, torch Linear) by column blocks of Y, B (K,N) and A
 // (K,M) by K windows summed through the fp32 scratch, A (M,K) by row blocks of Y. A test-forced
 // small binding limit (vk::set_binding_limit_override) runs every split with small shapes
-// (combined with a forced loop cap too); one case runs at the device's real limit.
+// (combined with a forced loop cap too); one case runs at the device's real limit. The windows
+// are the "tiled" kernel's: these tests disable "texel" (CPU-like devices' GEMM, which reads its
+// operands through texel buffers and needs no windows), except the real-limit case, run by both.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "backends/vulkan/vk_context.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
+#include "tests/custom_test_util.hpp"
 #include "tests/test_util.hpp"
 #include "tests/vulkan_shared_test.hpp"
 
@@ -67,10 +71,16 @@ void expect_declined(const char* name, const std::vector<Tensor>& host, const st
 
 const Attributes kTransB{{"transB", int64_t{1}}};
 
+// The windowed "tiled" kernel alone, for one scope.
+struct TiledOnly : DisabledKernels {
+  TiledOnly() : DisabledKernels("vulkan:MatMul:texel,vulkan:Gemm:texel") {}
+};
+
 // Every split kind under a 4 KiB binding, f32 and f16, sizes not multiples of 64, with and
 // without a loop cap of two K tiles per dispatch (1221, see vulkan_loop_cap_compute_test.cpp).
 TEST(VulkanLargeOperand, EverySplitMatchesReference) {
   REQUIRE_VULKAN();
+  TiledOnly tiled;
   for (uint64_t loops : {uint64_t{0}, uint64_t{1221}}) {
     Limits limits(4096, loops);
     for (DType dt : {DType::f32, DType::f16}) {
@@ -118,6 +128,7 @@ TEST(VulkanLargeOperand, EverySplitMatchesReference) {
 // What the windows cannot do is declined with the reason, and the CPU runs it.
 TEST(VulkanLargeOperand, DeclinesWhatWindowsCannotDo) {
   REQUIRE_VULKAN();
+  TiledOnly tiled;
   Limits limits(4096);
   // Batched MatMul with a large B (B has batches, so A's batches do not fold into M).
   expect_declined("MatMul", {random_input({2, 4, 40}), random_input({2, 40, 30})}, "batched MatMul");
@@ -132,6 +143,7 @@ TEST(VulkanLargeOperand, DeclinesWhatWindowsCannotDo) {
 
 TEST(VulkanLargeOperand, ConformanceCasesUnderATinyBinding) {
   REQUIRE_VULKAN();
+  TiledOnly tiled;
   for (uint64_t loops : {uint64_t{0}, uint64_t{1221}}) {
     Limits limits(256, loops);
     EXPECT_GT(check_cases({"MatMul", "Gemm"}), 20);
@@ -156,9 +168,6 @@ TEST(VulkanLargeOperand, LinearWeightOverTheRealLimit) {
   std::vector<Tensor> dev = {Tensor::from_host(a.data(), {M, K}, DType::f32, kVk),
                              Tensor::from_host(b.data(), {N, K}, DType::f32, kVk),
                              Tensor::from_host(c.data(), {N}, DType::f32, kVk)};
-  Resolution r = resolve_vk("Gemm", dev, kTransB);
-  ASSERT_EQ(r.path, Path::native) << r.reason;
-  Tensor got = call_op("Gemm", dev, kTransB, 1).at(0);
   std::vector<double> ref(M * N);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
@@ -167,8 +176,16 @@ TEST(VulkanLargeOperand, LinearWeightOverTheRealLimit) {
       for (int64_t k = 0; k < K; ++k) s += static_cast<double>(ar[k]) * br[k];
       ref[m * N + n] = s;
     }
-  Comparison cmp = compare(got, Tensor::from_values(ref, {M, N}, DType::f64), default_tolerance(DType::f32));
-  EXPECT_TRUE(cmp.ok) << cmp.message;
+  for (bool texel : {true, false}) {
+    std::optional<TiledOnly> tiled;
+    if (!texel) tiled.emplace();
+    Resolution r = resolve_vk("Gemm", dev, kTransB);
+    ASSERT_EQ(r.path, Path::native) << r.reason;
+    if (!texel || caps.type != "cpu") EXPECT_EQ(r.kernel->impl.name, "tiled") << r.reason;
+    Tensor got = call_op("Gemm", dev, kTransB, 1).at(0);
+    Comparison cmp = compare(got, Tensor::from_values(ref, {M, N}, DType::f64), default_tolerance(DType::f32));
+    EXPECT_TRUE(cmp.ok) << r.kernel->impl.name << ": " << cmp.message;
+  }
 }
 
 }  // namespace

@@ -54,8 +54,11 @@ void expect_declined(const Resolution& r, const char* what) {
 // matmul.comp counts 51 + 585 per K tile of 16: a cap of 1221 allows two tiles (K = 32) per
 // dispatch, so every case with K > 32 sums over several dispatches through the fp32 scratch
 // (batched, broadcast, transposed, with alpha, beta and C on the last one only).
+// The split is the "tiled" kernel's: "texel" (CPU-like devices) is disabled here
+// (tests/vulkan_gemm_variants_test.cpp covers it under a loop cap).
 TEST(VulkanLoopCap, MatMulAndGemmSplitKMatchReference) {
   REQUIRE_VULKAN();
+  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel");
   LoopCapOverride cap(1221);
   EXPECT_EQ(resolve_on_vulkan("MatMul", {random_input({5, 100}), random_input({100, 6})}).path, Path::native);
   EXPECT_GT(check_cases({"MatMul", "Gemm"}), 20);

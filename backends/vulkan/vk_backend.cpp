@@ -79,7 +79,7 @@ double measure_fma(Context& ctx, DType dtype) {
                                                   caps.max_storage_range / (kLocal * sizeof(float))});
   const double expect = 496.0 * prm.start_unit + 32.0 * prm.iters * prm.step;
   const double flops_per_invocation = 2.0 * 32 * prm.iters;
-  const Pipeline& pipe = ctx.pipeline(f16 ? "fma_probe:f16" : "fma_probe:f32", 1, kLocal, {});
+  const Pipeline& pipe = ctx.pipeline(f16 ? "fma_probe:f16" : "fma_probe:f32", "s", kLocal, {});
   size_t bytes = max_groups * kLocal * sizeof(float);
   Buffer* out = ctx.allocate(bytes);
   std::vector<float> sums;

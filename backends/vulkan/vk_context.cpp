@@ -166,7 +166,11 @@ Context::~Context() {
   for (auto& [n, l] : layouts_) vkDestroyPipelineLayout(device_, l, nullptr);
   for (auto& [n, l] : set_layouts_) vkDestroyDescriptorSetLayout(device_, l, nullptr);
   for (auto& [n, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
-  for (auto& s : in_flight_) vkDestroyFence(device_, s.fence, nullptr);
+  for (auto& s : in_flight_) {
+    vkDestroyFence(device_, s.fence, nullptr);
+    for (VkBufferView v : s.views) vkDestroyBufferView(device_, v, nullptr);
+  }
+  for (VkBufferView v : views_) vkDestroyBufferView(device_, v, nullptr);
   for (VkFence f : free_fences_) vkDestroyFence(device_, f, nullptr);
   vkDestroyCommandPool(device_, pool_, nullptr);
   for (auto& b : blocks_) {
@@ -233,9 +237,13 @@ void Context::access(const std::vector<BindingRange>& ranges, bool transfer) {
 
 void Context::dispatch(const Pipeline& p, const std::vector<BindingRange>& bindings,
                        const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
-  if (bindings.size() != p.bindings)
+  if (bindings.size() != p.kinds.size())
     throw BackendError(str("[", label(), "] dispatch with ", bindings.size(), " buffers, pipeline has ",
-                           p.bindings));
+                           p.kinds.size()));
+  for (size_t i = 0; i < bindings.size(); ++i)
+    if ((bindings[i].texel != VK_FORMAT_UNDEFINED) != (p.kinds[i] == 't'))
+      throw BackendError(str("[", label(), "] binding ", i, " is ", p.kinds[i] == 't' ? "not " : "",
+                             "a texel buffer, unlike the pipeline's"));
   for (uint32_t g : {gx, gy, gz})
     if (g == 0) return;
   if (gx > caps_.max_groups[0] || gy > caps_.max_groups[1] || gz > caps_.max_groups[2])
@@ -245,14 +253,27 @@ void Context::dispatch(const Pipeline& p, const std::vector<BindingRange>& bindi
   VkCommandBuffer cmd = current_;
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
   std::vector<VkDescriptorBufferInfo> infos(bindings.size());
+  std::vector<VkBufferView> views(bindings.size(), VK_NULL_HANDLE);
   std::vector<VkWriteDescriptorSet> writes(bindings.size());
   for (size_t i = 0; i < bindings.size(); ++i) {
-    infos[i] = {bindings[i].buffer, bindings[i].offset, bindings[i].range};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstBinding = static_cast<uint32_t>(i);
     writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    if (bindings[i].texel != VK_FORMAT_UNDEFINED) {
+      VkBufferViewCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+      info.buffer = bindings[i].buffer;
+      info.format = bindings[i].texel;
+      info.offset = bindings[i].offset;
+      info.range = bindings[i].range;
+      check(vkCreateBufferView(device_, &info, nullptr, &views[i]), "vkCreateBufferView", label());
+      views_.push_back(views[i]);
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      writes[i].pTexelBufferView = &views[i];
+    } else {
+      infos[i] = {bindings[i].buffer, bindings[i].offset, bindings[i].range};
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
   }
   push_descriptor_fn_(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0,
                       static_cast<uint32_t>(writes.size()), writes.data());
@@ -276,6 +297,7 @@ void Context::retire(bool wait_all) {
     }
     vkResetFences(device_, 1, &s.fence);
     vkResetCommandBuffer(s.cmd, 0);
+    for (VkBufferView v : s.views) vkDestroyBufferView(device_, v, nullptr);
     free_fences_.push_back(s.fence);
     free_cmds_.push_back(s.cmd);
     in_flight_.pop_front();
@@ -309,11 +331,14 @@ void Context::flush(bool wait) {
         vkResetCommandBuffer(cmd, 0);
         free_cmds_.push_back(cmd);
         free_fences_.push_back(fence);
+        for (VkBufferView v : views_) vkDestroyBufferView(device_, v, nullptr);
       }
+      views_.clear();
       if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkQueueSubmit", simulated);
       check(r, "vkQueueSubmit", label());
     }
-    in_flight_.push_back({cmd, fence});
+    in_flight_.push_back({cmd, fence, std::move(views_)});
+    views_.clear();
     // Bound the work in flight so recording never runs far ahead of the device.
     if (in_flight_.size() > 4) wait_fence(in_flight_.front().fence);
   }

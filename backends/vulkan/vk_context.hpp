@@ -51,6 +51,10 @@ struct DeviceCaps {
   uint64_t device_local_bytes = 0;      // size of the device-local heap used
   bool push_descriptors = false;
   uint32_t compute_queue_family = UINT32_MAX;
+  // Uniform texel buffers (vec4 texelFetch, the vectorized load path of CPU-like drivers):
+  uint64_t texel_alignment = 16;        // minTexelBufferOffsetAlignment
+  uint64_t max_texels = 0;              // maxTexelBufferElements
+  bool texel_rgba32f = false, texel_rgba16f = false;  // formats usable as uniform texel buffers
   std::string unusable;                 // why porta cannot use it ("" = usable)
 };
 
@@ -77,12 +81,15 @@ struct BindingRange {
   VkBuffer buffer;
   VkDeviceSize offset, range;
   bool write;
+  /// VK_FORMAT_UNDEFINED: a storage buffer; else a uniform texel buffer of that format (a
+  /// buffer view made for the dispatch, destroyed when its command buffer has completed).
+  VkFormat texel = VK_FORMAT_UNDEFINED;
 };
 
 struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  uint32_t bindings = 0;
+  std::string kinds;  ///< per binding: 's' storage buffer, 't' uniform texel buffer
 };
 
 class Context {
@@ -129,8 +136,9 @@ class Context {
 
   // ---- pipelines (vk_pipelines.cpp) ----
   /// Pipeline for an embedded shader ("name:variant") with specialization constants
-  /// (constant_id 0 is the workgroup size, 1.. are `spec`); created once and cached.
-  const Pipeline& pipeline(const std::string& shader, uint32_t bindings, uint32_t local_size,
+  /// (constant_id 0 is the workgroup size, 1.. are `spec`); created once and cached. `kinds`
+  /// has a letter per binding: 's' storage buffer, 't' uniform texel buffer.
+  const Pipeline& pipeline(const std::string& shader, const std::string& kinds, uint32_t local_size,
                            const std::vector<int32_t>& spec);
 
   // ---- device loss ----
@@ -156,6 +164,7 @@ class Context {
   struct Submitted {
     VkCommandBuffer cmd;
     VkFence fence;
+    std::vector<VkBufferView> views;  // texel views its dispatches read
   };
   Block* new_block(VkDeviceSize size, bool dedicated);
   void destroy_block(Block* block);
@@ -170,7 +179,7 @@ class Context {
   void wait_fence(VkFence fence);
   /// Marks the context lost and throws the BackendError for `call`.
   [[noreturn]] void fail_lost(const char* call, bool simulated);
-  VkDescriptorSetLayout set_layout(uint32_t bindings);
+  VkDescriptorSetLayout set_layout(const std::string& kinds);
 
   VkPhysicalDevice physical_;
   DeviceCaps caps_;
@@ -197,6 +206,7 @@ class Context {
   uint32_t recorded_ = 0;
   int batch_depth_ = 0;
   std::vector<BindingRange> since_barrier_;  // accesses since the last barrier
+  std::vector<VkBufferView> views_;          // texel views of the command buffer being recorded
   std::deque<Submitted> in_flight_;
   std::vector<VkCommandBuffer> free_cmds_;
   std::vector<VkFence> free_fences_;
@@ -208,10 +218,10 @@ class Context {
   uint64_t loop_limit_ = UINT64_MAX;
 
   // pipelines
-  std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
-  std::map<uint32_t, VkPipelineLayout> layouts_;
+  std::map<std::string, VkDescriptorSetLayout> set_layouts_;
+  std::map<std::string, VkPipelineLayout> layouts_;
   std::map<std::string, VkShaderModule> modules_;
-  std::map<std::tuple<std::string, uint32_t, std::vector<int32_t>>, Pipeline> pipelines_;
+  std::map<std::tuple<std::string, std::string, std::vector<int32_t>>, Pipeline> pipelines_;
 };
 
 /// Throws BackendError naming the call and the device when `result` is not VK_SUCCESS.

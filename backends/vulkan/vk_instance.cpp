@@ -120,6 +120,15 @@ DeviceCaps query_caps(VkPhysicalDevice pd) {
   c.max_allocation = m3.maxMemoryAllocationSize;
   c.max_storage_range = lim.maxStorageBufferRange;
   c.storage_alignment = std::max<VkDeviceSize>(lim.minStorageBufferOffsetAlignment, 4);
+  c.texel_alignment = std::max<VkDeviceSize>(lim.minTexelBufferOffsetAlignment, 4);
+  c.max_texels = lim.maxTexelBufferElements;
+  auto texel_ok = [&](VkFormat f) {
+    VkFormatProperties fp{};
+    vkGetPhysicalDeviceFormatProperties(pd, f, &fp);
+    return (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  };
+  c.texel_rgba32f = texel_ok(VK_FORMAT_R32G32B32A32_SFLOAT);
+  c.texel_rgba16f = texel_ok(VK_FORMAT_R16G16B16A16_SFLOAT);
   for (int i = 0; i < 3; ++i) {
     c.max_groups[i] = lim.maxComputeWorkGroupCount[i];
     c.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];

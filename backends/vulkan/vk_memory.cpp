@@ -34,7 +34,7 @@ Block* Context::new_block(VkDeviceSize size, bool dedicated) {
   block->dedicated = dedicated;
   VkBufferCreateInfo binfo{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   binfo.size = size;
-  binfo.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+  binfo.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                 VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   binfo.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(device_, &binfo, nullptr, &block->buffer), "vkCreateBuffer", label());
@@ -104,8 +104,9 @@ VkDeviceSize Context::carve(Block* block, VkDeviceSize size) {
 Buffer* Context::allocate(size_t bytes) {
   std::lock_guard lock(mutex);
   ensure_usable("allocate memory");
-  // Every allocation is a multiple of the binding alignment, so every tensor starts aligned.
-  VkDeviceSize alignment = std::max<VkDeviceSize>(caps_.storage_alignment, 256);
+  // Every allocation is a multiple of the binding alignments (storage and texel buffers), so
+  // every tensor starts aligned.
+  VkDeviceSize alignment = std::max<VkDeviceSize>({caps_.storage_alignment, caps_.texel_alignment, 256});
   VkDeviceSize size = align_up(std::max<size_t>(bytes, 16), alignment);
   auto buffer = std::make_unique<Buffer>();
   buffer->size = size;

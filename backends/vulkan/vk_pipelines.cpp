@@ -8,19 +8,21 @@
 
 namespace porta::vk {
 
-VkDescriptorSetLayout Context::set_layout(uint32_t bindings) {
-  auto it = set_layouts_.find(bindings);
+VkDescriptorSetLayout Context::set_layout(const std::string& kinds) {
+  auto it = set_layouts_.find(kinds);
   if (it != set_layouts_.end()) return it->second;
+  const auto bindings = static_cast<uint32_t>(kinds.size());
   std::vector<VkDescriptorSetLayoutBinding> b(bindings);
   for (uint32_t i = 0; i < bindings; ++i)
-    b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    b[i] = {i, kinds[i] == 't' ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+            VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   info.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   info.bindingCount = bindings;
   info.pBindings = b.data();
   VkDescriptorSetLayout layout;
   check(vkCreateDescriptorSetLayout(device_, &info, nullptr, &layout), "vkCreateDescriptorSetLayout", label());
-  set_layouts_[bindings] = layout;
+  set_layouts_[kinds] = layout;
 
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 128};
   VkPipelineLayoutCreateInfo pinfo{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -30,16 +32,16 @@ VkDescriptorSetLayout Context::set_layout(uint32_t bindings) {
   pinfo.pPushConstantRanges = &range;
   VkPipelineLayout playout;
   check(vkCreatePipelineLayout(device_, &pinfo, nullptr, &playout), "vkCreatePipelineLayout", label());
-  layouts_[bindings] = playout;
+  layouts_[kinds] = playout;
   return layout;
 }
 
-const Pipeline& Context::pipeline(const std::string& shader, uint32_t bindings, uint32_t local_size,
+const Pipeline& Context::pipeline(const std::string& shader, const std::string& kinds, uint32_t local_size,
                                   const std::vector<int32_t>& spec) {
   std::lock_guard lock(mutex);
   std::vector<int32_t> key_spec = spec;
   key_spec.push_back(static_cast<int32_t>(local_size));
-  auto key = std::make_tuple(shader, bindings, key_spec);
+  auto key = std::make_tuple(shader, kinds, key_spec);
   auto found = pipelines_.find(key);
   if (found != pipelines_.end()) return found->second;
 
@@ -56,7 +58,7 @@ const Pipeline& Context::pipeline(const std::string& shader, uint32_t bindings, 
     check(vkCreateShaderModule(device_, &info, nullptr, &module), "vkCreateShaderModule", label());
     modules_[shader] = module;
   }
-  set_layout(bindings);
+  set_layout(kinds);
 
   // constant_id 0: workgroup size; 1..n: the kernel's own constants.
   std::vector<int32_t> values;
@@ -72,12 +74,12 @@ const Pipeline& Context::pipeline(const std::string& shader, uint32_t bindings, 
   info.stage.module = module;
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = &specialization;
-  info.layout = layouts_[bindings];
+  info.layout = layouts_[kinds];
   Pipeline p;
   check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &p.pipeline),
         "vkCreateComputePipelines", label());
   p.layout = info.layout;
-  p.bindings = bindings;
+  p.kinds = kinds;
   return pipelines_.emplace(key, p).first->second;
 }
 

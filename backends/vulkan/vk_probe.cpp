@@ -16,7 +16,7 @@ uint64_t Context::loop_limit() {
   uint32_t words[8] = {};
   try {
     upload(buf, 0, words, sizeof words);
-    const Pipeline& p = pipeline("loop_probe:f32", 1, 1, {});
+    const Pipeline& p = pipeline("loop_probe:f32", "s", 1, {});
     dispatch(p, {{buf->buffer, buf->offset, sizeof words, true}}, &kAsk, sizeof kAsk, 1, 1, 1);
     flush(true);
     download(words, buf, 0, sizeof words);

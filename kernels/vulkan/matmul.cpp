@@ -214,7 +214,9 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
   }
 }
 
-void matmul_vulkan(KernelContext& ctx) {
+// MatMul as one (batched) product. Batch axes broadcast numpy-style; with one B for every
+// batch, A's batches are consecutive rows of one (batches*M, K) product.
+Gemm matmul_gemm(const KernelContext& ctx) {
   Shape as = ctx.in(0).shape(), bs = ctx.in(1).shape();
   if (as.size() == 1) as.insert(as.begin(), 1);
   if (bs.size() == 1) bs.push_back(1);
@@ -226,7 +228,6 @@ void matmul_vulkan(KernelContext& ctx) {
     throw ShapeError(str("[MatMul] inner dimensions differ: ", shape_str(ctx.in(0).shape()), " x ",
                          shape_str(ctx.in(1).shape())));
   g.sam = g.K, g.sak = 1, g.sbk = g.N, g.sbn = 1;
-  // Batch axes broadcast numpy-style.
   Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
   size_t rank = std::max(ab.size(), bb.size());
   ab.insert(ab.begin(), rank - ab.size(), 1);
@@ -235,11 +236,9 @@ void matmul_vulkan(KernelContext& ctx) {
   for (size_t i = 0; i < rank; ++i) out[i] = std::max(ab[i], bb[i]);
   int64_t batches = shape_numel(out);
   if (shape_numel(bb) == 1) {
-    // One B for every batch: A's batches are consecutive rows of one (batches*M, K) product.
     g.M *= batches;
     g.offsets = {0, 0};
-    run_gemm(ctx, g, ctx.in(0), ctx.in(1), nullptr, ctx.out(0));
-    return;
+    return g;
   }
   std::vector<int64_t> coord(rank, 0);
   for (int64_t t = 0; t < batches; ++t) {
@@ -255,10 +254,11 @@ void matmul_vulkan(KernelContext& ctx) {
     g.offsets.push_back(static_cast<int32_t>(ao * g.M * g.K));
     g.offsets.push_back(static_cast<int32_t>(bo * g.K * g.N));
   }
-  run_gemm(ctx, g, ctx.in(0), ctx.in(1), nullptr, ctx.out(0));
+  return g;
 }
 
-void gemm_vulkan(KernelContext& ctx) {
+// Gemm (2-D operands, optional transposes, C broadcast unidirectionally to (M, N)).
+Gemm gemm_gemm(const KernelContext& ctx) {
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(1);
   bool ta = ctx.attrs->get_int("transA", 0) != 0, tb = ctx.attrs->get_int("transB", 0) != 0;
@@ -275,15 +275,98 @@ void gemm_vulkan(KernelContext& ctx) {
   g.alpha = ctx.attrs->get_float("alpha", 1.0);
   g.beta = ctx.attrs->get_float("beta", 1.0);
   g.offsets = {0, 0};
-  const Tensor* c = ctx.has_input(2) ? &ctx.in(2) : nullptr;
-  if (c) {
-    // Unidirectional broadcast of C to (M, N).
-    Shape cs = c->shape();
+  if (ctx.has_input(2)) {
+    Shape cs = ctx.in(2).shape();
     cs.insert(cs.begin(), 2 - std::min<size_t>(cs.size(), 2), 1);
     g.scm = cs[0] == 1 ? 0 : cs[1];
     g.scn = cs[1] == 1 ? 0 : 1;
   }
-  run_gemm(ctx, g, a, b, c, ctx.out(0));
+  return g;
+}
+
+const Tensor* bias_of(const KernelContext& ctx) {
+  return ctx.op->name == "Gemm" && ctx.has_input(2) ? &ctx.in(2) : nullptr;
+}
+
+void matmul_vulkan(KernelContext& ctx) {
+  run_gemm(ctx, matmul_gemm(ctx), ctx.in(0), ctx.in(1), nullptr, ctx.out(0));
+}
+
+void gemm_vulkan(KernelContext& ctx) { run_gemm(ctx, gemm_gemm(ctx), ctx.in(0), ctx.in(1), bias_of(ctx), ctx.out(0)); }
+
+// ---- the texel-buffer GEMM of CPU-like devices (matmul_texel.comp) ----------------------------
+
+constexpr int64_t kTexelTileM = 4, kTexelTileN = 8;
+constexpr uint32_t kTexelLocal = 64;
+
+void matmul_texel(KernelContext& ctx) {
+  Gemm g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const Tensor* c = bias_of(ctx);
+  const DeviceCaps& caps = device_caps(ctx);
+  int64_t batches = static_cast<int64_t>(g.offsets.size() / 2);
+  Tensor table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32,
+                                   ctx.device);
+  int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
+  int64_t tiles = tiles_n * ((g.M + kTexelTileM - 1) / kTexelTileM);
+  Launch l;
+  l.shader = "matmul_texel";
+  l.variant = variant_for(y.dtype());
+  l.spec = {c ? 1 : 0, g.tb ? 1 : 0};
+  l.local_size = kTexelLocal;
+  l.args = {texels(ctx.in(0)), texels(ctx.in(1)), input(c ? *c : table), input(table), output(y)};
+  set_grid(l, caps, (static_cast<uint64_t>(tiles) + kTexelLocal - 1) / kTexelLocal);
+  l.groups[2] = static_cast<uint32_t>(batches);
+  for (int64_t v : {g.M, g.N, g.K, tiles_n, g.scm, g.scn}) l.push_u(v);
+  l.push_f(g.alpha);
+  l.push_f(g.beta);
+  launch(ctx, std::move(l));
+}
+
+std::string texel_supports(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: the shared-memory tiled GEMM suits it (this one is for CPU-like devices)");
+  DType t = ctx.in(0).dtype();
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
+    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
+  if (ctx.in(1).dtype() != t) return "A and B have different dtypes";
+  if (ctx.has_input(2) && ctx.in(2).dtype() != t) return "C has another dtype";
+  if (ctx.in(0).rank() < 1 || ctx.in(1).rank() < 1) return "scalar operand";
+  if (ctx.op->name == "Gemm" && (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2)) return fits_bindings(ctx);
+  Gemm g;
+  try {
+    g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
+  } catch (const Error&) {
+    return fits_bindings(ctx);  // the shapes do not multiply: run reports it
+  }
+  if (ctx.op->name == "Gemm" && (g.tb ? ctx.in(1).dim(1) : ctx.in(1).dim(0)) != g.K) return fits_bindings(ctx);
+  if (g.ta) return "transA = 1 (A is read along K)";
+  if (g.K % 4) return str("K = ", g.K, " is not a multiple of 4 (rows of A are read as 4-element texels)");
+  if (!g.tb && g.N % 4) return str("N = ", g.N, " is not a multiple of 4 (rows of B are read as 4-element texels)");
+  for (int i = 0; i < 2; ++i)
+    if (static_cast<uint64_t>(ctx.in(i).numel() + 3) / 4 > caps.max_texels)
+      return str(i ? "B" : "A", " has ", (ctx.in(i).numel() + 3) / 4, " texels, more than the device's maxTexelBufferElements (",
+                 caps.max_texels, ")");
+  const uint64_t limit = binding_limit(ctx);
+  int64_t batches = static_cast<int64_t>(g.offsets.size() / 2);
+  int64_t y_numel = batches * g.M * g.N, c_numel = ctx.has_input(2) ? ctx.in(2).numel() : 0;
+  for (auto [what, n] : {std::pair<const char*, int64_t>{"Y", y_numel}, {"C", c_numel}}) {
+    if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
+    if (static_cast<uint64_t>(n) * dtype_size(t) > limit)
+      return str(what, " has ", n * dtype_size(t), " bytes, more than the device's maxStorageBufferRange (", limit, ")");
+  }
+  for (int i = 0; i < 2; ++i)
+    if (ctx.in(i).numel() >= (int64_t{1} << 31)) return str(i ? "B" : "A", " has more than 2^31 elements");
+  if (batches > static_cast<int64_t>(caps.max_groups[2])) return str(batches, " batches exceed the device's workgroup count");
+  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + kTexelTileM - 1) / kTexelTileM);
+  if ((tiles + kTexelLocal - 1) / kTexelLocal > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
+    return "grid beyond the device's workgroup count";
+  // The K loop runs K/4 times; the rest of the shader's loops are unrolled constants (counted
+  // anyway: 4 + 8 + 2 + 32 output passes, with their exits).
+  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 60, str("K = ", g.K));
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -325,7 +408,9 @@ std::string matmul_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports)
-PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports)
+PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
+PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))
+PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
+PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))
 
 }  // namespace porta::vk

@@ -47,7 +47,10 @@ void launch(const KernelContext& ctx, Launch l) {
     auto* rec = static_cast<Buffer*>(a.tensor.storage()->handle());
     size_t bytes = a.bytes == SIZE_MAX ? a.tensor.nbytes() - a.byte_offset : a.bytes;
     VkDeviceSize start = rec->offset + static_cast<VkDeviceSize>(a.tensor.offset()) * elem + a.byte_offset;
-    if (start % caps.storage_alignment) {
+    const VkDeviceSize texel_bytes = 4 * elem;
+    const VkDeviceSize alignment = a.texel ? std::max<VkDeviceSize>(caps.texel_alignment, texel_bytes)
+                                           : caps.storage_alignment;
+    if (start % alignment) {
       // A view starting between alignment boundaries: bind an aligned copy (inputs only;
       // outputs are fresh allocations, which are always aligned).
       if (a.write) throw BackendError(str("[", l.shader, "] output binding is not aligned"));
@@ -57,14 +60,32 @@ void launch(const KernelContext& ctx, Launch l) {
       start = rec->offset + a.byte_offset;
     }
     VkDeviceSize end_of_record = rec->offset + rec->size;
+    if (a.texel) {
+      if (a.write) throw BackendError(str("[", l.shader, "] a texel binding is read-only"));
+      VkFormat format = a.tensor.dtype() == DType::f32   ? VK_FORMAT_R32G32B32A32_SFLOAT
+                        : a.tensor.dtype() == DType::f16 ? VK_FORMAT_R16G16B16A16_SFLOAT
+                                                         : VK_FORMAT_UNDEFINED;
+      if (format == VK_FORMAT_UNDEFINED)
+        throw BackendError(str("[", l.shader, "] no texel format for ", dtype_name(a.tensor.dtype())));
+      // Whole texels; allocations are multiples of 256 bytes, so the last one stays inside.
+      VkDeviceSize range = std::min<VkDeviceSize>((std::max<size_t>(bytes, 1) + texel_bytes - 1) / texel_bytes * texel_bytes,
+                                                  (end_of_record - start) / texel_bytes * texel_bytes);
+      if (range / texel_bytes > caps.max_texels)
+        throw BackendError(str("[", l.shader, "] texel binding of ", range / texel_bytes,
+                               " texels exceeds maxTexelBufferElements ", caps.max_texels,
+                               " (the kernel should have declined)"));
+      bindings.push_back({rec->buffer, start, range, false, format});
+      continue;
+    }
     VkDeviceSize range = std::min<VkDeviceSize>(std::max<size_t>(bytes, 4), end_of_record - start);
     if (range > max_range)
       throw BackendError(str("[", l.shader, "] binding of ", range, " bytes exceeds maxStorageBufferRange ",
                              max_range, " (the kernel should have declined)"));
     bindings.push_back({rec->buffer, start, range, a.write});
   }
-  const Pipeline& p = c.pipeline(l.shader + ":" + l.variant, static_cast<uint32_t>(bindings.size()),
-                                 l.local_size, l.spec);
+  std::string kinds;
+  for (const BindingRange& b : bindings) kinds += b.texel == VK_FORMAT_UNDEFINED ? 's' : 't';
+  const Pipeline& p = c.pipeline(l.shader + ":" + l.variant, kinds, l.local_size, l.spec);
   c.dispatch(p, bindings, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), l.groups[0],
              l.groups[1], l.groups[2]);
 }

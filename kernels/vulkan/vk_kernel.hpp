@@ -13,15 +13,21 @@
 
 namespace porta::vk {
 
-/// One storage buffer of a dispatch: a tensor (or a byte window of it) read or written.
+/// One buffer of a dispatch: a tensor (or a byte window of it) read or written.
 struct Arg {
   Tensor tensor;
   bool write = false;
   size_t byte_offset = 0;        ///< window start inside the tensor
   size_t bytes = SIZE_MAX;       ///< window size (SIZE_MAX: to the tensor's end)
+  /// Read as a uniform texel buffer of 4-element texels (f32: RGBA32F, f16: RGBA16F; the shader
+  /// declares a samplerBuffer and texelFetch(t, i) returns elements 4i..4i+3 as a vec4). The
+  /// view covers the window rounded up to whole texels; what lies past the tensor's end in the
+  /// last texel is unspecified. The only load path that CPU-like drivers (lavapipe) vectorize.
+  bool texel = false;
 };
 inline Arg input(const Tensor& t) { return {t, false}; }
 inline Arg output(const Tensor& t) { return {t, true}; }
+inline Arg texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true}; }
 
 /// One dispatch of an embedded shader.
 struct Launch {

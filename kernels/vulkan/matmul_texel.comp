@@ -1,0 +1,83 @@
+// variants: f32 f16
+// Batched GEMM for CPU-like devices (lavapipe): no shared memory and no barriers. Each
+// invocation owns a 4 x 8 block of Y and walks K four at a time, reading A and B through
+// uniform texel buffers (vec4 texels, matmul.cpp binds them with vk::texels): on llvmpipe a
+// texelFetch is one vectorized gather, while every storage-buffer load is a scalar loop over the
+// SIMD lanes. 12 fetches feed 128 multiply-adds per step, accumulated in fp32.
+//   Y[b] = alpha * A[b] x B[b] + beta * C   (C only when HAS_BIAS)
+// A is (M, K) row-major; B is (K, N) row-major, or (N, K) when B_T (Gemm transB, Linear
+// weights). K is a multiple of 4, so is N when B is (K, N): every texel lies inside one row.
+// Per-batch element offsets of A and B (multiples of 4) come from `offsets`; z is the batch.
+// C is read at c[m*scm + n*scn] (stride 0 broadcasts).
+#version 450
+#include "common.glsl"
+
+layout(constant_id = 1) const int HAS_BIAS = 0;
+layout(constant_id = 2) const int B_T = 0;
+layout(binding = 0) uniform samplerBuffer A;
+layout(binding = 1) uniform samplerBuffer B;
+layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
+layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
+layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
+layout(push_constant) uniform Params {
+  uint M, N, K;
+  uint tiles_n;  // ceil(N / 8)
+  uint scm, scn;
+  float alpha, beta;
+} p;
+
+void main() {
+  uint tile = global_index();
+  if (tile >= p.tiles_n * ((p.M + 3) / 4)) return;
+  uint batch = gl_WorkGroupID.z;
+  uint m0 = tile / p.tiles_n * 4, n0 = tile % p.tiles_n * 8;
+  uint a_off = uint(offsets[2 * batch]) / 4, b_off = uint(offsets[2 * batch + 1]) / 4;
+  uint kt = p.K / 4;  // texels per row of A (and of B when B_T)
+  // Rows and columns past the edge read the last valid one; their results are not stored.
+  uint arow[4];
+  for (int i = 0; i < 4; ++i) arow[i] = a_off + min(m0 + i, p.M - 1) * kt;
+  vec4 acc[4][2];
+  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
+  if (B_T == 0) {
+    uint nt = p.N / 4;
+    uint col0 = b_off + min(n0 / 4, nt - 1), col1 = b_off + min(n0 / 4 + 1, nt - 1);
+    for (uint k = 0; k < kt; ++k) {
+      vec4 a[4];
+      for (int i = 0; i < 4; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      vec4 b0[4], b1[4];
+      for (int j = 0; j < 4; ++j) {
+        uint row = (4 * k + j) * nt;
+        b0[j] = texelFetch(B, int(row + col0));
+        b1[j] = texelFetch(B, int(row + col1));
+      }
+      for (int i = 0; i < 4; ++i) {
+        acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
+        acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
+      }
+    }
+  } else {
+    uint brow[8];
+    for (int j = 0; j < 8; ++j) brow[j] = b_off + min(n0 + j, p.N - 1) * kt;
+    for (uint k = 0; k < kt; ++k) {
+      vec4 a[4], b[8];
+      for (int i = 0; i < 4; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      for (int j = 0; j < 8; ++j) b[j] = texelFetch(B, int(brow[j] + k));
+      for (int i = 0; i < 4; ++i) {
+        acc[i][0] += vec4(dot(a[i], b[0]), dot(a[i], b[1]), dot(a[i], b[2]), dot(a[i], b[3]));
+        acc[i][1] += vec4(dot(a[i], b[4]), dot(a[i], b[5]), dot(a[i], b[6]), dot(a[i], b[7]));
+      }
+    }
+  }
+  uint y_base = batch * p.M * p.N;
+  for (int i = 0; i < 4; ++i) {
+    uint m = m0 + i;
+    if (m >= p.M) break;
+    for (int j = 0; j < 8; ++j) {
+      uint n = n0 + j;
+      if (n >= p.N) break;
+      float v = p.alpha * acc[i][j / 4][j % 4];
+      if (HAS_BIAS != 0) v += p.beta * float(c[m * p.scm + n * p.scn]);
+      y[y_base + m * p.N + n] = STORAGE(v);
+    }
+  }
+}

@@ -1,0 +1,153 @@
+// MatMul and Gemm on Vulkan have two implementations (kernels/vulkan/matmul.cpp): "texel", the
+// barrier-free register-tiled GEMM that reads its operands through uniform texel buffers, for
+// CPU-like devices (lavapipe), and "tiled", the shared-memory tiled GEMM for GPUs, which also
+// takes what "texel" declines. Every case runs through both, with NaN-poisoned outputs, against
+// the float64 reference: edge tiles (M not a multiple of 4, N not of 8), K = 0 and past 1024,
+// folded and broadcast batches, 1-D operands, Gemm's transposes, C broadcasts, alpha and beta,
+// f16, a grid spread over two axes, and the reasons "texel" gives when it declines.
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/vk_context.hpp"
+#include "backends/vulkan/vk_validation.hpp"
+#include "runtime/eager.hpp"
+#include "tests/custom_test_util.hpp"
+#include "tests/test_util.hpp"
+#include "tests/vulkan_shared_test.hpp"
+
+namespace porta::test {
+namespace {
+
+Tensor random_input(const Shape& shape, DType dtype = DType::f32) {
+  InputSpec s;
+  s.shape = shape;
+  s.lo = -1;
+  s.hi = 1;
+  return make_input(s, dtype);
+}
+
+struct Poisoned {
+  Poisoned() { detail::set_poison_outputs(true, false); }
+  ~Poisoned() { detail::set_poison_outputs(false); }
+};
+
+// Runs `name` on vulkan:0, expecting implementation `impl` to be chosen (with a reason for the
+// earlier one containing `why`, when given), and compares with the float64 reference.
+void expect_impl_match(const char* name, const std::vector<Tensor>& host, const Attributes& attrs,
+                       const std::string& impl, const std::string& why = "") {
+  std::vector<Tensor> dev = to_vk(host);
+  Resolution r = resolve_vk(name, dev, attrs);
+  ASSERT_EQ(r.path, Path::native) << name << ": " << r.reason;
+  ASSERT_NE(r.kernel, nullptr);
+  EXPECT_EQ(r.kernel->impl.name, impl) << name << " " << shape_str(host[0].shape()) << " x "
+                                       << shape_str(host[1].shape()) << ": " << r.reason;
+  if (!why.empty()) EXPECT_NE(r.reason.find(why), std::string::npos) << name << ": " << r.reason;
+  std::vector<Tensor> ref = reference_op(name, host, attrs, 1);
+  std::vector<Tensor> got;
+  {
+    Poisoned poison;
+    got = call_op(name, dev, attrs, 1);
+  }
+  ASSERT_EQ(got.size(), 1u);
+  DType dt = host[0].dtype();
+  Comparison cmp = compare(got[0], ref[0], dt == DType::f16 ? 4e-3 : default_tolerance(dt));
+  EXPECT_TRUE(cmp.ok) << name << " (" << impl << ") " << dtype_name(dt) << " " << shape_str(host[0].shape())
+                      << " x " << shape_str(host[1].shape()) << ": " << cmp.message;
+}
+
+struct Case {
+  const char* op;
+  std::vector<Tensor> inputs;
+  Attributes attrs;
+  bool texel = true;  // "texel" takes it (else it declines, giving `why`)
+  std::string why;
+};
+
+std::vector<Case> cases(DType dt) {
+  const Attributes none, tb{{"transB", int64_t{1}}};
+  auto in = [&](const Shape& s) { return random_input(s, dt); };
+  std::vector<Case> c = {
+      {"MatMul", {in({1, 4}), in({4, 4})}, none},
+      {"MatMul", {in({3, 8}), in({8, 12})}, none},        // N % 8 == 4: half a tile
+      {"MatMul", {in({5, 12}), in({12, 20})}, none},
+      {"MatMul", {in({67, 36}), in({36, 100})}, none},
+      {"MatMul", {in({9, 1028}), in({1028, 16})}, none},  // K past 1024
+      {"MatMul", {in({3, 0}), in({0, 8})}, none},         // K = 0: zeros
+      {"MatMul", {in({0, 8}), in({8, 8})}, none},         // M = 0: nothing to write
+      {"MatMul", {in({2, 3, 16}), in({16, 8})}, none},    // batches fold into M
+      {"MatMul", {in({2, 3, 16}), in({2, 16, 8})}, none},
+      {"MatMul", {in({4, 1, 5, 8}), in({3, 8, 12})}, none},  // broadcast batches
+      {"MatMul", {in({16}), in({16, 12})}, none},           // 1-D A
+      {"Gemm", {in({7, 20}), in({13, 20}), in({13})}, {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}},
+      {"Gemm", {in({7, 20}), in({13, 20}), in({7, 1})}, tb},
+      {"Gemm", {in({7, 20}), in({13, 20}), in({1, 1})}, tb},
+      {"Gemm", {in({7, 20}), in({13, 20})}, tb},
+      {"Gemm", {in({6, 8}), in({8, 16}), in({6, 16})}, none},
+      {"Gemm", {in({1, 64}), in({1000, 64}), in({1000})}, tb},  // a classifier head
+      // Declined by "texel", run by "tiled":
+      {"MatMul", {in({3, 6}), in({6, 8})}, none, false, "K = 6 is not a multiple of 4"},
+      {"MatMul", {in({3, 8}), in({8, 6})}, none, false, "N = 6 is not a multiple of 4"},
+      {"MatMul", {in({3, 16}), in({16})}, none, false, "N = 1"},  // 1-D B
+      {"Gemm", {in({8, 7}), in({8, 12})}, {{"transA", int64_t{1}}}, false, "transA"},
+  };
+  return c;
+}
+
+void run_cases(DType dt) {
+  for (const Case& c : cases(dt)) {
+    SCOPED_TRACE(testing::Message() << c.op << " " << shape_str(c.inputs[0].shape()) << " x "
+                                    << shape_str(c.inputs[1].shape()));
+    expect_impl_match(c.op, c.inputs, c.attrs, c.texel ? "texel" : "tiled", c.why);
+  }
+  // The same products through "tiled" alone.
+  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel");
+  for (const Case& c : cases(dt)) expect_impl_match(c.op, c.inputs, c.attrs, "tiled");
+}
+
+bool cpu_like() { return vk::context(0).caps().type == "cpu"; }
+
+TEST(VulkanGemmVariants, F32MatchesReferenceThroughBothKernels) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU: \"texel\" is for CPU-like devices";
+  run_cases(DType::f32);
+}
+
+TEST(VulkanGemmVariants, F16MatchesReferenceThroughBothKernels) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU: \"texel\" is for CPU-like devices";
+  if (!vk::context(0).caps().fp16_storage) GTEST_SKIP() << "no 16-bit storage";
+  run_cases(DType::f16);
+}
+
+// A grid spread over x and y (two workgroups along x at most: 221 tiles of 64 invocations).
+TEST(VulkanGemmVariants, GridOverTwoAxes) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  vk::set_group_limit_override(0, 2);
+  expect_impl_match("MatMul", {random_input({67, 36}), random_input({36, 100})}, {}, "texel");
+  expect_impl_match("MatMul", {random_input({3, 67, 36}), random_input({3, 36, 100})}, {}, "texel");
+  vk::set_group_limit_override(0, 0);
+}
+
+// Under a driver loop cap too small for K / 4 iterations, "texel" declines and "tiled" splits K
+// over dispatches.
+TEST(VulkanGemmVariants, LoopCapHandsLongKToTheTiledKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  LoopCapOverride cap(1221);
+  expect_impl_match("MatMul", {random_input({9, 8192}), random_input({8192, 16})}, {}, "tiled", "K = 8192");
+  expect_impl_match("MatMul", {random_input({9, 1024}), random_input({1024, 16})}, {}, "texel");
+}
+
+// A GPU-type device keeps the shared-memory kernel; the reason says why.
+TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
+  REQUIRE_VULKAN();
+  if (cpu_like()) GTEST_SKIP() << "vulkan:0 is CPU-like (covered above)";
+  std::vector<Tensor> dev = to_vk({random_input({8, 8}), random_input({8, 8})});
+  Resolution r = resolve_vk("MatMul", dev);
+  ASSERT_NE(r.kernel, nullptr);
+  EXPECT_EQ(r.kernel->impl.name, "tiled");
+  EXPECT_NE(r.reason.find("shared-memory tiled GEMM suits it"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace porta::test
