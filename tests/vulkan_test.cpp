@@ -289,12 +289,20 @@ TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
             10);
 }
 
-// Conv runs as implicit GEMM in the conformance suite; the direct kernel (the next
-// implementation, for grids too large for the GEMM) is checked here on the same cases, with the
-// GEMM implementation disabled by name.
+// Conv runs as im2col (CPU-like devices) or implicit GEMM in the conformance suite; the others
+// are checked here on the same cases, with the earlier implementations disabled by name.
+TEST(Vulkan, ImplicitGemmConvMatchesReference) {
+  REQUIRE_VULKAN();
+  DisabledKernels no_im2col("vulkan:Conv:im2col");
+  const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
+  ASSERT_EQ(r.path, Path::native) << r.reason;
+  EXPECT_EQ(r.kernel->impl.name, "implicit_gemm");
+  EXPECT_GT(check_cases({"Conv"}), 3);
+}
+
 TEST(Vulkan, DirectConvMatchesReference) {
   REQUIRE_VULKAN();
-  DisabledKernels no_gemm("vulkan:Conv:implicit_gemm");
+  DisabledKernels no_gemm("vulkan:Conv:implicit_gemm,vulkan:Conv:im2col");
   const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   EXPECT_EQ(r.kernel->impl.name, "direct");

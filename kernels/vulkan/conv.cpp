@@ -1,4 +1,7 @@
-// Conv and ConvTranspose on vulkan. Conv has two implementations, tried in order: the implicit
+// Conv and ConvTranspose on vulkan. Conv has three implementations, tried in order. On CPU-like
+// devices (lavapipe) "im2col" builds the columns in a scratch (conv_im2col.comp, 1-D and 2-D)
+// and multiplies them by the weights with the barrier-free texel GEMM (matmul_texel.comp),
+// groups as batches of that GEMM. Then the implicit
 // GEMM ("implicit_gemm", conv_gemm.comp: 64x64 output tiles, K = input channels x taps in tiles
 // of 16, split over dispatches under a driver's loop cap) and the direct kernel ("direct",
 // conv.comp: one invocation per output element), which takes the calls whose GEMM grid exceeds
@@ -8,6 +11,7 @@
 #include <array>
 
 #include "kernels/vulkan/elementwise.hpp"
+#include "kernels/vulkan/texel_gemm.hpp"
 #include "kernels/vulkan/window.hpp"
 #include "ops/window.hpp"
 
@@ -153,6 +157,119 @@ void conv_direct_vulkan(KernelContext& ctx, bool transposed) {
 void conv_direct_kernel(KernelContext& ctx) { conv_direct_vulkan(ctx, false); }
 void conv_transpose_vulkan(KernelContext& ctx) { conv_direct_vulkan(ctx, true); }
 
+// ---- "im2col": columns in a scratch, then matmul_texel.comp (CPU-like devices) ----------------
+
+// The columns and the GEMM over them for one call (1-D and 2-D convolutions).
+struct Im2col {
+  int64_t n = 0, groups = 1, cin_g = 0, oc_g = 0, K = 0, Kp = 0, P = 0, ldc = 0;
+  int64_t H = 1, W = 1, OW = 1, KH = 1, KW = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t chunk = 0;  // images per scratch (its columns fit one binding)
+  uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
+  // The GEMM over the columns of images [n0, n0 + images): one batch per (image, group).
+  TexelGemm gemm(bool bias, int64_t n0, int64_t images) const {
+    TexelGemm g;
+    g.M = oc_g, g.N = P, g.K = Kp, g.ldb = ldc / 4;
+    g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 1, g.scn = 0;
+    g.offsets.clear();
+    for (int64_t b = 0; b < images * groups; ++b) {
+      int64_t grp = b % groups;
+      g.offsets.insert(g.offsets.end(), {static_cast<int32_t>(grp * oc_g * Kp), static_cast<int32_t>(b * Kp * ldc),
+                                         static_cast<int32_t>(grp * oc_g),
+                                         static_cast<int32_t>((n0 * groups + b) * oc_g * P)});
+    }
+    return g;
+  }
+};
+
+Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
+  Im2col m;
+  m.n = ctx.in(0).dim(0);
+  m.groups = c.group;
+  m.cin_g = c.c_in / c.group;
+  m.oc_g = c.c_out / c.group;
+  size_t a = c.g.spatial() == 2 ? 1 : 0;  // the W axis (1-D: the only one)
+  if (c.g.spatial() == 2) {
+    m.H = c.g.in[0], m.KH = c.k[0], m.sh = c.g.strides[0], m.ph = c.g.pad_begin[0], m.dh = c.g.dilations[0];
+  }
+  m.W = c.g.in[a], m.KW = c.k[a], m.sw = c.g.strides[a], m.pw = c.g.pad_begin[a], m.dw = c.g.dilations[a];
+  m.OW = c.g.out[a];
+  m.P = shape_numel(c.g.out);
+  m.ldc = (m.P + 3) / 4 * 4;
+  m.K = m.cin_g * m.KH * m.KW;
+  m.Kp = (m.K + 3) / 4 * 4;
+  uint64_t per_image = m.col_elems(1) * dtype_size(ctx.in(0).dtype());
+  m.chunk = std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
+  return m;
+}
+
+void push_im2col(Launch& l, const Im2col& m, uint64_t total, int64_t K, int64_t ldc, int64_t n0) {
+  l.push_u(total);
+  for (int64_t v : {K, m.Kp, ldc, n0, m.groups, m.cin_g, m.H, m.W, m.OW, m.P, m.KH, m.KW, m.sh, m.sw, m.ph, m.pw, m.dh, m.dw})
+    l.push_u(v);
+}
+
+void conv_im2col_vulkan(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const ConvCall c = conv_call(ctx, false);
+  const Im2col m = im2col_of(ctx, c);
+  const DeviceCaps& caps = device_caps(ctx);
+  Tensor wp = w;
+  if (m.K != m.Kp) {  // weight rows padded to whole texels
+    wp = Tensor::empty({c.c_out * m.Kp}, w.dtype(), ctx.device);
+    Launch l;
+    l.shader = "conv_im2col";
+    l.variant = variant_for(w.dtype());
+    l.spec = {1};
+    l.args = {input(w), output(wp)};
+    uint64_t total = static_cast<uint64_t>(c.c_out * m.Kp / 4);
+    push_im2col(l, m, total, m.K, m.Kp, 0);
+    set_grid(l, caps, (total + 255) / 256);
+    launch(ctx, std::move(l));
+  }
+  const bool bias = ctx.has_input(2);
+  // Images in chunks whose columns fit one binding; one scratch serves them all.
+  Tensor col = Tensor::empty({static_cast<int64_t>(m.col_elems(m.chunk))}, x.dtype(), ctx.device);
+  for (int64_t n0 = 0; n0 < m.n; n0 += m.chunk) {
+    int64_t images = std::min(m.chunk, m.n - n0);
+    Launch l;
+    l.shader = "conv_im2col";
+    l.variant = variant_for(x.dtype());
+    l.spec = {0};
+    l.args = {input(x), output(col)};
+    uint64_t total = m.col_elems(images) / 4;
+    push_im2col(l, m, total, m.K, m.ldc, n0);
+    set_grid(l, caps, (total + 255) / 256);
+    launch(ctx, std::move(l));
+    launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y);
+  }
+}
+
+std::string conv_im2col_supports(const KernelContext& ctx) {
+  if (auto why = window_operands_ok(ctx); !why.empty()) return why;
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  const int64_t y_numel = ctx.outputs.empty() ? 0 : ctx.outputs[0].numel();
+  if (auto why = texel_gemm_device_ok(ctx, x.dtype()); !why.empty()) return why;
+  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
+  if (x.rank() > 4) return "3-D convolution (the columns are built for 1-D and 2-D)";
+  try {
+    const ConvCall c = conv_call(ctx, false);
+    const Im2col m = im2col_of(ctx, c);
+    if (m.chunk < 1)
+      return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
+                 " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
+    if (m.col_elems(m.chunk) >= (uint64_t{1} << 31)) return "its columns have more than 2^31 elements";
+    if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.chunk), c.c_out * m.Kp, static_cast<int64_t>(m.col_elems(m.chunk)));
+        !why.empty())
+      return why;
+    if (y_numel >= (int64_t{1} << 31)) return "the output has more than 2^31 elements";
+  } catch (const Error&) {
+    // invalid attributes: the kernel reports the same error
+  }
+  return fits_bindings(ctx);
+}
+
 std::string conv_gemm_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
@@ -193,6 +310,7 @@ std::string conv_direct_supports(const KernelContext& ctx) {
 
 }  // namespace
 
+PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_im2col_vulkan, conv_im2col_supports, (KernelImpl{"im2col", 2}))
 PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_gemm_vulkan, conv_gemm_supports,
                       (KernelImpl{"implicit_gemm", 1}))
 PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_direct_kernel, conv_direct_supports, (KernelImpl{"direct", 0}))

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kernels/vulkan/texel_gemm.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
@@ -296,77 +297,55 @@ void gemm_vulkan(KernelContext& ctx) { run_gemm(ctx, gemm_gemm(ctx), ctx.in(0), 
 
 // ---- the texel-buffer GEMM of CPU-like devices (matmul_texel.comp) ----------------------------
 
-constexpr int64_t kTexelTileM = 4, kTexelTileN = 8;
-constexpr uint32_t kTexelLocal = 64;
+// The MatMul/Gemm call as matmul_texel.comp sees it; `why` says what it cannot take.
+TexelGemm texel_gemm_of(const KernelContext& ctx, std::string& why) {
+  Gemm g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
+  TexelGemm t;
+  t.M = g.M, t.N = g.N, t.K = g.K, t.ldb = g.N / 4, t.b_t = g.tb;
+  t.alpha = g.alpha, t.beta = g.beta, t.scm = g.scm, t.scn = g.scn;
+  t.offsets.clear();
+  for (size_t i = 0; i + 1 < g.offsets.size(); i += 2)
+    t.offsets.insert(t.offsets.end(), {g.offsets[i], g.offsets[i + 1], 0, static_cast<int32_t>(i / 2 * g.M * g.N)});
+  if (g.ta) why = "transA = 1 (A is read along K)";
+  else if (g.K % 4) why = str("K = ", g.K, " is not a multiple of 4 (rows of A are read as 4-element texels)");
+  else if (!g.tb && g.N % 4) why = str("N = ", g.N, " is not a multiple of 4 (rows of B are read as 4-element texels)");
+  return t;
+}
 
 void matmul_texel(KernelContext& ctx) {
-  Gemm g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
-  Tensor& y = ctx.out(0);
-  if (y.numel() == 0) return;
-  const Tensor* c = bias_of(ctx);
-  const DeviceCaps& caps = device_caps(ctx);
-  int64_t batches = static_cast<int64_t>(g.offsets.size() / 2);
-  Tensor table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32,
-                                   ctx.device);
-  int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
-  int64_t tiles = tiles_n * ((g.M + kTexelTileM - 1) / kTexelTileM);
-  Launch l;
-  l.shader = "matmul_texel";
-  l.variant = variant_for(y.dtype());
-  l.spec = {c ? 1 : 0, g.tb ? 1 : 0};
-  l.local_size = kTexelLocal;
-  l.args = {texels(ctx.in(0)), texels(ctx.in(1)), input(c ? *c : table), input(table), output(y)};
-  set_grid(l, caps, (static_cast<uint64_t>(tiles) + kTexelLocal - 1) / kTexelLocal);
-  l.groups[2] = static_cast<uint32_t>(batches);
-  for (int64_t v : {g.M, g.N, g.K, tiles_n, g.scm, g.scn}) l.push_u(v);
-  l.push_f(g.alpha);
-  l.push_f(g.beta);
-  launch(ctx, std::move(l));
+  std::string why;
+  TexelGemm g = texel_gemm_of(ctx, why);
+  if (!why.empty()) throw BackendError(str("[", ctx.op->name, "] ", why, " (supports should decline)"));
+  launch_texel_gemm(ctx, g, ctx.in(0), ctx.in(1), bias_of(ctx), ctx.out(0));
 }
 
 std::string texel_supports(const KernelContext& ctx) {
-  const DeviceCaps& caps = device_caps(ctx);
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: the shared-memory tiled GEMM suits it (this one is for CPU-like devices)");
   DType t = ctx.in(0).dtype();
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
-    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
+  if (auto why = texel_gemm_device_ok(ctx, t); !why.empty()) return why;
   if (ctx.in(1).dtype() != t) return "A and B have different dtypes";
   if (ctx.has_input(2) && ctx.in(2).dtype() != t) return "C has another dtype";
   if (ctx.in(0).rank() < 1 || ctx.in(1).rank() < 1) return "scalar operand";
-  if (ctx.op->name == "Gemm" && (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2)) return fits_bindings(ctx);
-  Gemm g;
+  if (ctx.op->name == "Gemm") {
+    if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
+    bool ta = ctx.attrs->get_int("transA", 0) != 0, tb = ctx.attrs->get_int("transB", 0) != 0;
+    if (ctx.in(0).dim(ta ? 0 : 1) != ctx.in(1).dim(tb ? 1 : 0)) return fits_bindings(ctx);  // run reports it
+  }
+  TexelGemm g;
+  std::string why;
   try {
-    g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
+    g = texel_gemm_of(ctx, why);
   } catch (const Error&) {
     return fits_bindings(ctx);  // the shapes do not multiply: run reports it
   }
-  if (ctx.op->name == "Gemm" && (g.tb ? ctx.in(1).dim(1) : ctx.in(1).dim(0)) != g.K) return fits_bindings(ctx);
-  if (g.ta) return "transA = 1 (A is read along K)";
-  if (g.K % 4) return str("K = ", g.K, " is not a multiple of 4 (rows of A are read as 4-element texels)");
-  if (!g.tb && g.N % 4) return str("N = ", g.N, " is not a multiple of 4 (rows of B are read as 4-element texels)");
-  for (int i = 0; i < 2; ++i)
-    if (static_cast<uint64_t>(ctx.in(i).numel() + 3) / 4 > caps.max_texels)
-      return str(i ? "B" : "A", " has ", (ctx.in(i).numel() + 3) / 4, " texels, more than the device's maxTexelBufferElements (",
-                 caps.max_texels, ")");
+  if (!why.empty()) return why;
   const uint64_t limit = binding_limit(ctx);
-  int64_t batches = static_cast<int64_t>(g.offsets.size() / 2);
-  int64_t y_numel = batches * g.M * g.N, c_numel = ctx.has_input(2) ? ctx.in(2).numel() : 0;
+  int64_t y_numel = g.batches() * g.M * g.N, c_numel = ctx.has_input(2) ? ctx.in(2).numel() : 0;
   for (auto [what, n] : {std::pair<const char*, int64_t>{"Y", y_numel}, {"C", c_numel}}) {
     if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
     if (static_cast<uint64_t>(n) * dtype_size(t) > limit)
       return str(what, " has ", n * dtype_size(t), " bytes, more than the device's maxStorageBufferRange (", limit, ")");
   }
-  for (int i = 0; i < 2; ++i)
-    if (ctx.in(i).numel() >= (int64_t{1} << 31)) return str(i ? "B" : "A", " has more than 2^31 elements");
-  if (batches > static_cast<int64_t>(caps.max_groups[2])) return str(batches, " batches exceed the device's workgroup count");
-  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + kTexelTileM - 1) / kTexelTileM);
-  if ((tiles + kTexelLocal - 1) / kTexelLocal > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
-    return "grid beyond the device's workgroup count";
-  // The K loop runs K/4 times; the rest of the shader's loops are unrolled constants (counted
-  // anyway: 4 + 8 + 2 + 32 output passes, with their exits).
-  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 60, str("K = ", g.K));
+  return texel_gemm_fits(ctx, g, ctx.in(0).numel(), ctx.in(1).numel());
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -407,6 +386,58 @@ std::string matmul_supports(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+constexpr int64_t kTexelTileM = 4, kTexelTileN = 8;
+constexpr uint32_t kTexelLocal = 64;
+
+std::string texel_gemm_device_ok(const KernelContext& ctx, DType dtype) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: the shared-memory tiled GEMM suits it (this one is for CPU-like devices)");
+  if (auto why = fp16_ok(ctx, dtype); !why.empty()) return why;
+  if (dtype != DType::f32 && dtype != DType::f16) return str("no texel format for ", dtype_name(dtype));
+  if ((dtype == DType::f32 && !caps.texel_rgba32f) || (dtype == DType::f16 && !caps.texel_rgba16f))
+    return str("the device has no ", dtype == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
+  return "";
+}
+
+std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel) {
+  const DeviceCaps& caps = device_caps(ctx);
+  for (auto [what, n] : {std::pair<const char*, int64_t>{"A", a_numel}, {"B", b_numel}}) {
+    if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
+    if (static_cast<uint64_t>(n + 3) / 4 > caps.max_texels)
+      return str(what, " has ", (n + 3) / 4, " texels, more than the device's maxTexelBufferElements (", caps.max_texels, ")");
+  }
+  if (g.batches() > static_cast<int64_t>(caps.max_groups[2])) return str(g.batches(), " batches exceed the device's workgroup count");
+  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) *
+                   static_cast<uint64_t>((g.M + kTexelTileM - 1) / kTexelTileM);
+  if ((tiles + kTexelLocal - 1) / kTexelLocal > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
+    return "grid beyond the device's workgroup count";
+  // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway:
+  // 4 + 8 + 2 + 32 output passes, with their exits).
+  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 60, str("K = ", g.K));
+}
+
+void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,
+                       const Tensor* c, Tensor& y) {
+  if (y.numel() == 0) return;
+  Tensor table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32,
+                                   ctx.device);
+  int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
+  int64_t tiles = tiles_n * ((g.M + kTexelTileM - 1) / kTexelTileM);
+  Launch l;
+  l.shader = "matmul_texel";
+  l.variant = variant_for(y.dtype());
+  l.spec = {c ? 1 : 0, g.b_t ? 1 : 0};
+  l.local_size = kTexelLocal;
+  l.args = {texels(a), texels(b), input(c ? *c : table), input(table), output(y)};
+  set_grid(l, device_caps(ctx), (static_cast<uint64_t>(tiles) + kTexelLocal - 1) / kTexelLocal);
+  l.groups[2] = static_cast<uint32_t>(g.batches());
+  for (int64_t v : {g.M, g.N, g.K, tiles_n, g.ldb, g.scm, g.scn}) l.push_u(v);
+  l.push_f(g.alpha);
+  l.push_f(g.beta);
+  launch(ctx, std::move(l));
+}
 
 PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
 PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))

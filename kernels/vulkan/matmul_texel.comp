@@ -7,8 +7,9 @@
 //   Y[b] = alpha * A[b] x B[b] + beta * C   (C only when HAS_BIAS)
 // A is (M, K) row-major; B is (K, N) row-major, or (N, K) when B_T (Gemm transB, Linear
 // weights). K is a multiple of 4, so is N when B is (K, N): every texel lies inside one row.
-// Per-batch element offsets of A and B (multiples of 4) come from `offsets`; z is the batch.
-// C is read at c[m*scm + n*scn] (stride 0 broadcasts).
+// Per-batch element offsets of A, B (multiples of 4), C and Y come from `offsets` (four per
+// batch); z is the batch. C is read at c[c_off + m*scm + n*scn]
+// (stride 0 broadcasts). B (K, N) rows are ldb texels apart (>= N / 4: Conv's im2col pads them).
 #version 450
 #include "common.glsl"
 
@@ -22,6 +23,7 @@ layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint tiles_n;  // ceil(N / 8)
+  uint ldb;      // texels per row of B when it is (K, N)
   uint scm, scn;
   float alpha, beta;
 } p;
@@ -31,7 +33,8 @@ void main() {
   if (tile >= p.tiles_n * ((p.M + 3) / 4)) return;
   uint batch = gl_WorkGroupID.z;
   uint m0 = tile / p.tiles_n * 4, n0 = tile % p.tiles_n * 8;
-  uint a_off = uint(offsets[2 * batch]) / 4, b_off = uint(offsets[2 * batch + 1]) / 4;
+  uint a_off = uint(offsets[4 * batch]) / 4, b_off = uint(offsets[4 * batch + 1]) / 4;
+  uint c_off = uint(offsets[4 * batch + 2]), y_base = uint(offsets[4 * batch + 3]);
   uint kt = p.K / 4;  // texels per row of A (and of B when B_T)
   // Rows and columns past the edge read the last valid one; their results are not stored.
   uint arow[4];
@@ -39,7 +42,7 @@ void main() {
   vec4 acc[4][2];
   for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
   if (B_T == 0) {
-    uint nt = p.N / 4;
+    uint nt = p.ldb;
     uint col0 = b_off + min(n0 / 4, nt - 1), col1 = b_off + min(n0 / 4 + 1, nt - 1);
     for (uint k = 0; k < kt; ++k) {
       vec4 a[4];
@@ -68,7 +71,6 @@ void main() {
       }
     }
   }
-  uint y_base = batch * p.M * p.N;
   for (int i = 0; i < 4; ++i) {
     uint m = m0 + i;
     if (m >= p.M) break;
@@ -76,7 +78,7 @@ void main() {
       uint n = n0 + j;
       if (n >= p.N) break;
       float v = p.alpha * acc[i][j / 4][j % 4];
-      if (HAS_BIAS != 0) v += p.beta * float(c[m * p.scm + n * p.scn]);
+      if (HAS_BIAS != 0) v += p.beta * float(c[c_off + m * p.scm + n * p.scn]);
       y[y_base + m * p.N + n] = STORAGE(v);
     }
   }

@@ -1,0 +1,34 @@
+// porta vulkan kernels — the barrier-free GEMM of CPU-like devices (matmul_texel.comp), shared
+// by MatMul/Gemm (matmul.cpp) and Conv's im2col path (conv.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/vulkan/vk_kernel.hpp"
+
+namespace porta::vk {
+
+/// Y[b] = alpha * A[b] x B[b] + beta * C for every batch b (z of the grid). A is (M, K) row-major; B is (K, N) with rows `ldb` texels apart, or
+/// (N, K) when `b_t`. K is a multiple of 4, as is N when B is (K, N) unless ldb covers the
+/// padding. `offsets` holds (a, b, c, y) element offsets per batch; a and b multiples of 4.
+struct TexelGemm {
+  int64_t M = 0, N = 0, K = 0, ldb = 0;
+  bool b_t = false;
+  double alpha = 1, beta = 0;
+  int64_t scm = 0, scn = 0;
+  std::vector<int32_t> offsets{0, 0, 0, 0};
+  int64_t batches() const { return static_cast<int64_t>(offsets.size() / 4); }
+};
+
+/// "" when the device takes matmul_texel.comp for `dtype` at all (a CPU-like device with
+/// RGBA32F/RGBA16F uniform texel buffers, 16-bit storage for f16); else the reason.
+std::string texel_gemm_device_ok(const KernelContext& ctx, DType dtype);
+/// "" when `g` fits the device (grid, batches, texel counts of A and B, the loop cap); else
+/// the reason. `a_numel`/`b_numel` are the operands' element counts.
+std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel);
+/// Records the dispatch (nothing when Y is empty). `c` may be null.
+void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,
+                       const Tensor* c, Tensor& y);
+
+}  // namespace porta::vk
