@@ -23,7 +23,8 @@ import sys
 
 def porta_nodes(path):
     nodes, ops = {}, {}
-    line_re = re.compile(r'^\s+(\S.*?)\s+(\S+)\s+(\S+)\s+([0-9.]+) us$')
+    # node, op, device, time, and the implementation when its op has several ("  onednn")
+    line_re = re.compile(r'^\s+(\S.*?)\s+(\S+)\s+(\S+)\s+([0-9.]+) us(?:  \S+)?$')
     in_profile = False
     with open(path) as f:
         for line in f:

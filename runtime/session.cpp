@@ -341,7 +341,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         } else {
           us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         }
-        impl_->profile.push_back({step.name, step.op, step.device, us});
+        impl_->profile.push_back({step.name, step.op, step.device, us, step.kernel ? step.kernel->impl.name : ""});
       }
     }
     end_batch();

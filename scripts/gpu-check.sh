@@ -12,6 +12,10 @@
 #   4. compute-sanitizer memcheck over the cuda:0 conformance cases of every kernel family and
 #      every kernel added with the custom-op set, racecheck over the kernels that share memory between threads;
 #   5. the GPU performance checks (tests/gpu_perf_test.cpp) and `porta bench` on cuda:0;
+#   5b. when the machine has NVIDIA's Vulkan driver (an nvidia_icd*.json) and glslc (the
+#      machine's or .deps'), the Vulkan backend is built too: its conformance cases and Vulkan
+#      suites on vulkan:0 (the GPU: discrete devices come first) and `porta bench` there, so
+#      the GPU-style kernels ("tiled" GEMM, implicit-GEMM Conv) are measured on a GPU;
 #   6. a results table, printed and written to $OUT/gpu-check.md (or build-gpu/gpu-check.md).
 # Every stage runs even when an earlier one fails (stages that cannot run without the build
 # are marked so); a stage that would overrun the budget is cut to what is left or skipped.
@@ -91,9 +95,20 @@ fi
 # The ONNX node cases (generated at build time by a python3 with onnx) are not needed here and
 # the image's onnx is not the version they are written for: PORTA_ONNX_NODE_CASES=OFF.
 
+# Vulkan on the NVIDIA driver, when both the driver's ICD and glslc are there.
+BACKENDS=cuda
+VK_ICD=$(ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)
+[[ -x $ROOT/.deps/root/usr/bin/glslc ]] && export PATH=$ROOT/.deps/root/usr/bin:$PATH
+if [[ -n $VK_ICD ]] && command -v glslc >/dev/null; then
+  BACKENDS="cuda;vulkan"
+  echo "Vulkan: NVIDIA driver ($VK_ICD), glslc $(command -v glslc)" | tee -a "$LOG"
+else
+  echo "Vulkan: not built (NVIDIA ICD: ${VK_ICD:-none}; glslc: $(command -v glslc || echo none))" | tee -a "$LOG"
+fi
+
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
-run "configure (sm_$ARCH)" 90 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPORTA_BACKENDS=cuda \
+run "configure (sm_$ARCH)" 90 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPORTA_BACKENDS="$BACKENDS" \
   -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DPORTA_BUILD_BENCH=OFF -DPORTA_BUILD_TORCH=OFF \
   -DPORTA_ONNX_NODE_CASES=OFF "${CMAKE_EXTRA[@]}"
 grep -E 'porta (cuda|backend)' "$LOG" | tail -3
@@ -157,6 +172,13 @@ fi
 if needs "$PORTA" "porta bench on cuda:0"; then
   run "porta bench on cuda:0" 90 "$PORTA" bench --device cuda:0 --min-time 0.05 --max-case-time 1 \
     --no-progress --json "$OUT_DIR/bench-cuda.json"
+fi
+if [[ $BACKENDS == *vulkan* ]] && needs "$TESTS" "Vulkan suites on vulkan:0 (NVIDIA driver)"; then
+  run "Vulkan suites on vulkan:0 (NVIDIA driver)" 90 "$TESTS" --gtest_brief=1 \
+    --gtest_filter='Ops/Conformance.*vulkan_0:Vulkan*:-*LargeOperand*'
+  run "porta bench on vulkan:0 (NVIDIA driver)" 45 "$PORTA" bench --device vulkan:0 \
+    --op MatMul,Gemm,Conv,Add,Relu,Softmax --min-time 0.05 --max-case-time 1 --no-progress \
+    --json "$OUT_DIR/bench-vulkan.json"
 fi
 grep '^PERF|' "$LOG" >"$OUT_DIR/perf.txt" || true
 

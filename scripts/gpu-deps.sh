@@ -10,4 +10,8 @@ grep -qxF '/.deps/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.deps/' >>"$
 cd "$ROOT/.deps"
 apt-get download libdnnl2 libdnnl-dev ocl-icd-libopencl1 libonnx1 libonnx-dev libprotobuf32 \
   libprotobuf-dev libgtest-dev libgmock-dev zlib1g-dev
+# The Vulkan loader, headers and glslc: gpu-check.sh also builds the Vulkan backend when the
+# machine has NVIDIA's Vulkan driver (its ICD file), to run the GPU-style kernels there.
+apt-get download libvulkan1 libvulkan-dev glslc libshaderc1 spirv-headers 2>/dev/null ||
+  apt-get download libvulkan1 libvulkan-dev glslc
 ls -l "$ROOT/.deps"

@@ -182,7 +182,8 @@ int cmd_run(const Args& args) {
     for (auto& p : profile) {
       std::cout << "  " << std::left << std::setw(static_cast<int>(name_width)) << p.node
                 << std::setw(static_cast<int>(op_width)) << p.op << std::setw(10) << p.device.str() << std::right
-                << std::fixed << std::setprecision(1) << std::setw(10) << p.time_us << " us\n";
+                << std::fixed << std::setprecision(1) << std::setw(10) << p.time_us << " us"
+                << (p.kernel.empty() ? "" : "  " + p.kernel) << "\n";
       total += p.time_us;
       by_op[p.op].first += p.time_us;
       ++by_op[p.op].second;

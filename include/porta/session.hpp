@@ -92,6 +92,9 @@ struct NodeProfile {
   std::string op;
   Device device;
   double time_us = 0;  ///< device time when the backend has timers, else host time
+  /// The implementation that ran, when its op has several on that backend ("texel",
+  /// "onednn"...); "" otherwise (composites and the only kernel of an op).
+  std::string kernel;
 };
 
 /// Runs a model on one device. Compiles per distinct set of input shapes (cached).

@@ -3,5 +3,5 @@
 
 namespace porta::vk {
 static void add_vulkan(KernelContext& ctx) { run_binary(ctx, kAdd); }
-PORTA_REGISTER_KERNEL(Add, vulkan, kNumericVariants, add_vulkan, binary_supports)
+PORTA_VK_ELEMENTWISE(Add, kNumericVariants, add_vulkan, binary_supports, texel_binary_supports)
 }  // namespace porta::vk

@@ -110,9 +110,9 @@ std::string variadic_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Sub, vulkan, kNumericVariants, binary_vulkan<kSub>, binary_supports)
-PORTA_REGISTER_KERNEL(Mul, vulkan, kNumericVariants, binary_vulkan<kMul>, binary_supports)
-PORTA_REGISTER_KERNEL(Div, vulkan, kNumericVariants, binary_vulkan<kDiv>, binary_supports)
+PORTA_VK_ELEMENTWISE(Sub, kNumericVariants, binary_vulkan<kSub>, binary_supports, texel_binary_supports)
+PORTA_VK_ELEMENTWISE(Mul, kNumericVariants, binary_vulkan<kMul>, binary_supports, texel_binary_supports)
+PORTA_VK_ELEMENTWISE(Div, kNumericVariants, binary_vulkan<kDiv>, binary_supports, texel_binary_supports)
 PORTA_REGISTER_KERNEL(Pow, vulkan, kF32 | kF16 | kI32 | kI64, pow_vulkan, pow_supports)
 PORTA_REGISTER_KERNEL(Max, vulkan, kNumericVariants, variadic_vulkan<kMax>, variadic_supports)
 PORTA_REGISTER_KERNEL(Min, vulkan, kNumericVariants, variadic_vulkan<kMin>, variadic_supports)

@@ -11,6 +11,67 @@
 
 namespace porta::vk {
 
+namespace {
+// Set while a kernel registered as implementation "texel" runs (texel_kernel).
+thread_local bool t_texel = false;
+
+struct TexelScope {
+  bool previous = t_texel;
+  TexelScope() { t_texel = true; }
+  ~TexelScope() { t_texel = previous; }
+};
+
+std::string texel_device_ok(const KernelContext& ctx, DType t) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: storage-buffer loads are not scalar loops there (this one is for CPU-like devices)");
+  if (t != DType::f32 && t != DType::f16) return str("no texel format for ", dtype_name(t));
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
+    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
+  return "";
+}
+
+std::string texel_sizes_ok(const KernelContext& ctx, int64_t n, DType t) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (n >= (int64_t{1} << 31)) return "more than 2^31 elements";
+  if (static_cast<uint64_t>(n + 3) / 4 > caps.max_texels)
+    return str((n + 3) / 4, " texels, more than the device's maxTexelBufferElements (", caps.max_texels, ")");
+  uint64_t bytes = static_cast<uint64_t>(n) * dtype_size(t);
+  if (bytes > binding_limit(ctx))
+    return str("the output has ", bytes, " bytes, more than one binding (", binding_limit(ctx), ")");
+  return "";
+}
+
+// The texel shaders' grid: one invocation per vec4 of the output.
+void texel_grid(Launch& l, const DeviceCaps& caps, int64_t n) {
+  uint64_t texels = static_cast<uint64_t>(n + 3) / 4;
+  set_grid(l, caps, (texels + 255) / 256);
+}
+}  // namespace
+
+KernelFn texel_kernel(void (*fn)(KernelContext&)) {
+  return [fn](KernelContext& ctx) {
+    TexelScope scope;
+    fn(ctx);
+  };
+}
+
+std::string texel_unary_supports(const KernelContext& ctx) {
+  DType t = ctx.in(0).dtype();
+  if (auto why = texel_device_ok(ctx, t); !why.empty()) return why;
+  return texel_sizes_ok(ctx, ctx.in(0).numel(), t);
+}
+
+std::string texel_binary_supports(const KernelContext& ctx) {
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  if (auto why = texel_device_ok(ctx, a.dtype()); !why.empty()) return why;
+  if (a.dtype() != b.dtype()) return "operands have different dtypes";
+  if (a.shape() != b.shape() && a.numel() != 1 && b.numel() != 1)
+    return "the operands broadcast (texel: one shape, or a single element)";
+  return texel_sizes_ok(ctx, std::max(a.numel(), b.numel()), a.dtype());
+}
+
 // Elements per window: a multiple of the binding alignment that fits maxStorageBufferRange.
 static int64_t window_elements(const DeviceCaps& caps, size_t elem) {
   uint64_t align = std::max<uint64_t>(caps.storage_alignment, 256);
@@ -46,6 +107,19 @@ void run_unary_words(KernelContext& ctx, int op, const std::array<uint32_t, 4>& 
   Tensor& y = ctx.out(0);
   const DeviceCaps& caps = device_caps(ctx);
   int64_t n = y.numel();
+  if (t_texel) {
+    if (n == 0) return;
+    Launch l;
+    l.shader = "unary_texel";
+    l.variant = variant_for(y.dtype());
+    l.spec = {op};
+    l.args = {texels(x), output(y), output(y)};
+    l.push_u(n);
+    l.push.insert(l.push.end(), words.begin(), words.end() - 1);
+    texel_grid(l, caps, n);
+    launch(ctx, std::move(l));
+    return;
+  }
   size_t elem = dtype_size(y.dtype());
   int64_t window = window_elements(caps, elem);
   for (int64_t start = 0; start < n; start += window) {
@@ -78,6 +152,17 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
   const DeviceCaps& caps = device_caps(ctx);
   int64_t n = c.numel();
   if (n == 0) return;
+  if (t_texel && (a.shape() == b.shape() || a.numel() == 1 || b.numel() == 1)) {
+    Launch l;
+    l.shader = "binary_texel";
+    l.variant = variant_for(c.dtype());
+    l.spec = {op, a.shape() == b.shape() ? 0 : a.numel() == 1 ? 1 : 2};
+    l.args = {texels(a), texels(b), output(c), output(c)};
+    l.push_u(n);
+    texel_grid(l, caps, n);
+    launch(ctx, std::move(l));
+    return;
+  }
   BroadcastMap m = broadcast_map(c.shape(), {a.shape(), b.shape()});
   size_t elem = dtype_size(c.dtype());
   bool same_shape = a.numel() == n && b.numel() == n;

@@ -41,4 +41,28 @@ void run_binary(KernelContext& ctx, int op);
 void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor& b, const Tensor& c);
 std::string binary_supports(const KernelContext& ctx);
 
+// ---- implementation "texel" (CPU-like devices: unary_texel.comp, binary_texel.comp) ----------
+// The same launcher functions, run inside texel_kernel(fn), read their float operands as vec4
+// texels and write vec4s: the only vectorized load path of lavapipe (docs/VULKAN.md).
+
+/// fn, run so that run_unary/run_binary take the texel shaders.
+KernelFn texel_kernel(void (*fn)(KernelContext&));
+/// "" when the call suits unary_texel.comp: a CPU-like device with uniform texel buffers of
+/// input 0's float dtype, and an output within one binding.
+std::string texel_unary_supports(const KernelContext& ctx);
+/// As texel_unary_supports for binary_texel.comp: operands of one shape, or one of a single
+/// element.
+std::string texel_binary_supports(const KernelContext& ctx);
+
+/// Registers `Fn` for Op on vulkan (with `Supports`) and, for f32/f16, the same function as
+/// implementation "texel" tried first on CPU-like devices (`TexelSupports`).
+#define PORTA_VK_ELEMENTWISE(Op, DTypes, Fn, Supports, TexelSupports)                                     \
+  namespace {                                                                                            \
+  const bool PORTA_CONCAT(porta_vk_plain_##Op##_, __LINE__) = ::porta::register_kernel_at_load(            \
+      #Op, ::porta::DeviceType::vulkan, (DTypes), Fn, Supports);                                          \
+  const bool PORTA_CONCAT(porta_vk_texel_##Op##_, __LINE__) = ::porta::register_kernel_at_load(            \
+      #Op, ::porta::DeviceType::vulkan, (DTypes) & (::porta::kF32 | ::porta::kF16),                      \
+      ::porta::vk::texel_kernel(Fn), TexelSupports, ::porta::KernelImpl{"texel", 10});                    \
+  }
+
 }  // namespace porta::vk

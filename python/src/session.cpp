@@ -179,6 +179,7 @@ void bind_session(py::module_& m) {
                r["op"] = p.op;
                r["device"] = p.device.str();
                r["time_us"] = p.time_us;
+               r["kernel"] = p.kernel;
                records.append(r);
              }
              return records;

@@ -191,6 +191,7 @@ def test_profile_lists_every_timed_node():
     prof = s.profile()
     assert prof and all(r["time_us"] >= 0 and r["device"] == "cpu" for r in prof)
     assert {"Conv"} <= {r["op"] for r in prof}
+    assert all(isinstance(r["kernel"], str) for r in prof)
 
 
 def test_run_releases_the_gil_and_concurrent_sessions_agree():

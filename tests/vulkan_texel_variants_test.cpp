@@ -1,4 +1,7 @@
-// MatMul and Gemm on Vulkan have two implementations (kernels/vulkan/matmul.cpp): "texel", the
+// Kernels for CPU-like Vulkan devices (implementation "texel", which reads operands through
+// uniform texel buffers) against the implementations GPUs keep, on the same calls.
+//
+// MatMul and Gemm have two implementations (kernels/vulkan/matmul.cpp): "texel", the
 // barrier-free register-tiled GEMM that reads its operands through uniform texel buffers, for
 // CPU-like devices (lavapipe), and "tiled", the shared-memory tiled GEMM for GPUs, which also
 // takes what "texel" declines. Every case runs through both, with NaN-poisoned outputs, against
@@ -8,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/vk_context.hpp"
+#include "porta/util.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/custom_test_util.hpp"
@@ -17,11 +21,11 @@
 namespace porta::test {
 namespace {
 
-Tensor random_input(const Shape& shape, DType dtype = DType::f32) {
+Tensor random_input(const Shape& shape, DType dtype = DType::f32, double lo = -1, double hi = 1) {
   InputSpec s;
   s.shape = shape;
-  s.lo = -1;
-  s.hi = 1;
+  s.lo = lo;
+  s.hi = hi;
   return make_input(s, dtype);
 }
 
@@ -147,6 +151,43 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
   ASSERT_NE(r.kernel, nullptr);
   EXPECT_EQ(r.kernel->impl.name, "tiled");
   EXPECT_NE(r.reason.find("shared-memory tiled GEMM suits it"), std::string::npos) << r.reason;
+}
+
+// Elementwise ops (kernels/vulkan/elementwise.cpp): "texel" writes whole vec4s and the last,
+// partial one element by element. Sizes around the vec4 (0-9, 1023, 4097), a single-element
+// operand on either side, f32 and f16, each op against the plain kernel and the reference.
+TEST(VulkanTexelElementwise, MatchesReferenceAndThePlainKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  const std::vector<std::pair<const char*, Attributes>> unary = {
+      {"Relu", {}}, {"Sigmoid", {}}, {"Exp", {}}, {"LeakyRelu", {{"alpha", 0.1}}}, {"HardSwish", {}}};
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 1023, 4097}) {
+      // Divisors away from zero: quotients stay within f16's range.
+      Tensor x = random_input({n}, dt), y = random_input({n}, dt, 0.5, 2);
+      for (const auto& [op, attrs] : unary) {
+        expect_impl_match(op, {x}, attrs, "texel");
+        DisabledKernels plain(str("vulkan:", op, ":texel"));
+        expect_impl_match(op, {x}, attrs, "");
+      }
+      for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+        Tensor s = random_input({1}, dt, 0.5, 2), s3 = random_input({1, 1}, dt, 0.5, 2);
+        expect_impl_match(op, {x, y}, {}, "texel");
+        expect_impl_match(op, {s, y}, {}, "texel");
+        expect_impl_match(op, {x, s3}, {}, "texel");  // the output takes the single element's rank
+        DisabledKernels plain(str("vulkan:", op, ":texel"));
+        expect_impl_match(op, {x, y}, {}, "");
+      }
+    }
+  }
+  // Operands that broadcast otherwise go to the plain kernel, which says why "texel" declined.
+  expect_impl_match("Add", {random_input({3, 5}), random_input({5})}, {}, "", "the operands broadcast");
+  // Clip reads its bounds from inputs 1 and 2.
+  expect_impl_match("Clip", {random_input({37}), Tensor::scalar(-0.5, DType::f32), Tensor::scalar(0.25, DType::f32)}, {},
+                    "texel");
+  // An empty tensor.
+  expect_impl_match("Relu", {random_input({0, 3})}, {}, "texel");
 }
 
 }  // namespace

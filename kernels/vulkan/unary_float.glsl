@@ -1,0 +1,59 @@
+// porta vulkan shaders — the float functions of the unary ops (unary.comp, unary_texel.comp):
+// apply(x) for OP (the specialization constant the including shader declares), with the op's
+// scalar attributes in p.alpha, p.beta, p.gamma.
+// erf with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26).
+float erf_approx(float x) {
+  float t = 1.0 / (1.0 + 0.3275911 * abs(x));
+  float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
+                   0.254829592) * t * exp(-x * x);
+  return sign(x) * y;
+}
+
+// tanh without overflow for large |x| and without cancellation near 0.
+float tanh_stable(float x) {
+  float a = abs(x);
+  if (a < 0.0625) {
+    float x2 = x * x;
+    return x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))));
+  }
+  float e = exp(-2.0 * a);
+  return sign(x) * (1.0 - e) / (1.0 + e);
+}
+
+float sigmoid(float x) {
+  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+  float e = exp(x);
+  return e / (1.0 + e);
+}
+
+float apply(float x) {
+  switch (OP) {
+    case 0: return max(x, 0.0);                                  // Relu
+    case 1: return abs(x);                                       // Abs
+    case 2: return -x;                                           // Neg
+    case 3: return exp(x);                                       // Exp
+    case 4: return log(x);                                       // Log
+    case 5: return sqrt(x);                                      // Sqrt
+    case 6: return 1.0 / x;                                      // Reciprocal
+    case 7: return tanh_stable(x);                               // Tanh
+    case 8: return sigmoid(x);                                   // Sigmoid
+    case 9: return x >= 0.0 ? x : p.alpha * x;                   // LeakyRelu
+    case 10: return x >= 0.0 ? x : p.alpha * (exp(x) - 1.0);     // Elu
+    case 11: return erf_approx(x);                               // Erf
+    case 12: return sin(x);                                      // Sin
+    case 13: return cos(x);                                      // Cos
+    case 14: return floor(x);                                    // Floor
+    case 15: return ceil(x);                                     // Ceil
+    case 16: return sign(x);                                     // Sign
+    case 17: return max(x, 0.0) + log(1.0 + exp(-abs(x)));        // Softplus
+    case 18: return clamp(p.alpha * x + p.beta, 0.0, 1.0);       // HardSigmoid
+    case 19: return roundEven(x);                                // Round (half to even)
+    case 20: return x > 0.0 ? p.gamma * x : p.gamma * p.alpha * (exp(x) - 1.0);  // Selu
+    case 21: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);          // HardSwish
+    case 22: return tan(x);                                      // Tan
+    case 23: return x / (1.0 + abs(x));                          // Softsign
+    case 24: return min(max(x, p.alpha), p.beta);                // Clip (max wins if min > max)
+    case 25: return max(x, 0.0) + min(0.0, p.alpha * (exp(x / p.alpha) - 1.0));  // Celu
+  }
+  return x;
+}
