@@ -10,6 +10,9 @@
 // f16, a grid spread over two axes, and the reasons "texel" gives when it declines.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/util.hpp"
 #include "backends/vulkan/vk_validation.hpp"
@@ -188,6 +191,35 @@ TEST(VulkanTexelElementwise, MatchesReferenceAndThePlainKernel) {
                     "texel");
   // An empty tensor.
   expect_impl_match("Relu", {random_input({0, 3})}, {}, "texel");
+}
+
+// GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
+// plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
+// 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.
+TEST(VulkanTexelElementwise, GlobalPoolRowsMatchReferenceAndTheWorkgroupKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const Shape& shape : std::vector<Shape>{{1, 1, 1, 1}, {2, 3, 7, 7}, {1, 5, 112, 112}, {3, 4, 5}, {1, 70, 1, 9}}) {
+      Tensor x = random_input(shape, dt);
+      for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+        expect_impl_match(op, {x}, {}, "rows");
+        DisabledKernels plain(str("vulkan:", op, ":rows"));
+        expect_impl_match(op, {x}, {}, "");
+      }
+    }
+  }
+  std::vector<float> v(2 * 9, 0.5f);
+  v[13] = std::numeric_limits<float>::quiet_NaN();
+  Tensor nan = Tensor::from_host(v.data(), {1, 2, 3, 3}, DType::f32, Device::cpu());
+  std::vector<double> got = call_op("GlobalMaxPool", to_vk({nan}), {}, 1).at(0).to_doubles();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], 0.5);
+  EXPECT_TRUE(std::isnan(got[1]));
+  // A plane longer than the loop cap allows goes to the workgroup kernel, which splits it.
+  LoopCapOverride cap(1000);
+  expect_impl_match("GlobalAveragePool", {random_input({1, 2, 40, 40})}, {}, "", "a plane of 1600 elements");
 }
 
 }  // namespace

@@ -148,6 +148,39 @@ std::string global_pool_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- implementation "rows" of the global pools (CPU-like devices: global_pool_rows.comp) -----
+
+template <bool Max>
+void global_pool_rows_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  int64_t rows = x.dim(0) * x.dim(1), length = rows ? x.numel() / rows : 0;
+  Launch l;
+  l.shader = "global_pool_rows";
+  l.variant = variant_for(x.dtype());
+  l.spec = {Max ? 1 : 0};
+  l.local_size = 64;
+  l.args = {input(x), output(y)};
+  l.push_u(rows);
+  l.push_u(length);
+  set_grid(l, device_caps(ctx), (rows + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string global_pool_rows_supports(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: a workgroup per plane suits it (one invocation per plane is for CPU-like devices)");
+  if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (ctx.in(0).rank() < 2) return "input of rank below 2";
+  int64_t rows = ctx.in(0).dim(0) * ctx.in(0).dim(1), length = rows ? ctx.in(0).numel() / rows : 0;
+  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(length) + 1, str("a plane of ", length, " elements"));
+      !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
 }  // namespace
 
 // MaxPool also runs on 8-bit images (pool.comp's i8/u8 variants, where the device has 8-bit
@@ -161,7 +194,11 @@ std::string max_pool_supports(const KernelContext& ctx) {
 
 PORTA_REGISTER_KERNEL(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports)
 PORTA_REGISTER_KERNEL(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, pool_supports)
+PORTA_REGISTER_KERNEL(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_rows_vulkan<false>, global_pool_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_vulkan<false>, global_pool_supports)
+PORTA_REGISTER_KERNEL(GlobalMaxPool, vulkan, kF32 | kF16, global_pool_rows_vulkan<true>, global_pool_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(GlobalMaxPool, vulkan, kF32 | kF16, global_pool_vulkan<true>, global_pool_supports)
 
 }  // namespace porta::vk
