@@ -193,6 +193,50 @@ TEST(VulkanTexelElementwise, MatchesReferenceAndThePlainKernel) {
   expect_impl_match("Relu", {random_input({0, 3})}, {}, "texel");
 }
 
+// Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise" (group = input channels),
+// then "im2col" (any group, 1-D and 2-D), each against the implementations after it and the
+// reference: padding on every side, strides 1 and 2 (and 3 along H), dilation, a channel
+// multiplier, outputs narrower than one vec4 and not a multiple of 4, with and without bias.
+TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  struct ConvCase {
+    Shape x, w;
+    Attributes attrs;
+    bool bias;
+    std::string impl;
+  };
+  auto a = [](int64_t group, V strides, V pads, V dil = {1, 1}) {
+    return Attributes{{"group", group}, {"strides", strides}, {"pads", pads}, {"dilations", dil}};
+  };
+  const std::vector<ConvCase> cases = {
+      {{1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1}, {1, 1, 1, 1}), true, "depthwise"},
+      {{2, 6, 11, 13}, {6, 1, 3, 3}, a(6, {2, 2}, {1, 1, 1, 1}), false, "depthwise"},
+      {{1, 4, 10, 10}, {4, 1, 5, 5}, a(4, {1, 1}, {2, 2, 2, 2}), true, "depthwise"},
+      {{1, 3, 12, 7}, {6, 1, 3, 3}, a(3, {3, 1}, {0, 1, 2, 0}), true, "depthwise"},  // multiplier 2
+      {{1, 5, 9, 9}, {5, 1, 3, 3}, a(5, {1, 2}, {2, 2, 2, 2}, {2, 2}), false, "depthwise"},
+      {{1, 2, 1, 3}, {2, 1, 1, 3}, a(2, {1, 1}, {0, 1, 0, 1}), true, "depthwise"},  // W < 4
+      {{1, 8, 9, 9}, {16, 2, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "im2col"},   // grouped
+      {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
+      {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
+      {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
+      {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
+      {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "im2col"},  // depthwise, stride 3 along W
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const ConvCase& c : cases) {
+      std::vector<Tensor> in = {random_input(c.x, dt), random_input(c.w, dt)};
+      if (c.bias) in.push_back(random_input({c.w[0]}, dt));
+      SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
+      expect_impl_match("Conv", in, c.attrs, c.impl);
+      DisabledKernels later(c.impl == "depthwise" ? "vulkan:Conv:depthwise" : "vulkan:Conv:depthwise,vulkan:Conv:im2col");
+      expect_impl_match("Conv", in, c.attrs, c.impl == "depthwise" ? "im2col" : "implicit_gemm");
+    }
+  }
+}
+
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
 // plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
 // 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.

@@ -1,5 +1,6 @@
-// Conv and ConvTranspose on vulkan. Conv has three implementations, tried in order. On CPU-like
-// devices (lavapipe) "im2col" builds the columns in a scratch (conv_im2col.comp, 1-D and 2-D)
+// Conv and ConvTranspose on vulkan. Conv has four implementations, tried in order. On CPU-like
+// devices (lavapipe) "depthwise" takes depthwise 2-D convolutions (conv_depthwise.comp: input
+// read as vec4 texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch (conv_im2col.comp, 1-D and 2-D)
 // and multiplies them by the weights with the barrier-free texel GEMM (matmul_texel.comp),
 // groups as batches of that GEMM. Then the implicit
 // GEMM ("implicit_gemm", conv_gemm.comp: 64x64 output tiles, K = input channels x taps in tiles
@@ -270,6 +271,55 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "depthwise": group = input channels, 2-D, CPU-like devices (conv_depthwise.comp) --------
+
+void conv_depthwise_vulkan(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const ConvCall c = conv_call(ctx, false);
+  const bool bias = ctx.has_input(2);
+  const int64_t OW = c.g.out[1];
+  const uint64_t total = static_cast<uint64_t>(y.numel() / OW) * static_cast<uint64_t>((OW + 3) / 4);
+  Launch l;
+  l.shader = "conv_depthwise";
+  l.variant = variant_for(x.dtype());
+  l.local_size = 64;
+  l.args = {texels(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
+  l.push_u(total);
+  for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.c_in, c.k[0], c.k[1],
+                    c.g.strides[0], c.g.strides[1], c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0],
+                    c.g.dilations[1]})
+    l.push_u(v);
+  l.push_u(bias ? 1 : 0);
+  l.push_u((x.numel() + 3) / 4 - 1);
+  set_grid(l, device_caps(ctx), (total + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string conv_depthwise_supports(const KernelContext& ctx) {
+  if (auto why = window_operands_ok(ctx); !why.empty()) return why;
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  if (auto why = texel_gemm_device_ok(ctx, x.dtype()); !why.empty()) return why;
+  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
+  if (x.rank() != 4) return "not a 2-D convolution";
+  int64_t group = ctx.attrs->get_int("group", 1);
+  if (group != x.dim(1) || group == 1) return str("group ", group, " is not the input channels (", x.dim(1), "): not depthwise");
+  try {
+    const ConvCall c = conv_call(ctx, false);
+    if (c.g.strides[1] > 2) return str("stride ", c.g.strides[1], " along W (the texel window covers 2)");
+    if (static_cast<uint64_t>(x.numel() + 3) / 4 > device_caps(ctx).max_texels)
+      return "the input has more texels than the device's maxTexelBufferElements";
+    uint64_t taps = static_cast<uint64_t>(c.k[0] * c.k[1]);
+    if (auto why = loop_budget_ok(ctx, taps + 4 * taps + static_cast<uint64_t>(c.k[0]) + 8, "the kernel's taps");
+        !why.empty())
+      return why;
+  } catch (const Error&) {
+    // invalid attributes: the kernel reports the same error
+  }
+  return fits_bindings(ctx);
+}
+
 std::string conv_gemm_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
@@ -310,6 +360,8 @@ std::string conv_direct_supports(const KernelContext& ctx) {
 
 }  // namespace
 
+PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_depthwise_vulkan, conv_depthwise_supports,
+                      (KernelImpl{"depthwise", 3}))
 PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_im2col_vulkan, conv_im2col_supports, (KernelImpl{"im2col", 2}))
 PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_gemm_vulkan, conv_gemm_supports,
                       (KernelImpl{"implicit_gemm", 1}))
