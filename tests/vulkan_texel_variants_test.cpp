@@ -237,6 +237,30 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
   }
 }
 
+// Softmax / LogSoftmax over the innermost axis (kernels/vulkan/softmax.cpp): "rows", one
+// invocation per row read as texels, against the workgroup kernel and the reference; rows of
+// 4 to 4096, values offset by 1000 (the maximum must be subtracted), and the calls it declines.
+TEST(VulkanTexelElementwise, SoftmaxRowsMatchReferenceAndTheWorkgroupKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const Shape& shape : std::vector<Shape>{{1, 4}, {3, 8}, {2, 4, 16, 16}, {5, 4096}, {7, 1, 36}}) {
+      for (double offset : {0.0, 1000.0}) {
+        if (dt == DType::f16 && offset > 0) continue;  // f16 has no resolution left at 1000
+        Tensor x = random_input(shape, dt, offset - 4, offset + 4);
+        for (const char* op : {"Softmax", "LogSoftmax"}) {
+          expect_impl_match(op, {x}, {}, "rows");
+          DisabledKernels plain(str("vulkan:", op, ":rows"));
+          expect_impl_match(op, {x}, {}, "");
+        }
+      }
+    }
+  }
+  expect_impl_match("Softmax", {random_input({3, 6})}, {}, "", "rows of 6 elements");
+  expect_impl_match("Softmax", {random_input({4, 8, 3})}, {{"axis", int64_t{1}}}, "", "not the innermost");
+}
+
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
 // plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
 // 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.

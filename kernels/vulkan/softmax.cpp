@@ -51,9 +51,56 @@ std::string softmax_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "rows": one invocation per innermost-axis row, read as texels (CPU-like devices) --------
+
+template <int Log>
+void softmax_rows_vulkan(KernelContext& ctx) {
+  if (ctx.in(0).numel() == 0) return;
+  const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+  const uint64_t rows = static_cast<uint64_t>(g.outer);
+  Launch l;
+  l.shader = "softmax_rows";
+  l.variant = variant_for(ctx.in(0).dtype());
+  l.spec = {Log};
+  l.local_size = 64;
+  l.args = {texels(ctx.in(0)), output(ctx.out(0))};
+  l.push_u(rows);
+  l.push_u(g.n / 4);
+  set_grid(l, device_caps(ctx), (rows + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string softmax_rows_supports(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  DType t = ctx.in(0).dtype();
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: a workgroup per row suits it (one invocation per row is for CPU-like devices)");
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
+    return "the device has no uniform texel buffers of this format";
+  opdef::AxisSplit g;
+  try {
+    g = opdef::split_at_axis_attr(ctx);
+  } catch (const ShapeError&) {
+    return fits_bindings(ctx);  // the kernel raises inference's error
+  }
+  if (g.inner != 1) return "the axis is not the innermost";
+  if (g.n % 4) return str("rows of ", g.n, " elements (texels of 4 need a multiple of 4)");
+  if (static_cast<uint64_t>(ctx.in(0).numel() / 4) > caps.max_texels)
+    return "the input has more texels than the device's maxTexelBufferElements";
+  if (auto why = loop_budget_ok(ctx, 3 * (static_cast<uint64_t>(g.n) / 4 + 1), str("a row of ", g.n, " elements"));
+      !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
 }  // namespace
 
+PORTA_REGISTER_KERNEL(Softmax, vulkan, kF32 | kF16, softmax_rows_vulkan<0>, softmax_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(Softmax, vulkan, kF32 | kF16, softmax_vulkan<0>, softmax_supports)
+PORTA_REGISTER_KERNEL(LogSoftmax, vulkan, kF32 | kF16, softmax_rows_vulkan<1>, softmax_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(LogSoftmax, vulkan, kF32 | kF16, softmax_vulkan<1>, softmax_supports)
 
 }  // namespace porta::vk

@@ -1,0 +1,36 @@
+// variants: f32 f16
+// Softmax / LogSoftmax (LOG) over the innermost axis on CPU-like devices (softmax.cpp,
+// implementation "rows"): one invocation per row of R elements (R a multiple of 4), reading it
+// as vec4 texels in three passes (maximum, sum of exponentials, output) and writing vec4s; no
+// barriers and no workgroup reductions, which cost lavapipe more than short rows do. fp32
+// throughout (the sum in four interleaved partial sums).
+#version 450
+#include "common.glsl"
+
+#ifdef PORTA_F16
+#define STORAGE4 f16vec4
+#else
+#define STORAGE4 vec4
+#endif
+
+layout(constant_id = 1) const int LOG = 0;
+layout(binding = 0) uniform samplerBuffer src;
+layout(std430, binding = 1) writeonly buffer Dst { STORAGE4 dst[]; };
+layout(push_constant) uniform Params { uint rows; uint R4; } p;  // R4 = R / 4
+
+void main() {
+  uint row = global_index();
+  if (row >= p.rows) return;
+  uint base = row * p.R4;
+  vec4 m4 = vec4(-1.0 / 0.0);
+  for (uint i = 0; i < p.R4; ++i) m4 = max(m4, texelFetch(src, int(base + i)));
+  float m = max(max(m4.x, m4.y), max(m4.z, m4.w));
+  vec4 s4 = vec4(0.0);
+  for (uint i = 0; i < p.R4; ++i) s4 += exp(texelFetch(src, int(base + i)) - m);
+  float s = (s4.x + s4.y) + (s4.z + s4.w);
+  float log_s = log(s);
+  for (uint i = 0; i < p.R4; ++i) {
+    vec4 x = texelFetch(src, int(base + i)) - m;
+    dst[base + i] = STORAGE4(LOG != 0 ? x - log_s : exp(x) / s);
+  }
+}
