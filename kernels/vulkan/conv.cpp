@@ -203,9 +203,9 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
   return m;
 }
 
-void push_im2col(Launch& l, const Im2col& m, uint64_t total, int64_t K, int64_t ldc, int64_t n0) {
+void push_im2col(Launch& l, const Im2col& m, uint64_t total, int64_t n0) {
   l.push_u(total);
-  for (int64_t v : {K, m.Kp, ldc, n0, m.groups, m.cin_g, m.H, m.W, m.OW, m.P, m.KH, m.KW, m.sh, m.sw, m.ph, m.pw, m.dh, m.dw})
+  for (int64_t v : {m.K, m.Kp, m.ldc, n0, m.groups, m.cin_g, m.H, m.W, m.OW, m.P, m.KH, m.KW, m.sh, m.sw, m.ph, m.pw, m.dh, m.dw})
     l.push_u(v);
 }
 
@@ -216,19 +216,8 @@ void conv_im2col_vulkan(KernelContext& ctx) {
   const ConvCall c = conv_call(ctx, false);
   const Im2col m = im2col_of(ctx, c);
   const DeviceCaps& caps = device_caps(ctx);
-  Tensor wp = w;
-  if (m.K != m.Kp) {  // weight rows padded to whole texels
-    wp = Tensor::empty({c.c_out * m.Kp}, w.dtype(), ctx.device);
-    Launch l;
-    l.shader = "conv_im2col";
-    l.variant = variant_for(w.dtype());
-    l.spec = {1};
-    l.args = {input(w), output(wp)};
-    uint64_t total = static_cast<uint64_t>(c.c_out * m.Kp / 4);
-    push_im2col(l, m, total, m.K, m.Kp, 0);
-    set_grid(l, caps, (total + 255) / 256);
-    launch(ctx, std::move(l));
-  }
+  // Weight rows padded to whole texels.
+  Tensor wp = m.K != m.Kp ? pack_blocks(ctx, w, 1, c.c_out, m.K, c.c_out, m.Kp) : w;
   const bool bias = ctx.has_input(2);
   // Images in chunks whose columns fit one binding; one scratch serves them all.
   Tensor col = Tensor::empty({static_cast<int64_t>(m.col_elems(m.chunk))}, x.dtype(), ctx.device);
@@ -237,10 +226,9 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     Launch l;
     l.shader = "conv_im2col";
     l.variant = variant_for(x.dtype());
-    l.spec = {0};
     l.args = {input(x), output(col)};
     uint64_t total = m.col_elems(images) / 4;
-    push_im2col(l, m, total, m.K, m.ldc, n0);
+    push_im2col(l, m, total, n0);
     set_grid(l, caps, (total + 255) / 256);
     launch(ctx, std::move(l));
     launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y);

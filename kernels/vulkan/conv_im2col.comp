@@ -1,11 +1,10 @@
 // variants: f32 f16
-// Conv's operands for matmul_texel.comp (kernels/vulkan/conv.cpp, implementation "im2col"):
-//   PACK = 0: the columns of images n0, n0 + 1, ... (as many as the scratch holds; conv.cpp
-//             loops over such chunks). For block b = (image n, group g) and row k = (channel c, tap), the
-//             row holds input values at every output position p (zero where the tap lies in
-//             the padding, and in the pad columns P..ldc-1): col[(b*Kp + k)*ldc + p]. Rows K..Kp-1
-//             are zero. Each invocation writes 4 consecutive positions (one vec4).
-//   PACK = 1: the weights (OC, K) with rows padded to Kp (a multiple of 4) by zeros.
+// Conv's columns for matmul_texel.comp (kernels/vulkan/conv.cpp, implementation "im2col"), for
+// images n0, n0 + 1, ... (as many as the scratch holds; conv.cpp loops over such chunks). For
+// block b = (image n, group g) and row k = (channel c, tap), the row holds input values at
+// every output position p (zero where the tap lies in the padding, and in the pad columns
+// P..ldc-1): col[(b*Kp + k)*ldc + p]. Rows K..Kp-1 are zero. Each invocation writes 4
+// consecutive positions (one vec4). The weights' rows are padded by pack.comp.
 // 1-D convolutions run as 2-D with one row (H = OH = KH = 1).
 #version 450
 #include "common.glsl"
@@ -16,14 +15,13 @@
 #define STORAGE4 vec4
 #endif
 
-layout(constant_id = 1) const int PACK = 0;
 layout(std430, binding = 0) readonly buffer X { STORAGE x[]; };
 layout(std430, binding = 1) writeonly buffer Col { STORAGE4 col[]; };
 layout(push_constant) uniform Params {
   uint total;   // vec4s to write
   uint K, Kp;   // rows (channels per group x taps) and padded rows
-  uint ldc;     // positions per row, padded to a multiple of 4 (PACK 0); Kp (PACK 1)
-  uint n0;      // first image of this scratch (PACK 0)
+  uint ldc;     // positions per row, padded to a multiple of 4
+  uint n0;      // first image of this scratch
   uint groups, cin, H, W, OW, P;
   uint KH, KW, sh, sw, ph, pw, dh, dw;
 } p;
@@ -31,13 +29,6 @@ layout(push_constant) uniform Params {
 void main() {
   uint i = global_index();
   if (i >= p.total) return;
-  if (PACK == 1) {
-    uint row = i / (p.Kp / 4), k0 = i % (p.Kp / 4) * 4;
-    vec4 v;
-    for (int j = 0; j < 4; ++j) v[j] = k0 + j < p.K ? float(x[row * p.K + k0 + j]) : 0.0;
-    col[i] = STORAGE4(v);
-    return;
-  }
   uint q = p.ldc / 4;
   uint p0 = i % q * 4, row = i / q;  // row = b * Kp + k
   uint k = row % p.Kp, b = row / p.Kp;

@@ -297,26 +297,54 @@ void gemm_vulkan(KernelContext& ctx) { run_gemm(ctx, gemm_gemm(ctx), ctx.in(0), 
 
 // ---- the texel-buffer GEMM of CPU-like devices (matmul_texel.comp) ----------------------------
 
-// The MatMul/Gemm call as matmul_texel.comp sees it; `why` says what it cannot take.
-TexelGemm texel_gemm_of(const KernelContext& ctx, std::string& why) {
+// The MatMul/Gemm call as matmul_texel.comp sees it. K (and N, when B is (K, N)) not a
+// multiple of 4: the operand goes through a zero-padded copy (pack_blocks) with rows of Kp
+// (Np) elements, and the GEMM runs over Kp. `why` says what it cannot take.
+struct TexelCall {
+  TexelGemm g;
+  int64_t K = 0, N = 0, Kp = 0, Np = 0;
+  bool pack_a = false, pack_b = false;
+  int64_t a_rows = 0, b_blocks = 0;  // A as (a_rows, K); B as b_blocks (K, N) blocks or (b_rows, K)
+};
+
+TexelCall texel_call_of(const KernelContext& ctx, std::string& why) {
   Gemm g = ctx.op->name == "Gemm" ? gemm_gemm(ctx) : matmul_gemm(ctx);
-  TexelGemm t;
-  t.M = g.M, t.N = g.N, t.K = g.K, t.ldb = g.N / 4, t.b_t = g.tb;
-  t.alpha = g.alpha, t.beta = g.beta, t.scm = g.scm, t.scn = g.scn;
-  t.offsets.clear();
-  for (size_t i = 0; i + 1 < g.offsets.size(); i += 2)
-    t.offsets.insert(t.offsets.end(), {g.offsets[i], g.offsets[i + 1], 0, static_cast<int32_t>(i / 2 * g.M * g.N)});
+  TexelCall t;
+  t.K = g.K, t.N = g.N;
+  t.Kp = (g.K + 3) / 4 * 4;
+  t.Np = g.tb ? g.N : (g.N + 3) / 4 * 4;
+  // Nothing to pad when no product is read (an empty Y, or K = 0: Y = beta * C).
+  const bool reads = g.M > 0 && g.N > 0 && g.K > 0;
+  t.pack_a = reads && t.Kp != g.K;
+  t.pack_b = reads && (t.Kp != g.K || t.Np != g.N);
+  int64_t a_numel = ctx.in(0).numel(), b_numel = ctx.in(1).numel();
+  t.a_rows = g.K ? a_numel / g.K : 0;
+  t.b_blocks = g.K && g.N ? b_numel / (g.K * g.N) : 0;
+  TexelGemm& x = t.g;
+  x.M = g.M, x.N = g.N, x.K = t.Kp, x.ldb = t.Np / 4, x.b_t = g.tb;
+  x.alpha = g.alpha, x.beta = g.beta, x.scm = g.scm, x.scn = g.scn;
+  x.offsets.clear();
+  for (size_t i = 0; i + 1 < g.offsets.size(); i += 2) {
+    int64_t a_off = g.offsets[i], b_off = g.offsets[i + 1];
+    if (t.pack_a) a_off = a_off / g.K * t.Kp;
+    if (t.pack_b) b_off = g.tb ? b_off / g.K * t.Kp : b_off / (g.K * g.N) * (t.Kp * t.Np);
+    x.offsets.insert(x.offsets.end(), {static_cast<int32_t>(a_off), static_cast<int32_t>(b_off), 0,
+                                       static_cast<int32_t>(i / 2 * g.M * g.N)});
+  }
   if (g.ta) why = "transA = 1 (A is read along K)";
-  else if (g.K % 4) why = str("K = ", g.K, " is not a multiple of 4 (rows of A are read as 4-element texels)");
-  else if (!g.tb && g.N % 4) why = str("N = ", g.N, " is not a multiple of 4 (rows of B are read as 4-element texels)");
   return t;
 }
 
 void matmul_texel(KernelContext& ctx) {
   std::string why;
-  TexelGemm g = texel_gemm_of(ctx, why);
+  TexelCall t = texel_call_of(ctx, why);
   if (!why.empty()) throw BackendError(str("[", ctx.op->name, "] ", why, " (supports should decline)"));
-  launch_texel_gemm(ctx, g, ctx.in(0), ctx.in(1), bias_of(ctx), ctx.out(0));
+  if (ctx.out(0).numel() == 0) return;
+  Tensor a = ctx.in(0), b = ctx.in(1);
+  if (t.pack_a) a = pack_blocks(ctx, a, 1, t.a_rows, t.K, t.a_rows, t.Kp);
+  if (t.pack_b)
+    b = t.g.b_t ? pack_blocks(ctx, b, 1, t.N, t.K, t.N, t.Kp) : pack_blocks(ctx, b, t.b_blocks, t.K, t.N, t.Kp, t.Np);
+  launch_texel_gemm(ctx, t.g, a, b, bias_of(ctx), ctx.out(0));
 }
 
 std::string texel_supports(const KernelContext& ctx) {
@@ -330,22 +358,33 @@ std::string texel_supports(const KernelContext& ctx) {
     bool ta = ctx.attrs->get_int("transA", 0) != 0, tb = ctx.attrs->get_int("transB", 0) != 0;
     if (ctx.in(0).dim(ta ? 0 : 1) != ctx.in(1).dim(tb ? 1 : 0)) return fits_bindings(ctx);  // run reports it
   }
-  TexelGemm g;
+  TexelCall call;
   std::string why;
   try {
-    g = texel_gemm_of(ctx, why);
+    call = texel_call_of(ctx, why);
   } catch (const Error&) {
     return fits_bindings(ctx);  // the shapes do not multiply: run reports it
   }
   if (!why.empty()) return why;
+  const TexelGemm& g = call.g;
   const uint64_t limit = binding_limit(ctx);
+  // The padded copies are written through one binding each.
+  uint64_t a_packed = call.pack_a ? static_cast<uint64_t>(call.a_rows * call.Kp) : 0;
+  uint64_t b_packed = !call.pack_b ? 0
+                      : g.b_t      ? static_cast<uint64_t>(call.N * call.Kp)
+                                   : static_cast<uint64_t>(call.b_blocks * call.Kp * call.Np);
+  for (uint64_t n : {a_packed, b_packed})
+    if (n * dtype_size(t) > limit || n >= (uint64_t{1} << 31))
+      return str("a zero-padded copy of an operand (K = ", call.K, ", N = ", call.N, ") takes ", n * dtype_size(t),
+                 " bytes, more than one binding (", limit, ")");
   int64_t y_numel = g.batches() * g.M * g.N, c_numel = ctx.has_input(2) ? ctx.in(2).numel() : 0;
   for (auto [what, n] : {std::pair<const char*, int64_t>{"Y", y_numel}, {"C", c_numel}}) {
     if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
     if (static_cast<uint64_t>(n) * dtype_size(t) > limit)
       return str(what, " has ", n * dtype_size(t), " bytes, more than the device's maxStorageBufferRange (", limit, ")");
   }
-  return texel_gemm_fits(ctx, g, ctx.in(0).numel(), ctx.in(1).numel());
+  return texel_gemm_fits(ctx, g, a_packed ? static_cast<int64_t>(a_packed) : ctx.in(0).numel(),
+                         b_packed ? static_cast<int64_t>(b_packed) : ctx.in(1).numel());
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -416,6 +455,23 @@ std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_
   // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway:
   // 4 + 8 + 2 + 32 output passes, with their exits).
   return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 60, str("K = ", g.K));
+}
+
+Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, int64_t rows, int64_t cols,
+                   int64_t dst_rows, int64_t dst_cols) {
+  Tensor dst = Tensor::empty({blocks * dst_rows * dst_cols}, src.dtype(), ctx.device);
+  uint64_t total = static_cast<uint64_t>(blocks * dst_rows * dst_cols / 4);
+  if (total == 0) return dst;
+  Launch l;
+  l.shader = "pack";
+  l.variant = variant_for(src.dtype());
+  l.args = {input(src), output(dst)};
+  for (uint64_t v : {total, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), static_cast<uint64_t>(dst_rows),
+                     static_cast<uint64_t>(dst_cols)})
+    l.push_u(v);
+  set_grid(l, device_caps(ctx), (total + 255) / 256);
+  launch(ctx, std::move(l));
+  return dst;
 }
 
 void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,

@@ -27,6 +27,11 @@ std::string texel_gemm_device_ok(const KernelContext& ctx, DType dtype);
 /// "" when `g` fits the device (grid, batches, texel counts of A and B, the loop cap); else
 /// the reason. `a_numel`/`b_numel` are the operands' element counts.
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel);
+/// A zero-padded copy of `src` viewed as `blocks` row-major (rows x cols) matrices, each
+/// widened to (dst_rows x dst_cols) (pack.comp; dst_cols a multiple of 4): operands whose rows
+/// are not whole texels.
+Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, int64_t rows, int64_t cols,
+                   int64_t dst_rows, int64_t dst_cols);
 /// Records the dispatch (nothing when Y is empty). `c` may be null.
 void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,
                        const Tensor* c, Tensor& y);
