@@ -187,7 +187,18 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
   step.device = device;
   step.kernel = kernel;
   step.plan_node = plan_node;
-  for (int v : ins) step.inputs.push_back(v < 0 || !values_.at(v).present ? -1 : slot_on(v, device, plan_node));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    int v = ins[i];
+    if (v < 0 || !values_.at(v).present) {
+      step.inputs.push_back(-1);
+      continue;
+    }
+    // A constant the kernel reads on the host (Slice's starts, Reshape's shape...) stays there:
+    // on a device, every run would read it back and wait for the device.
+    bool host = values_.at(v).constant.defined() &&
+                std::find(op.host_inputs.begin(), op.host_inputs.end(), static_cast<int>(i)) != op.host_inputs.end();
+    step.inputs.push_back(slot_on(v, host ? Device::cpu() : device, plan_node));
+  }
   for (int v : outs) {
     if (v < 0 || !values_.at(v).present) {
       step.outputs.push_back(-1);

@@ -43,6 +43,13 @@ void launch(const KernelContext& ctx, Launch l) {
   std::vector<BindingRange> bindings;
   for (Arg& a : l.args) {
     if (!a.tensor.defined()) throw BackendError(str("[", l.shader, "] undefined tensor bound"));
+    if (a.tensor.device() != ctx.device) {
+      // An input a session keeps on the host (a constant of the op's host_inputs, e.g. Range's
+      // start) that this kernel reads on the device: bind an uploaded copy.
+      if (a.write) throw BackendError(str("[", l.shader, "] output on ", a.tensor.device().str()));
+      keep.push_back(a.tensor.to(ctx.device).contiguous());
+      a.tensor = keep.back();
+    }
     size_t elem = dtype_size(a.tensor.dtype());
     auto* rec = static_cast<Buffer*>(a.tensor.storage()->handle());
     size_t bytes = a.bytes == SIZE_MAX ? a.tensor.nbytes() - a.byte_offset : a.bytes;
