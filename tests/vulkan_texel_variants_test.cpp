@@ -194,8 +194,22 @@ TEST(VulkanTexelElementwise, MatchesReferenceAndThePlainKernel) {
       }
     }
   }
+  // One operand repeating over the other's leading axes (a bias): either side, f32 and f16.
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    Tensor big = random_input({2, 17, 12}, dt), bias = random_input({12}, dt, 0.5, 2),
+           plane = random_input({1, 17, 12}, dt, 0.5, 2);
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      expect_impl_match(op, {big, bias}, {}, "texel");
+      expect_impl_match(op, {bias, random_input({3, 12}, dt, 0.5, 2)}, {}, "texel");
+      expect_impl_match(op, {big, plane}, {}, "texel");
+      expect_impl_match(op, {random_input({1, 1, 8}, dt), random_input({5, 8}, dt, 0.5, 2)}, {}, "texel");
+    }
+  }
   // Operands that broadcast otherwise go to the plain kernel, which says why "texel" declined.
   expect_impl_match("Add", {random_input({3, 5}), random_input({5})}, {}, "", "the operands broadcast");
+  expect_impl_match("Add", {random_input({4, 3, 8}), random_input({3, 1})}, {}, "", "the operands broadcast");
+  expect_impl_match("Mul", {random_input({2, 8, 4, 4}), random_input({1, 8, 1, 1})}, {}, "", "the operands broadcast");
   // Clip reads its bounds from inputs 1 and 2.
   expect_impl_match("Clip", {random_input({37}), Tensor::scalar(-0.5, DType::f32), Tensor::scalar(0.25, DType::f32)}, {},
                     "texel");

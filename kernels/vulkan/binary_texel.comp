@@ -1,6 +1,8 @@
 // variants: f32 f16
 // Float binary ops on CPU-like devices (elementwise.cpp, implementation "texel") for operands
-// of one shape, or one of them a single element (SCALAR: 1 = a, 2 = b): each invocation reads
+// of one shape, one of them a single element (SCALAR: 1 = a, 2 = b), or one of them repeating
+// along the leading axes of the other (3 = b, 4 = a: a bias over the last axes, its size a
+// multiple of 4, `period` texels): each invocation reads
 // one vec4 texel of each operand and writes one vec4 (element by element for the texel that
 // runs past n, through the scalar view of the output).
 #version 450
@@ -18,15 +20,15 @@ layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) writeonly buffer C4 { STORAGE4 c4[]; };
 layout(std430, binding = 3) writeonly buffer C { STORAGE c[]; };
-layout(push_constant) uniform Params { uint n; } p;
+layout(push_constant) uniform Params { uint n; uint period; } p;
 
 #include "binary_float.glsl"
 
 void main() {
   uint i = global_index();
   if (i * 4 >= p.n) return;
-  vec4 a = SCALAR == 1 ? vec4(texelFetch(A, 0).x) : texelFetch(A, int(i));
-  vec4 b = SCALAR == 2 ? vec4(texelFetch(B, 0).x) : texelFetch(B, int(i));
+  vec4 a = SCALAR == 1 ? vec4(texelFetch(A, 0).x) : texelFetch(A, int(SCALAR == 4 ? i % p.period : i));
+  vec4 b = SCALAR == 2 ? vec4(texelFetch(B, 0).x) : texelFetch(B, int(SCALAR == 3 ? i % p.period : i));
   vec4 y;
   for (int j = 0; j < 4; ++j) y[j] = apply(a[j], b[j]);
   if (i * 4 + 4 <= p.n) {

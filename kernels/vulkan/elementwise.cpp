@@ -63,12 +63,34 @@ std::string texel_unary_supports(const KernelContext& ctx) {
   return texel_sizes_ok(ctx, ctx.in(0).numel(), t);
 }
 
+// How binary_texel.comp reads a and b (its SCALAR constant), -1 when it cannot: one shape (0),
+// a or b a single element (1, 2), b or a repeating along the other's leading axes (3, 4).
+int texel_binary_mode(const Shape& a, const Shape& b) {
+  if (a == b) return 0;
+  if (shape_numel(a) == 1 && shape_numel(b) >= 1) return 1;
+  if (shape_numel(b) == 1 && shape_numel(a) >= 1) return 2;
+  // small (leading unit axes aside) equals big's trailing axes, a multiple of 4 elements: the
+  // output has big's elements in big's order, small's texels repeating.
+  auto repeats_in = [](const Shape& small, const Shape& big) {
+    size_t lead = 0;
+    while (lead < small.size() && small[lead] == 1) ++lead;
+    size_t n = small.size() - lead;
+    if (n == 0 || n > big.size() || shape_numel(small) % 4) return false;
+    return std::equal(small.begin() + static_cast<std::ptrdiff_t>(lead), small.end(),
+                      big.end() - static_cast<std::ptrdiff_t>(n));
+  };
+  if (repeats_in(b, a)) return 3;
+  if (repeats_in(a, b)) return 4;
+  return -1;
+}
+
 std::string texel_binary_supports(const KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   if (auto why = texel_device_ok(ctx, a.dtype()); !why.empty()) return why;
   if (a.dtype() != b.dtype()) return "operands have different dtypes";
-  if (a.shape() != b.shape() && a.numel() != 1 && b.numel() != 1)
-    return "the operands broadcast (texel: one shape, or a single element)";
+  if (texel_binary_mode(a.shape(), b.shape()) < 0)
+    return "the operands broadcast (texel: one shape, a single element, or one repeating over the other's "
+           "leading axes with a multiple of 4 elements)";
   return texel_sizes_ok(ctx, std::max(a.numel(), b.numel()), a.dtype());
 }
 
@@ -152,13 +174,14 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
   const DeviceCaps& caps = device_caps(ctx);
   int64_t n = c.numel();
   if (n == 0) return;
-  if (t_texel && (a.shape() == b.shape() || a.numel() == 1 || b.numel() == 1)) {
+  if (int mode = t_texel ? texel_binary_mode(a.shape(), b.shape()) : -1; mode >= 0) {
     Launch l;
     l.shader = "binary_texel";
     l.variant = variant_for(c.dtype());
-    l.spec = {op, a.shape() == b.shape() ? 0 : a.numel() == 1 ? 1 : 2};
+    l.spec = {op, mode};
     l.args = {texels(a), texels(b), output(c), output(c)};
     l.push_u(n);
+    l.push_u((mode == 3 ? b.numel() : mode == 4 ? a.numel() : 4) / 4);
     texel_grid(l, caps, n);
     launch(ctx, std::move(l));
     return;
