@@ -285,6 +285,59 @@ TEST(VulkanTexelElementwise, SoftmaxRowsMatchReferenceAndTheWorkgroupKernel) {
   expect_impl_match("Softmax", {random_input({4, 8, 3})}, {{"axis", int64_t{1}}}, "", "not the innermost");
 }
 
+// Data movement (kernels/vulkan/movement.cpp): plans whose innermost axis is contiguous and a
+// multiple of 4 move 4 elements per invocation as raw bits (copy_texel.comp). Each call's
+// bytes must equal the cpu's exactly (NaN payloads included), for 32- and 16-bit elements,
+// and for plans that do not qualify (copy.comp) alike.
+TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto ints = [](const V& v) { return Tensor::from_values(std::vector<double>(v.begin(), v.end()), {static_cast<int64_t>(v.size())}, DType::i64); };
+  for (DType dt : {DType::f32, DType::i32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    Tensor x = random_input({2, 6, 3, 8}, dt == DType::i32 ? DType::f32 : dt, -100, 100);
+    if (dt == DType::i32) x = call_op("Cast", {x}, {{"to", int64_t{6}}}).at(0);
+    if (dt == DType::f32) {  // a NaN with a payload, which must arrive bit for bit
+      std::vector<uint32_t> bits(static_cast<size_t>(x.numel()));
+      x.copy_to_host(bits.data(), bits.size() * 4);
+      bits[5] = 0x7fc01234u;
+      x = Tensor::from_host(bits.data(), x.shape(), DType::f32, Device::cpu());
+    }
+    struct Call {
+      const char* op;
+      std::vector<Tensor> in;
+      Attributes attrs;
+    };
+    const std::vector<Call> calls = {
+        {"Transpose", {x}, {{"perm", V{0, 2, 1, 3}}}},                  // texel
+        {"Transpose", {x}, {{"perm", V{0, 1, 3, 2}}}},                  // innermost axis moves: plain
+        {"Slice", {x, ints({1}), ints({5}), ints({1})}, {}},            // texel
+        {"Slice", {x, ints({-1}), ints({-3}), ints({0}), ints({-1})}, {}},  // negative step, texel
+        {"Slice", {x, ints({1}), ints({7}), ints({3})}, {}},            // innermost sliced: plain
+        {"Concat", {x, x}, {{"axis", int64_t{1}}}},                     // texel
+        {"Concat", {x, x}, {{"axis", int64_t{3}}}},                     // texel into strided rows
+        {"Expand", {call_op("Slice", {x, ints({0}), ints({1}), ints({0})}).at(0), ints({3, 6, 3, 8})}, {}},
+        {"Tile", {x, ints({1, 2, 1, 1})}, {}},
+    };
+    for (const Call& c : calls) {
+      std::vector<Tensor> want = call_op(c.op, c.in, c.attrs);
+      std::vector<Tensor> got;
+      {
+        Poisoned poison;
+        got = call_op(c.op, to_vk(c.in), c.attrs);
+      }
+      ASSERT_EQ(got.size(), want.size());
+      Tensor g = got[0].to(Device::cpu()).contiguous(), w = want[0].contiguous();
+      ASSERT_EQ(g.shape(), w.shape()) << c.op;
+      std::vector<uint8_t> gb(g.nbytes()), wb(w.nbytes());
+      g.copy_to_host(gb.data(), gb.size());
+      w.copy_to_host(wb.data(), wb.size());
+      EXPECT_EQ(gb, wb) << c.op << " " << dtype_name(dt) << " " << shape_str(w.shape());
+    }
+  }
+}
+
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
 // plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
 // 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.

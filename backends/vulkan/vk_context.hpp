@@ -55,6 +55,7 @@ struct DeviceCaps {
   uint64_t texel_alignment = 16;        // minTexelBufferOffsetAlignment
   uint64_t max_texels = 0;              // maxTexelBufferElements
   bool texel_rgba32f = false, texel_rgba16f = false;  // formats usable as uniform texel buffers
+  bool texel_rgba32ui = false, texel_rgba16ui = false;
   std::string unusable;                 // why porta cannot use it ("" = usable)
 };
 

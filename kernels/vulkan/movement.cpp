@@ -34,6 +34,22 @@ std::string copy_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// Whether copy_texel.comp can run merged plan `m` on this device: CPU-like, 32- or 16-bit
+// elements as unsigned texels, the innermost axis contiguous on both sides and a multiple of 4
+// long (not wrapped), every other stride and both bases multiples of 4, the source within
+// maxTexelBufferElements.
+static bool texel_copy_ok(const KernelContext& ctx, const Tensor& src, const Tensor& dst, const CopyPlan& m) {
+  const DeviceCaps& caps = device_caps(ctx);
+  const size_t elem = dtype_size(dst.dtype());
+  if (caps.type != "cpu" || !((elem == 4 && caps.texel_rgba32ui) || (elem == 2 && caps.texel_rgba16ui))) return false;
+  if (dtype_size(src.dtype()) != elem || static_cast<uint64_t>(src.numel() + 3) / 4 > caps.max_texels) return false;
+  const size_t k = m.shape.size() - 1;
+  if (m.src_stride[k] != 1 || m.dst_stride[k] != 1 || m.shape[k] % 4 || m.src_mod[k] != 0) return false;
+  for (size_t d = 0; d < k; ++d)
+    if (m.src_stride[d] % 4 || m.dst_stride[d] % 4) return false;
+  return m.src_base % 4 == 0 && m.dst_base % 4 == 0;
+}
+
 void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan) {
   int64_t n = 1;
   for (int64_t s : plan.shape) n *= s;
@@ -67,6 +83,20 @@ void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, Co
   l.shader = "copy";
   l.variant = bits_variant(dst.dtype());
   l.args = {input(src), output(dst)};
+  if (texel_copy_ok(ctx, src, dst, m)) {
+    // Four elements per invocation (copy_texel.comp): the plan in texels.
+    const size_t k = m.shape.size() - 1;
+    m.shape[k] /= 4;
+    for (size_t d = 0; d < k; ++d) {
+      m.src_stride[d] /= 4;
+      m.dst_stride[d] /= 4;
+    }
+    m.src_base /= 4;
+    m.dst_base /= 4;
+    n /= 4;
+    l.shader = "copy_texel";
+    l.args = {texel_bits(src), output(dst)};
+  }
   l.push_u(n);
   l.push_u(m.shape.size());
   l.push_i(m.src_base);

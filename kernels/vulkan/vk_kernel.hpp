@@ -24,10 +24,14 @@ struct Arg {
   /// view covers the window rounded up to whole texels; what lies past the tensor's end in the
   /// last texel is unspecified. The only load path that CPU-like drivers (lavapipe) vectorize.
   bool texel = false;
+  /// With `texel`: read the elements' raw bits (RGBA32UI / RGBA16UI, a usamplerBuffer) instead
+  /// of float texels.
+  bool texel_bits = false;
 };
 inline Arg input(const Tensor& t) { return {t, false}; }
 inline Arg output(const Tensor& t) { return {t, true}; }
 inline Arg texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true}; }
+inline Arg texel_bits(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, true}; }
 
 /// One dispatch of an embedded shader.
 struct Launch {
