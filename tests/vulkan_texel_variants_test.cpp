@@ -338,6 +338,41 @@ TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
   }
 }
 
+// LayerNormalization (kernels/vulkan/norms.cpp): "rows" against the workgroup kernel and the
+// reference; normalised sizes 4 to 3072 over one or two axes, scale/bias that broadcast, no
+// bias, an offset mean (the two-pass variance), and the calls it declines.
+TEST(VulkanTexelElementwise, LayerNormRowsMatchReferenceAndTheWorkgroupKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct LnCase {
+    Shape x, scale;
+    int64_t axis;
+    bool bias;
+  };
+  const std::vector<LnCase> cases = {
+      {{3, 4}, {4}, -1, true},       {{2, 17, 768}, {768}, -1, true}, {{5, 3072}, {3072}, -1, false},
+      {{2, 3, 4, 8}, {4, 8}, 2, true}, {{2, 3, 4, 8}, {1, 8}, 2, true},  // scale broadcast over the axes
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const LnCase& c : cases) {
+      std::vector<Tensor> in = {random_input(c.x, dt, -3, 3), random_input(c.scale, dt)};
+      if (c.bias) in.push_back(random_input(c.scale, dt));
+      Attributes attrs{{"axis", c.axis}};
+      SCOPED_TRACE(shape_str(c.x));
+      expect_impl_match("LayerNormalization", in, attrs, "rows");
+      if (dt == DType::f32) {  // rows around 100 with a spread of 2: the mean must not eat the spread
+        std::vector<Tensor> offset = in;
+        offset[0] = random_input(c.x, dt, 99, 101);
+        expect_impl_match("LayerNormalization", offset, attrs, "rows");
+      }
+      DisabledKernels plain("vulkan:LayerNormalization:rows");
+      expect_impl_match("LayerNormalization", in, attrs, "");
+    }
+  }
+  expect_impl_match("LayerNormalization", {random_input({3, 6}), random_input({6})}, {}, "", "rows of 6 elements");
+}
+
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
 // plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
 // 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.
@@ -347,7 +382,8 @@ TEST(VulkanTexelElementwise, GlobalPoolRowsMatchReferenceAndTheWorkgroupKernel) 
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
     for (const Shape& shape : std::vector<Shape>{{1, 1, 1, 1}, {2, 3, 7, 7}, {1, 5, 112, 112}, {3, 4, 5}, {1, 70, 1, 9}}) {
-      Tensor x = random_input(shape, dt);
+      // Values around 50 (f32): the mean of a long plane must not drift with the sum.
+      Tensor x = dt == DType::f32 ? random_input(shape, dt, 49, 51) : random_input(shape, dt);
       for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
         expect_impl_match(op, {x}, {}, "rows");
         DisabledKernels plain(str("vulkan:", op, ":rows"));

@@ -91,6 +91,58 @@ std::string layer_norm_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "rows": one invocation per row, read as texels (CPU-like devices: layer_norm_rows.comp) --
+
+void layer_norm_rows_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.numel() == 0) return;
+  int r = x.rank();
+  int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), r, "LayerNormalization");
+  Shape normalised(x.shape().begin() + axis, x.shape().end());
+  int64_t R = shape_numel(normalised), rows = x.numel() / R;
+  auto full = [&](const Tensor& t) { return t.numel() == R ? t : t.expand(normalised).contiguous(); };
+  Tensor scale = full(ctx.in(1)), bias = ctx.has_input(2) ? full(ctx.in(2)) : scale;
+  Launch l;
+  l.shader = "layer_norm_rows";
+  l.variant = variant_for(x.dtype());
+  l.local_size = 64;
+  l.args = {texels(x), texels(scale), texels(bias), output(ctx.out(0))};
+  l.push_u(rows);
+  l.push_u(R / 4);
+  l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+  l.push_u(ctx.has_input(2) ? 1 : 0);
+  set_grid(l, device_caps(ctx), (rows + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string layer_norm_rows_supports(const KernelContext& ctx) {
+  const DeviceCaps& caps = device_caps(ctx);
+  const Tensor& x = ctx.in(0);
+  DType t = x.dtype();
+  if (caps.type != "cpu")
+    return str("a ", caps.type, " device: a workgroup per row suits it (one invocation per row is for CPU-like devices)");
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
+    return "the device has no uniform texel buffers of this format";
+  for (size_t i = 1; i < ctx.outputs.size(); ++i)
+    if (ctx.outputs[i].defined()) return "Mean/InvStdDev requested";
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.has_input(i) && ctx.in(i).dtype() != t) return "scale/bias of a dtype other than the input's";
+  int64_t R = 0;
+  try {
+    const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
+    R = g.n * g.inner;
+  } catch (const ShapeError&) {
+    return fits_bindings(ctx);  // the kernel raises inference's error
+  }
+  if (R == 0 || R % 4) return str("rows of ", R, " elements (texels of 4 need a positive multiple of 4)");
+  if (static_cast<uint64_t>(x.numel() / 4) > caps.max_texels)
+    return "the input has more texels than the device's maxTexelBufferElements";
+  if (auto why = loop_budget_ok(ctx, 3 * (static_cast<uint64_t>(R) / 4 + 1), str("a row of ", R, " elements")); !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
 void instance_norm_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   int64_t C = x.rank() > 1 ? x.shape()[1] : 1;
@@ -139,6 +191,8 @@ std::string batch_norm_supports(const KernelContext& ctx) {
 
 }  // namespace
 
+PORTA_REGISTER_KERNEL(LayerNormalization, vulkan, kF32 | kF16, layer_norm_rows_vulkan, layer_norm_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(LayerNormalization, vulkan, kF32 | kF16, layer_norm_vulkan, layer_norm_supports)
 PORTA_REGISTER_KERNEL(InstanceNormalization, vulkan, kF32 | kF16, instance_norm_vulkan, instance_norm_supports)
 PORTA_REGISTER_KERNEL(BatchNormalization, vulkan, kF32 | kF16, batch_norm_vulkan, batch_norm_supports)

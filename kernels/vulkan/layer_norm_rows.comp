@@ -1,0 +1,43 @@
+// variants: f32 f16
+// LayerNormalization on CPU-like devices (norms.cpp, implementation "rows"): one invocation per
+// row of R elements (R a multiple of 4), the row, scale and bias read as vec4 texels; mean, then
+// the mean squared deviation (two passes, fp32, four interleaved partial sums), then
+// y = (x - mean) / sqrt(var + epsilon) * scale + bias written as vec4s. No barriers.
+#version 450
+#include "common.glsl"
+
+#ifdef PORTA_F16
+#define STORAGE4 f16vec4
+#else
+#define STORAGE4 vec4
+#endif
+
+layout(binding = 0) uniform samplerBuffer X;
+layout(binding = 1) uniform samplerBuffer Scale;
+layout(binding = 2) uniform samplerBuffer Bias;
+layout(std430, binding = 3) writeonly buffer Y { STORAGE4 y[]; };
+layout(push_constant) uniform Params { uint rows; uint R4; float epsilon; uint has_bias; } p;
+
+void main() {
+  uint row = global_index();
+  if (row >= p.rows) return;
+  uint base = row * p.R4;
+  float n = float(p.R4 * 4);
+  // Sums of deviations from the row's first element, not of the raw values: a row whose mean is
+  // large against its spread keeps its precision (compilers may drop a Kahan compensation).
+  float x0 = texelFetch(X, int(base)).x;
+  vec4 s4 = vec4(0.0);
+  for (uint i = 0; i < p.R4; ++i) s4 += texelFetch(X, int(base + i)) - x0;
+  float mean = x0 + ((s4.x + s4.y) + (s4.z + s4.w)) / n;
+  vec4 q4 = vec4(0.0);
+  for (uint i = 0; i < p.R4; ++i) {
+    vec4 d = texelFetch(X, int(base + i)) - mean;
+    q4 += d * d;
+  }
+  float inv_std = inversesqrt(((q4.x + q4.y) + (q4.z + q4.w)) / n + p.epsilon);
+  for (uint i = 0; i < p.R4; ++i) {
+    vec4 v = (texelFetch(X, int(base + i)) - mean) * inv_std * texelFetch(Scale, int(i));
+    if (p.has_bias != 0) v += texelFetch(Bias, int(i));
+    y[base + i] = STORAGE4(v);
+  }
+}
