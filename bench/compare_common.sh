@@ -28,3 +28,29 @@ have_ort() {
 load_now() {
   echo "$(cut -d' ' -f1-3 /proc/loadavg) ($(getconf _NPROCESSORS_ONLN) cores)"
 }
+
+# The zoo members to run, one per line: the NAMEs given (a NAME without the opset suffix means
+# NAME_op<OPSET> when that folder exists), else every member of ZOO/members.txt with the suffix.
+# Usage: mapfile -t NAMES < <(zoo_names "$ZOO" "$OPSET" "${NAMES[@]}")
+zoo_names() {
+  local zoo=$1 opset=$2 name
+  shift 2
+  if (($# == 0)); then
+    while read -r name _; do
+      if [[ $name == *_op$opset ]]; then echo "$name"; fi
+    done < "$zoo/members.txt"
+    return
+  fi
+  for name in "$@"; do
+    if [[ ! -d $zoo/$name && -d $zoo/${name}_op$opset ]]; then echo "${name}_op$opset"; else echo "$name"; fi
+  done
+}
+
+# `porta run`'s --input arguments for a zoo member's folder, one per line (from its inputs.txt).
+# Usage: mapfile -t INPUTS < <(zoo_inputs "$ZOO/$name")
+zoo_inputs() {
+  local in file
+  while read -r in file; do
+    if [[ -n $in ]]; then printf '%s\n' --input "$in=$1/$file"; fi
+  done < "$1/inputs.txt"
+}

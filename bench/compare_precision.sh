@@ -15,7 +15,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now
+source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs
 ZOO=$ROOT/build/zoo PRECISION=bf16 THREADS_LIST="1 2" REPEAT=20 ROUNDS=3 OPSET=17
 PORTA=$ROOT/build/bin/porta
 NAMES=()
@@ -38,22 +38,14 @@ for v in "$REPEAT" "$ROUNDS" $THREADS_LIST; do
 done
 [[ -d $ZOO ]] || { echo "[precision] no zoo at $ZOO (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
 [[ -x $PORTA ]] || { echo "[precision] $PORTA is not there (ninja -C build porta_cli)" >&2; exit 2; }
-if ((${#NAMES[@]} == 0)); then
-  while read -r name _; do
-    if [[ $name == *_op$OPSET ]]; then NAMES+=("$name"); fi
-  done < "$ZOO/members.txt"
-fi
-for i in "${!NAMES[@]}"; do
-  if [[ ! -d $ZOO/${NAMES[i]} && -d $ZOO/${NAMES[i]}_op$OPSET ]]; then NAMES[i]=${NAMES[i]}_op$OPSET; fi
-done
+mapfile -t NAMES < <(zoo_names "$ZOO" "$OPSET" "${NAMES[@]}")
 
 declare -A US ERR
 run() {  # run THREADS NAME PRECISION
-  local dir=$ZOO/$2 key=$1:$2:$3 out rc=0 us in file
+  local dir=$ZOO/$2 key=$1:$2:$3 out rc=0 us inputs
   local args=(run "$dir/model.onnx" --repeat "$REPEAT" --precision "$3")
-  while read -r in file; do
-    if [[ -n $in ]]; then args+=(--input "$in=$dir/$file"); fi
-  done < "$dir/inputs.txt"
+  mapfile -t inputs < <(zoo_inputs "$dir")
+  args+=("${inputs[@]}")
   out=$(OMP_NUM_THREADS=$1 "$PORTA" "${args[@]}" 2>&1) || rc=$?
   us=$(field_of median_us "$out")
   if ((rc == 0)) && [[ -n $us ]]; then US[$key]+=" $us"; else ERR[$key]=$(sed '/^[[:space:]]*$/d' <<<"$out" | tail -1); fi
