@@ -371,6 +371,19 @@ TEST(VulkanTexelElementwise, LayerNormRowsMatchReferenceAndTheWorkgroupKernel) {
     }
   }
   expect_impl_match("LayerNormalization", {random_input({3, 6}), random_input({6})}, {}, "", "rows of 6 elements");
+  // Mean and InvStdDev asked for: all three outputs right (the workgroup kernel writes them).
+  std::vector<Tensor> in = {random_input({4, 8}), random_input({8}), random_input({8})};
+  std::vector<Tensor> ref = reference_op("LayerNormalization", in, {}, 3);
+  std::vector<Tensor> got;
+  {
+    Poisoned poison;
+    got = call_op("LayerNormalization", to_vk(in), {}, 3);
+  }
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    Comparison cmp = compare(got[i], ref[i], default_tolerance(DType::f32));
+    EXPECT_TRUE(cmp.ok) << "output " << i << ": " << cmp.message;
+  }
 }
 
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per

@@ -94,6 +94,9 @@ std::string layer_norm_supports(const KernelContext& ctx) {
 // ---- "rows": one invocation per row, read as texels (CPU-like devices: layer_norm_rows.comp) --
 
 void layer_norm_rows_vulkan(KernelContext& ctx) {
+  // Mean/InvStdDev asked for (an eager call's supports cannot see its outputs yet): the
+  // workgroup kernel writes them.
+  if (wants(ctx, 1) || wants(ctx, 2)) return layer_norm_vulkan(ctx);
   const Tensor& x = ctx.in(0);
   if (x.numel() == 0) return;
   int r = x.rank();
@@ -124,10 +127,11 @@ std::string layer_norm_rows_supports(const KernelContext& ctx) {
   if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
     return "the device has no uniform texel buffers of this format";
-  for (size_t i = 1; i < ctx.outputs.size(); ++i)
-    if (ctx.outputs[i].defined()) return "Mean/InvStdDev requested";
   for (size_t i = 1; i < 3; ++i)
     if (ctx.has_input(i) && ctx.in(i).dtype() != t) return "scale/bias of a dtype other than the input's";
+  // With Mean/InvStdDev the kernel hands the call to the workgroup kernel, whose limits apply.
+  if (ctx.outputs.size() > 1 && (ctx.outputs[1].defined() || (ctx.outputs.size() > 2 && ctx.outputs[2].defined())))
+    if (auto why = layer_norm_supports(ctx); !why.empty()) return why;
   int64_t R = 0;
   try {
     const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
