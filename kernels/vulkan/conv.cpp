@@ -239,7 +239,7 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   const int64_t y_numel = ctx.outputs.empty() ? 0 : ctx.outputs[0].numel();
-  if (auto why = texel_gemm_device_ok(ctx, x.dtype()); !why.empty()) return why;
+  if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
   if (x.rank() > 4) return "3-D convolution (the columns are built for 1-D and 2-D)";
   try {
@@ -288,7 +288,7 @@ void conv_depthwise_vulkan(KernelContext& ctx) {
 std::string conv_depthwise_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
-  if (auto why = texel_gemm_device_ok(ctx, x.dtype()); !why.empty()) return why;
+  if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
   if (x.rank() != 4) return "not a 2-D convolution";
   int64_t group = ctx.attrs->get_int("group", 1);

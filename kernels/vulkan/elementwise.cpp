@@ -21,17 +21,6 @@ struct TexelScope {
   ~TexelScope() { t_texel = previous; }
 };
 
-std::string texel_device_ok(const KernelContext& ctx, DType t) {
-  const DeviceCaps& caps = device_caps(ctx);
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: storage-buffer loads are not scalar loops there (this one is for CPU-like devices)");
-  if (t != DType::f32 && t != DType::f16) return str("no texel format for ", dtype_name(t));
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
-    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
-  return "";
-}
-
 std::string texel_sizes_ok(const KernelContext& ctx, int64_t n, DType t) {
   const DeviceCaps& caps = device_caps(ctx);
   if (n >= (int64_t{1} << 31)) return "more than 2^31 elements";
@@ -59,7 +48,7 @@ KernelFn texel_kernel(void (*fn)(KernelContext&)) {
 
 std::string texel_unary_supports(const KernelContext& ctx) {
   DType t = ctx.in(0).dtype();
-  if (auto why = texel_device_ok(ctx, t); !why.empty()) return why;
+  if (auto why = float_texels_ok(ctx, t, "the plain elementwise kernel"); !why.empty()) return why;
   return texel_sizes_ok(ctx, ctx.in(0).numel(), t);
 }
 
@@ -86,7 +75,7 @@ int texel_binary_mode(const Shape& a, const Shape& b) {
 
 std::string texel_binary_supports(const KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
-  if (auto why = texel_device_ok(ctx, a.dtype()); !why.empty()) return why;
+  if (auto why = float_texels_ok(ctx, a.dtype(), "the plain elementwise kernel"); !why.empty()) return why;
   if (a.dtype() != b.dtype()) return "operands have different dtypes";
   if (texel_binary_mode(a.shape(), b.shape()) < 0)
     return "the operands broadcast (texel: one shape, a single element, or one repeating over the other's "

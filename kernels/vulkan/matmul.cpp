@@ -349,7 +349,7 @@ void matmul_texel(KernelContext& ctx) {
 
 std::string texel_supports(const KernelContext& ctx) {
   DType t = ctx.in(0).dtype();
-  if (auto why = texel_gemm_device_ok(ctx, t); !why.empty()) return why;
+  if (auto why = float_texels_ok(ctx, t, "the shared-memory tiled GEMM"); !why.empty()) return why;
   if (ctx.in(1).dtype() != t) return "A and B have different dtypes";
   if (ctx.has_input(2) && ctx.in(2).dtype() != t) return "C has another dtype";
   if (ctx.in(0).rank() < 1 || ctx.in(1).rank() < 1) return "scalar operand";
@@ -428,17 +428,6 @@ std::string matmul_supports(const KernelContext& ctx) {
 
 constexpr int64_t kTexelTileM = 4, kTexelTileN = 8;
 constexpr uint32_t kTexelLocal = 64;
-
-std::string texel_gemm_device_ok(const KernelContext& ctx, DType dtype) {
-  const DeviceCaps& caps = device_caps(ctx);
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: the shared-memory tiled GEMM suits it (this one is for CPU-like devices)");
-  if (auto why = fp16_ok(ctx, dtype); !why.empty()) return why;
-  if (dtype != DType::f32 && dtype != DType::f16) return str("no texel format for ", dtype_name(dtype));
-  if ((dtype == DType::f32 && !caps.texel_rgba32f) || (dtype == DType::f16 && !caps.texel_rgba16f))
-    return str("the device has no ", dtype == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
-  return "";
-}
 
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel) {
   const DeviceCaps& caps = device_caps(ctx);

@@ -41,7 +41,7 @@ std::string copy_supports(const KernelContext& ctx) {
 static bool texel_copy_ok(const KernelContext& ctx, const Tensor& src, const Tensor& dst, const CopyPlan& m) {
   const DeviceCaps& caps = device_caps(ctx);
   const size_t elem = dtype_size(dst.dtype());
-  if (caps.type != "cpu" || !((elem == 4 && caps.texel_rgba32ui) || (elem == 2 && caps.texel_rgba16ui))) return false;
+  if (!cpu_like_ok(ctx, "copy.comp").empty() || !((elem == 4 && caps.texel_rgba32ui) || (elem == 2 && caps.texel_rgba16ui))) return false;
   if (dtype_size(src.dtype()) != elem || static_cast<uint64_t>(src.numel() + 3) / 4 > caps.max_texels) return false;
   const size_t k = m.shape.size() - 1;
   if (m.src_stride[k] != 1 || m.dst_stride[k] != 1 || m.shape[k] % 4 || m.src_mod[k] != 0) return false;

@@ -122,11 +122,7 @@ std::string layer_norm_rows_supports(const KernelContext& ctx) {
   const DeviceCaps& caps = device_caps(ctx);
   const Tensor& x = ctx.in(0);
   DType t = x.dtype();
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: a workgroup per row suits it (one invocation per row is for CPU-like devices)");
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
-    return "the device has no uniform texel buffers of this format";
+  if (auto why = float_texels_ok(ctx, t, "a workgroup per row"); !why.empty()) return why;
   for (size_t i = 1; i < 3; ++i)
     if (ctx.has_input(i) && ctx.in(i).dtype() != t) return "scale/bias of a dtype other than the input's";
   // With Mean/InvStdDev the kernel hands the call to the workgroup kernel, whose limits apply.

@@ -169,9 +169,7 @@ void global_pool_rows_vulkan(KernelContext& ctx) {
 }
 
 std::string global_pool_rows_supports(const KernelContext& ctx) {
-  const DeviceCaps& caps = device_caps(ctx);
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: a workgroup per plane suits it (one invocation per plane is for CPU-like devices)");
+  if (auto why = cpu_like_ok(ctx, "a workgroup per plane"); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
   if (ctx.in(0).rank() < 2) return "input of rank below 2";
   int64_t rows = ctx.in(0).dim(0) * ctx.in(0).dim(1), length = rows ? ctx.in(0).numel() / rows : 0;

@@ -73,11 +73,7 @@ void softmax_rows_vulkan(KernelContext& ctx) {
 std::string softmax_rows_supports(const KernelContext& ctx) {
   const DeviceCaps& caps = device_caps(ctx);
   DType t = ctx.in(0).dtype();
-  if (caps.type != "cpu")
-    return str("a ", caps.type, " device: a workgroup per row suits it (one invocation per row is for CPU-like devices)");
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
-  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
-    return "the device has no uniform texel buffers of this format";
+  if (auto why = float_texels_ok(ctx, t, "a workgroup per row"); !why.empty()) return why;
   opdef::AxisSplit g;
   try {
     g = opdef::split_at_axis_attr(ctx);

@@ -21,9 +21,6 @@ struct TexelGemm {
   int64_t batches() const { return static_cast<int64_t>(offsets.size() / 4); }
 };
 
-/// "" when the device takes matmul_texel.comp for `dtype` at all (a CPU-like device with
-/// RGBA32F/RGBA16F uniform texel buffers, 16-bit storage for f16); else the reason.
-std::string texel_gemm_device_ok(const KernelContext& ctx, DType dtype);
 /// "" when `g` fits the device (grid, batches, texel counts of A and B, the loop cap); else
 /// the reason. `a_numel`/`b_numel` are the operands' element counts.
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel);

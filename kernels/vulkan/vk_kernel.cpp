@@ -100,6 +100,22 @@ void launch(const KernelContext& ctx, Launch l) {
              l.groups[1], l.groups[2]);
 }
 
+std::string cpu_like_ok(const KernelContext& ctx, const char* instead) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (caps.type == "cpu") return "";
+  return str("a ", caps.type, " device: ", instead, " suits it (this kernel is for CPU-like devices)");
+}
+
+std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead) {
+  if (auto why = cpu_like_ok(ctx, instead); !why.empty()) return why;
+  if (t != DType::f32 && t != DType::f16) return str("no texel format for ", dtype_name(t));
+  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  const DeviceCaps& caps = device_caps(ctx);
+  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
+    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
+  return "";
+}
+
 std::string fits_bindings(const KernelContext& ctx) {
   const uint64_t limit = binding_limit(ctx);
   auto check_one = [&](const Tensor& t, const char* what, size_t i) -> std::string {

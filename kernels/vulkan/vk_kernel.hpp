@@ -82,6 +82,12 @@ uint64_t loop_limit(const KernelContext& ctx);
 std::string loop_budget_ok(const KernelContext& ctx, uint64_t iterations, const std::string& what);
 /// Declines when the dispatch dtype is f16 but the device lacks 16-bit storage.
 std::string fp16_ok(const KernelContext& ctx, DType dtype);
+/// "" on a CPU-like device (type `cpu`: lavapipe), where kernels written for it come first;
+/// elsewhere the reason, saying that `instead` (what such a device runs) suits it.
+std::string cpu_like_ok(const KernelContext& ctx, const char* instead);
+/// cpu_like_ok, and `t` readable as float texels there (f32: RGBA32F, f16: RGBA16F uniform
+/// texel buffers, with 16-bit storage).
+std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead);
 
 /// Output shape with, per input, element strides (0 where broadcast), adjacent axes merged
 /// wherever every operand allows; rank <= kMaxRank after merging or kernels decline.
