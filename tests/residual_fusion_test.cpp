@@ -6,8 +6,8 @@
 // binary post-op (direct convs, channels-last or channel-blocked) or after the primitive
 // (Winograd), in either case before the activation. Cases that must not fuse: a broadcasting
 // Add, a Conv output read twice or a graph output, an Add of a value with itself. Eager calls
-// of a Conv with a residual on every test device give the reference too: a kernel that does
-// not declare porta_residual (vulkan) declines the call instead of dropping the residual.
+// of a Conv with a residual on every test device give the reference too (a kernel that does
+// not declare porta_residual declines the call instead of dropping the residual).
 #include <string>
 #include <vector>
 

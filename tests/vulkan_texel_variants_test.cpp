@@ -12,12 +12,14 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/util.hpp"
 #include "backends/vulkan/vk_validation.hpp"
 #include "runtime/eager.hpp"
 #include "tests/custom_test_util.hpp"
+#include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 #include "tests/vulkan_shared_test.hpp"
 
@@ -259,6 +261,101 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       expect_impl_match("Conv", in, c.attrs, c.impl == "depthwise" ? "im2col" : "implicit_gemm");
     }
   }
+}
+
+// What graph fusion folds into a Conv (vk_kernel.hpp's Epilogue, activation.glsl): every
+// Vulkan Conv implementation applies the residual (input 3, porta_residual) and the activation
+// (porta_activation with its alpha and beta) as Act(conv + residual), against the float64
+// reference of the same call (ops/fused_activation.hpp): each activation with and without a
+// residual through the texel GEMM, Clip/HardSigmoid/Elu (alpha and beta) with and without one
+// through every implementation, in f32 and f16, the pointwise convolution whose X the texel GEMM reads in place,
+// and the implicit GEMM with K split over dispatches by a loop cap (the epilogue in the last).
+TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto a = [](int64_t group, V pads) {
+    return Attributes{{"group", group}, {"strides", V{1, 1}}, {"pads", pads}};
+  };
+  struct Impl {
+    std::string name, disabled;
+    Shape x, w;
+    Attributes attrs;
+    uint64_t loop_cap = 0;
+  };
+  const std::string no_texel = "vulkan:Conv:depthwise,vulkan:Conv:im2col";
+  const std::vector<Impl> impls = {
+      {"depthwise", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
+      {"im2col", "", {2, 8, 6, 6}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place
+      {"im2col", "", {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},   // columns
+      {"implicit_gemm", no_texel, {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},
+      {"implicit_gemm", no_texel, {1, 16, 5, 5}, {4, 16, 3, 3}, a(1, {1, 1, 1, 1}), 2000},  // K over 3 dispatches
+      {"direct", no_texel + ",vulkan:Conv:implicit_gemm", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
+  };
+  struct Act {
+    const char* name;
+    double alpha = 0, beta = 0;
+  };
+  const std::vector<Act> acts = {{""},     {"Relu"},        {"Clip", -0.3, 0.4}, {"LeakyRelu", 0.2}, {"Sigmoid"},
+                                 {"Tanh"}, {"HardSigmoid", 0.3, 0.45}, {"HardSwish"}, {"Elu", 0.8}, {"Swish"}};
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const Impl& impl : impls) {
+      DisabledKernels disabled(impl.disabled);
+      std::unique_ptr<LoopCapOverride> cap;
+      if (impl.loop_cap) cap = std::make_unique<LoopCapOverride>(impl.loop_cap);
+      std::vector<Tensor> in = {random_input(impl.x, dt), random_input(impl.w, dt, -0.5, 0.5),
+                                random_input({impl.w[0]}, dt)};
+      std::vector<Tensor> probe = {random_input(impl.x, dt), random_input(impl.w, dt), random_input({impl.w[0]}, dt)};
+      Tensor y = reference_op("Conv", probe, impl.attrs, 1).at(0);
+      // Every activation through one shader (activation.glsl is shared; each (ACT, HAS_RES)
+      // is a pipeline lavapipe compiles), the wiring of alpha, beta and R through every one.
+      const bool all = dt == DType::f32 && impl.name == "im2col" && impl.w[2] == 3;
+      for (size_t k = 0; k < acts.size(); ++k) {
+        const Act& act = acts[k];
+        for (bool residual : {false, true}) {
+          if (!all && !(k == 0 && !residual) && !(k == 2 && residual) && !(k == 6 && !residual) && !(k == 8 && residual))
+            continue;
+          SCOPED_TRACE(str(impl.name, " ", dtype_name(dt), " ", shape_str(impl.x), " * ", shape_str(impl.w), " ",
+                           act.name, residual ? " + residual" : ""));
+          Attributes attrs = impl.attrs;
+          attrs.set("porta_activation", std::string(act.name));
+          attrs.set("porta_activation_alpha", act.alpha);
+          attrs.set("porta_activation_beta", act.beta);
+          std::vector<Tensor> call = in;
+          if (residual) call.push_back(random_input(y.shape(), dt, -2, 2));
+          expect_impl_match("Conv", call, attrs, impl.name);
+        }
+      }
+    }
+  }
+}
+
+// A session on vulkan:0 folds the shortcut Add and the activations after Convs into them, as
+// it does on the cpu, and computes the graph as written.
+TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
+  REQUIRE_VULKAN();
+  ReferenceGraph g;
+  g.input("x", random_f32({1, 8, 10, 10}));
+  g.initializer("w1", random_f32({8, 8, 3, 3}, -0.3, 0.3));
+  g.initializer("b1", random_f32({8}));
+  g.node("Conv", {"x", "w1", "b1"}, "y", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  g.node("Add", {"y", "x"}, "s");
+  g.node("Relu", {"s"}, "r");
+  g.initializer("w2", random_f32({12, 8, 1, 1}));
+  g.node("Conv", {"r", "w2"}, "z");
+  g.node("Sigmoid", {"z"}, "sg");
+  g.node("Mul", {"z", "sg"}, "out");  // SiLU
+  g.output("out");
+  SessionOptions options;
+  options.device = Device::parse("vulkan:0");
+  Session session(g.model(), options);
+  std::vector<NodePlan> plan = session.plan(g.inputs());
+  for (const char* op : {"Add", "Relu", "Sigmoid", "Mul"}) EXPECT_EQ(nodes_of_op(plan, op), 0) << op;
+  EXPECT_EQ(nodes_of_op(plan, "Conv"), 2);
+  for (const NodePlan& p : plan) EXPECT_EQ(p.device, Device::parse("vulkan:0")) << p.node << ": " << p.reason;
+  Comparison c = compare(session.run(g.inputs()).at(0), g.reference("out"), 1e-4);
+  EXPECT_TRUE(c.ok) << c.message;
 }
 
 // Softmax / LogSoftmax over the innermost axis (kernels/vulkan/softmax.cpp): "rows", one

@@ -4,6 +4,7 @@
 //   Conv:          y[n,oc,o] = b[oc] + sum_{ic in group, k} x[n,ic, o*s - pad + k*dil] * w[oc,ic',k]
 //   ConvTranspose: y[n,oc,o] = b[oc] + sum_{ic in group, k : o + pad - k*dil = i*s} x[n,ic,i] * w[ic,oc',k]
 // Weight layouts are ONNX's: Conv (C_out, C_in/group, k...), ConvTranspose (C_in, C_out/group, k...).
+// A Conv's fused residual and activation (activation.glsl) apply where Y is written.
 #version 450
 #include "common.glsl"
 
@@ -12,6 +13,9 @@ layout(std430, binding = 0) readonly buffer X { STORAGE x[]; };
 layout(std430, binding = 1) readonly buffer W { STORAGE w[]; };
 layout(std430, binding = 2) readonly buffer B { STORAGE bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
+layout(constant_id = 2) const int ACT = 0;
+layout(constant_id = 3) const int HAS_RES = 0;
 layout(push_constant) uniform Params {
   uint n;
   uint spatial;
@@ -23,7 +27,10 @@ layout(push_constant) uniform Params {
   int pad[3];
   int dilation[3];
   uint has_bias;
+  float act_alpha, act_beta;
 } p;
+
+#include "activation.glsl"
 
 void main() {
   uint i = global_index();
@@ -65,5 +72,6 @@ void main() {
       acc += xv * float(w[widx]);
     }
   }
-  y[i] = STORAGE(acc);
+  if (HAS_RES != 0) acc += float(res[i]);
+  y[i] = STORAGE(fused_activation(acc, p.act_alpha, p.act_beta));
 }

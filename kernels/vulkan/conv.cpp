@@ -1,13 +1,16 @@
 // Conv and ConvTranspose on vulkan. Conv has four implementations, tried in order. On CPU-like
 // devices (lavapipe) "depthwise" takes depthwise 2-D convolutions (conv_depthwise.comp: input
-// read as vec4 texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch (conv_im2col.comp, 1-D and 2-D)
-// and multiplies them by the weights with the barrier-free texel GEMM (matmul_texel.comp),
-// groups as batches of that GEMM. Then the implicit
+// read as vec4 texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
+// (conv_im2col.comp, 1-D and 2-D; pointwise convolutions read X in place) and multiplies them
+// by the weights with the barrier-free texel GEMM (matmul_texel.comp), groups as batches of
+// that GEMM. Then the implicit
 // GEMM ("implicit_gemm", conv_gemm.comp: 64x64 output tiles, K = input channels x taps in tiles
 // of 16, split over dispatches under a driver's loop cap) and the direct kernel ("direct",
 // conv.comp: one invocation per output element), which takes the calls whose GEMM grid exceeds
 // the device's workgroup counts. ConvTranspose runs conv.comp. Geometry comes from the op
 // definition's helpers (ops/window.hpp), so kernel and reference agree on pads and auto_pad.
+// Each Conv implementation applies what graph fusion folds into the node (a residual Add and
+// the activation after it: vk_kernel.hpp's Epilogue) where it writes Y.
 #include <algorithm>
 #include <array>
 
@@ -119,9 +122,11 @@ void conv_gemm_vulkan(KernelContext& ctx) {
   int64_t K = c_in / group * shape_numel(k), tiles = (K + kConvTileK - 1) / kConvTileK;
   int64_t per = conv_tiles_per_dispatch(ctx);
   if (per < 1) throw BackendError(str("[", ctx.op->name, "] one K tile exceeds the loop cap (supports should decline)"));
+  const Epilogue epi = epilogue_of(ctx);
   if (tiles <= per) {  // one dispatch; W stands in for the unused Partial binding
     l.args.push_back(input(w));
     for (int64_t v : {int64_t{0}, K, int64_t{0}}) l.push_u(v);
+    epi.add_to(l, w);
     launch(ctx, std::move(l));
     return;
   }
@@ -134,6 +139,7 @@ void conv_gemm_vulkan(KernelContext& ctx) {
     d.push_u(k_begin);
     d.push_u(k_end);
     d.push_u((k_begin > 0 ? 1u : 0u) | (k_end < K ? 2u : 0u));
+    epi.add_to(d, w);
     launch(ctx, std::move(d));
   }
 }
@@ -151,6 +157,7 @@ void conv_direct_vulkan(KernelContext& ctx, bool transposed) {
   l.args = {input(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
   l.push_u(y.numel());
   push_conv(l, c, bias);
+  (transposed ? Epilogue{} : epilogue_of(ctx)).add_to(l, w);
   set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
   launch(ctx, std::move(l));
 }
@@ -160,11 +167,15 @@ void conv_transpose_vulkan(KernelContext& ctx) { conv_direct_vulkan(ctx, true); 
 
 // ---- "im2col": columns in a scratch, then matmul_texel.comp (CPU-like devices) ----------------
 
-// The columns and the GEMM over them for one call (1-D and 2-D convolutions).
+// The columns and the GEMM over them for one call (1-D and 2-D convolutions). A pointwise
+// convolution (1x1 taps, stride 1, no padding) whose channels per group and positions are
+// multiples of 4 needs no columns: each (image, group) block of X is already the (K, P)
+// operand, read in place (`in_place`).
 struct Im2col {
   int64_t n = 0, groups = 1, cin_g = 0, oc_g = 0, K = 0, Kp = 0, P = 0, ldc = 0;
   int64_t H = 1, W = 1, OW = 1, KH = 1, KW = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
+  bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
   // The GEMM over the columns of images [n0, n0 + images): one batch per (image, group).
   TexelGemm gemm(bool bias, int64_t n0, int64_t images) const {
@@ -198,8 +209,12 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
   m.ldc = (m.P + 3) / 4 * 4;
   m.K = m.cin_g * m.KH * m.KW;
   m.Kp = (m.K + 3) / 4 * 4;
+  bool unpadded = std::all_of(c.g.pad_begin.begin(), c.g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
+                  c.g.out == c.g.in;
+  m.in_place = m.KH == 1 && m.KW == 1 && m.sh == 1 && m.sw == 1 && unpadded && m.cin_g % 4 == 0 && m.P % 4 == 0;
   uint64_t per_image = m.col_elems(1) * dtype_size(ctx.in(0).dtype());
-  m.chunk = std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
+  m.chunk = m.in_place ? m.n
+                       : std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
   return m;
 }
 
@@ -216,9 +231,14 @@ void conv_im2col_vulkan(KernelContext& ctx) {
   const ConvCall c = conv_call(ctx, false);
   const Im2col m = im2col_of(ctx, c);
   const DeviceCaps& caps = device_caps(ctx);
-  // Weight rows padded to whole texels.
-  Tensor wp = m.K != m.Kp ? pack_blocks(ctx, w, 1, c.c_out, m.K, c.c_out, m.Kp) : w;
+  // Weight rows padded to whole texels (once per session: weights are constants there).
+  Tensor wp = m.K != m.Kp ? pack_input(ctx, 1, 1, c.c_out, m.K, c.c_out, m.Kp) : w;
   const bool bias = ctx.has_input(2);
+  const Epilogue epi = epilogue_of(ctx);
+  if (m.in_place) {
+    launch_texel_gemm(ctx, m.gemm(bias, 0, m.n), wp, x, bias ? &ctx.in(2) : nullptr, y, epi);
+    return;
+  }
   // Images in chunks whose columns fit one binding; one scratch serves them all.
   Tensor col = Tensor::empty({static_cast<int64_t>(m.col_elems(m.chunk))}, x.dtype(), ctx.device);
   for (int64_t n0 = 0; n0 < m.n; n0 += m.chunk) {
@@ -226,12 +246,12 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     Launch l;
     l.shader = "conv_im2col";
     l.variant = variant_for(x.dtype());
-    l.args = {input(x), output(col)};
+    l.args = {scalar_texels(x), output(col)};
     uint64_t total = m.col_elems(images) / 4;
     push_im2col(l, m, total, n0);
     set_grid(l, caps, (total + 255) / 256);
     launch(ctx, std::move(l));
-    launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y);
+    launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y, epi);
   }
 }
 
@@ -245,6 +265,16 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
   try {
     const ConvCall c = conv_call(ctx, false);
     const Im2col m = im2col_of(ctx, c);
+    if (m.in_place) {
+      if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.n), c.c_out * m.Kp, x.numel()); !why.empty()) return why;
+      return fits_bindings(ctx);
+    }
+    const DeviceCaps& caps = device_caps(ctx);
+    if ((x.dtype() == DType::f32 && !caps.texel_r32f) || (x.dtype() == DType::f16 && !caps.texel_r16f))
+      return str("the device has no ", x.dtype() == DType::f32 ? "R32F" : "R16F", " uniform texel buffers");
+    if (static_cast<uint64_t>(x.numel()) > caps.max_texels)
+      return str("the input has ", x.numel(), " elements, more texels than the device's maxTexelBufferElements (",
+                 caps.max_texels, ")");
     if (m.chunk < 1)
       return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                  " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
@@ -281,6 +311,7 @@ void conv_depthwise_vulkan(KernelContext& ctx) {
     l.push_u(v);
   l.push_u(bias ? 1 : 0);
   l.push_u((x.numel() + 3) / 4 - 1);
+  epilogue_of(ctx).add_to(l, w);
   set_grid(l, device_caps(ctx), (total + 63) / 64);
   launch(ctx, std::move(l));
 }
@@ -346,14 +377,28 @@ std::string conv_direct_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// Every Conv implementation applies the residual and activation graph fusion folds into it
+// (activation.glsl), so a session folds them on vulkan as on the cpu.
+KernelDef conv_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
+  KernelDef k;
+  k.op = "Conv";
+  k.backend = DeviceType::vulkan;
+  k.dtypes = kF32 | kF16;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.impl = std::move(impl);
+  k.fused_activations = conv_fused_activations();
+  return k;
+}
+
+const bool conv_registered[] = {
+    register_kernel_at_load(conv_kernel(conv_depthwise_vulkan, conv_depthwise_supports, {"depthwise", 3})),
+    register_kernel_at_load(conv_kernel(conv_im2col_vulkan, conv_im2col_supports, {"im2col", 2})),
+    register_kernel_at_load(conv_kernel(conv_gemm_vulkan, conv_gemm_supports, {"implicit_gemm", 1})),
+    register_kernel_at_load(conv_kernel(conv_direct_kernel, conv_direct_supports, {"direct", 0}))};
+
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_depthwise_vulkan, conv_depthwise_supports,
-                      (KernelImpl{"depthwise", 3}))
-PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_im2col_vulkan, conv_im2col_supports, (KernelImpl{"im2col", 2}))
-PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_gemm_vulkan, conv_gemm_supports,
-                      (KernelImpl{"implicit_gemm", 1}))
-PORTA_REGISTER_KERNEL(Conv, vulkan, kF32 | kF16, conv_direct_kernel, conv_direct_supports, (KernelImpl{"direct", 0}))
 PORTA_REGISTER_KERNEL(ConvTranspose, vulkan, kF32 | kF16, conv_transpose_vulkan, conv_direct_supports)
 
 }  // namespace porta::vk

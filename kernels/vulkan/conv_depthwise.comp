@@ -4,7 +4,8 @@
 // computes 4 consecutive outputs of one row; per tap it reads the input once as 3 vec4 texels
 // (12 elements cover the 4 taps' inputs at stride 2) and picks its elements from them, so no
 // storage-buffer load (a scalar loop per lane on lavapipe) touches the input. Inputs in the
-// padding count as zero; accumulation is fp32.
+// padding count as zero; accumulation is fp32. The fused residual and activation
+// (activation.glsl) apply at the store.
 #version 450
 #include "common.glsl"
 
@@ -12,13 +13,19 @@ layout(binding = 0) uniform samplerBuffer X;
 layout(std430, binding = 1) readonly buffer Wt { STORAGE w[]; };
 layout(std430, binding = 2) readonly buffer Bias { STORAGE bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
+layout(constant_id = 1) const int ACT = 0;
+layout(constant_id = 2) const int HAS_RES = 0;
 layout(push_constant) uniform Params {
   uint total;      // invocations: N * OC * OH * ceil(OW / 4)
   uint C, H, W, OC, OH, OW, mult;  // mult = OC / C
   uint KH, KW, sh, sw, ph, pw, dh, dw;
   uint has_bias;
   uint last_texel;  // X's last texel index
+  float act_alpha, act_beta;
 } p;
+
+#include "activation.glsl"
 
 void main() {
   uint i = global_index();
@@ -54,5 +61,10 @@ void main() {
     }
   }
   uint out_row = ((n * p.OC + oc) * p.OH + oh) * p.OW;
-  for (uint j = 0; j < 4 && ow0 + j < p.OW; ++j) y[out_row + ow0 + j] = STORAGE(acc[j]);
+  for (uint j = 0; j < 4 && ow0 + j < p.OW; ++j) {
+    uint at = out_row + ow0 + j;
+    float v = acc[j];
+    if (HAS_RES != 0) v += float(res[at]);
+    y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
+  }
 }

@@ -8,7 +8,8 @@
 // One dispatch sums k in [k_begin, k_end): the host splits a long K over several dispatches
 // when one would loop more often per invocation than the driver allows (window.cpp). `pass`
 // bit 1 adds the fp32 partial sums of earlier dispatches (Partial, indexed like Y); bit 2
-// stores the sums there instead of writing Y (every dispatch but the last, which adds the bias).
+// stores the sums there instead of writing Y (every dispatch but the last, which adds the bias,
+// the fused residual and the fused activation: activation.glsl).
 #version 450
 #include "common.glsl"
 
@@ -17,6 +18,9 @@ layout(std430, binding = 1) readonly buffer W { STORAGE w[]; };
 layout(std430, binding = 2) readonly buffer B { STORAGE bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 4) buffer Partial { float partial[]; };
+layout(std430, binding = 5) readonly buffer R { STORAGE res[]; };
+layout(constant_id = 1) const int ACT = 0;
+layout(constant_id = 2) const int HAS_RES = 0;
 layout(push_constant) uniform Params {
   uint batch;
   uint spatial;
@@ -30,7 +34,10 @@ layout(push_constant) uniform Params {
   uint has_bias;
   uint k_begin, k_end;  // this dispatch's slice of K (k_begin a multiple of TK)
   uint pass;            // 1: add Partial, 2: store to Partial (not the last dispatch)
+  float act_alpha, act_beta;
 } p;
+
+#include "activation.glsl"
 
 const uint TILE = 64, TK = 16;
 shared float tile_a[TK][TILE];
@@ -106,7 +113,9 @@ void main() {
         partial[at] = sum;
         continue;
       }
-      y[at] = STORAGE(sum + b);
+      sum += b;
+      if (HAS_RES != 0) sum += float(res[at]);
+      y[at] = STORAGE(fused_activation(sum, p.act_alpha, p.act_beta));
     }
   }
 }

@@ -4,7 +4,9 @@
 // block b = (image n, group g) and row k = (channel c, tap), the row holds input values at
 // every output position p (zero where the tap lies in the padding, and in the pad columns
 // P..ldc-1): col[(b*Kp + k)*ldc + p]. Rows K..Kp-1 are zero. Each invocation writes 4
-// consecutive positions (one vec4). The weights' rows are padded by pack.comp.
+// consecutive positions (one vec4). X is read as a texel buffer of one element per texel (a
+// vectorized gather on lavapipe, where storage-buffer loads are scalar loops over the lanes).
+// The weights' rows are padded by pack.comp.
 // 1-D convolutions run as 2-D with one row (H = OH = KH = 1).
 #version 450
 #include "common.glsl"
@@ -15,7 +17,7 @@
 #define STORAGE4 vec4
 #endif
 
-layout(std430, binding = 0) readonly buffer X { STORAGE x[]; };
+layout(binding = 0) uniform samplerBuffer X;  // one element per texel (R32F / R16F)
 layout(std430, binding = 1) writeonly buffer Col { STORAGE4 col[]; };
 layout(push_constant) uniform Params {
   uint total;   // vec4s to write
@@ -44,7 +46,7 @@ void main() {
       if (pos >= p.P) break;
       int ih = int(pos / p.OW * p.sh + kh * p.dh) - int(p.ph);
       int iw = int(pos % p.OW * p.sw + kw * p.dw) - int(p.pw);
-      if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W)) v[j] = float(x[(plane + uint(ih)) * p.W + uint(iw)]);
+      if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W)) v[j] = texelFetch(X, int((plane + uint(ih)) * p.W + uint(iw))).x;
     }
   }
   col[i] = STORAGE4(v);

@@ -341,9 +341,9 @@ void matmul_texel(KernelContext& ctx) {
   if (!why.empty()) throw BackendError(str("[", ctx.op->name, "] ", why, " (supports should decline)"));
   if (ctx.out(0).numel() == 0) return;
   Tensor a = ctx.in(0), b = ctx.in(1);
-  if (t.pack_a) a = pack_blocks(ctx, a, 1, t.a_rows, t.K, t.a_rows, t.Kp);
+  if (t.pack_a) a = pack_input(ctx, 0, 1, t.a_rows, t.K, t.a_rows, t.Kp);
   if (t.pack_b)
-    b = t.g.b_t ? pack_blocks(ctx, b, 1, t.N, t.K, t.N, t.Kp) : pack_blocks(ctx, b, t.b_blocks, t.K, t.N, t.Kp, t.Np);
+    b = t.g.b_t ? pack_input(ctx, 1, 1, t.N, t.K, t.N, t.Kp) : pack_input(ctx, 1, t.b_blocks, t.K, t.N, t.Kp, t.Np);
   launch_texel_gemm(ctx, t.g, a, b, bias_of(ctx), ctx.out(0));
 }
 
@@ -463,11 +463,39 @@ Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, 
   return dst;
 }
 
-void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,
-                       const Tensor* c, Tensor& y) {
+TexelGemmState& texel_state(KernelContext& ctx) {
+  if (!ctx.state) ctx.state = std::make_shared<TexelGemmState>();
+  return *static_cast<TexelGemmState*>(ctx.state.get());
+}
+
+Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
+                  int64_t dst_cols) {
+  const Tensor& src = ctx.in(i);
+  if (!ctx.is_constant_input(i)) return pack_blocks(ctx, src, blocks, rows, cols, dst_rows, dst_cols);
+  TexelGemmState& s = texel_state(ctx);
+  const std::array<int64_t, 5> geometry{blocks, rows, cols, dst_rows, dst_cols};
+  for (const TexelGemmState::Packed& p : s.packed)
+    if (p.storage == src.storage().get() && p.offset == src.offset() && p.shape == src.shape() && p.geometry == geometry)
+      return p.padded;
+  if (s.packed.size() >= 4) s.packed.clear();  // a call site binds a handful of constants
+  s.packed.push_back({src.storage().get(), src.offset(), src.shape(), geometry,
+                      pack_blocks(ctx, src, blocks, rows, cols, dst_rows, dst_cols)});
+  return s.packed.back().padded;
+}
+
+void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
+                       Tensor& y, const Epilogue& epi) {
   if (y.numel() == 0) return;
-  Tensor table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32,
-                                   ctx.device);
+  // The offsets table is uploaded once per call site and shape (a chunked Conv has a few).
+  TexelGemmState& s = texel_state(ctx);
+  Tensor table;
+  for (const auto& [offsets, t] : s.tables)
+    if (offsets == g.offsets) table = t;
+  if (!table.defined()) {
+    table = Tensor::from_host(g.offsets.data(), {static_cast<int64_t>(g.offsets.size())}, DType::i32, ctx.device);
+    if (s.tables.size() >= 16) s.tables.clear();
+    s.tables.emplace_back(g.offsets, table);
+  }
   int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
   int64_t tiles = tiles_n * ((g.M + kTexelTileM - 1) / kTexelTileM);
   Launch l;
@@ -481,6 +509,7 @@ void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tenso
   for (int64_t v : {g.M, g.N, g.K, tiles_n, g.ldb, g.scm, g.scn}) l.push_u(v);
   l.push_f(g.alpha);
   l.push_f(g.beta);
+  epi.add_to(l, table);
   launch(ctx, std::move(l));
 }
 

@@ -10,23 +10,31 @@
 // Per-batch element offsets of A, B (multiples of 4), C and Y come from `offsets` (four per
 // batch); z is the batch. C is read at c[c_off + m*scm + n*scn]
 // (stride 0 broadcasts). B (K, N) rows are ldb texels apart (>= N / 4: Conv's im2col pads them).
+// Conv's fused epilogue (activation.glsl): Y = Act(alpha * A x B + beta * C + R), R indexed as Y
+// (HAS_RES; the residual Add folded into the Conv), Act the folded activation (ACT).
 #version 450
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int B_T = 0;
+layout(constant_id = 3) const int ACT = 0;
+layout(constant_id = 4) const int HAS_RES = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
 layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 5) readonly buffer R { STORAGE res[]; };
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint tiles_n;  // ceil(N / 8)
   uint ldb;      // texels per row of B when it is (K, N)
   uint scm, scn;
   float alpha, beta;
+  float act_alpha, act_beta;
 } p;
+
+#include "activation.glsl"
 
 void main() {
   uint tile = global_index();
@@ -79,7 +87,9 @@ void main() {
       if (n >= p.N) break;
       float v = p.alpha * acc[i][j / 4][j % 4];
       if (HAS_BIAS != 0) v += p.beta * float(c[c_off + m * p.scm + n * p.scn]);
-      y[y_base + m * p.N + n] = STORAGE(v);
+      uint at = y_base + m * p.N + n;
+      if (HAS_RES != 0) v += float(res[at]);
+      y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
     }
   }
 }

@@ -1,8 +1,10 @@
 // porta vulkan kernels — the barrier-free GEMM of CPU-like devices (matmul_texel.comp), shared
 // by MatMul/Gemm (matmul.cpp) and Conv's im2col path (conv.cpp).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/vulkan/vk_kernel.hpp"
@@ -29,8 +31,32 @@ std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_
 /// are not whole texels.
 Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, int64_t rows, int64_t cols,
                    int64_t dst_rows, int64_t dst_cols);
-/// Records the dispatch (nothing when Y is empty). `c` may be null.
-void launch_texel_gemm(const KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b,
-                       const Tensor* c, Tensor& y);
+/// What one call site of the texel GEMM keeps between runs (KernelContext::state: a session
+/// step's lives as long as its plan; an eager call starts with none): the zero-padded copies
+/// of its constant operands and the device copies of its offset tables, each keyed by what it
+/// was made from. A session's run then records the GEMM alone (and the copies of operands that
+/// change from run to run).
+struct TexelGemmState {
+  struct Packed {
+    const void* storage = nullptr;
+    int64_t offset = 0;
+    Shape shape;
+    std::array<int64_t, 5> geometry{};  // pack_blocks' blocks, rows, cols, dst_rows, dst_cols
+    Tensor padded;
+  };
+  std::vector<Packed> packed;
+  std::vector<std::pair<std::vector<int32_t>, Tensor>> tables;
+};
+/// The call site's TexelGemmState (made in ctx.state on first use). Only the kernels using
+/// the texel GEMM (MatMul/Gemm "texel", Conv "im2col") keep it there.
+TexelGemmState& texel_state(KernelContext& ctx);
+/// pack_blocks of input `i`, made once and kept in the state when the input is a session
+/// constant (weights whose K is not a multiple of 4).
+Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
+                  int64_t dst_cols);
+/// Records the dispatch (nothing when Y is empty). `c` may be null; `epi` is Conv's fused
+/// residual and activation (matmul_texel.comp applies it where it writes Y).
+void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
+                       Tensor& y, const Epilogue& epi = {});
 
 }  // namespace porta::vk

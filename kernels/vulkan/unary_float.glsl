@@ -1,29 +1,14 @@
 // porta vulkan shaders — the float functions of the unary ops (unary.comp, unary_texel.comp):
 // apply(x) for OP (the specialization constant the including shader declares), with the op's
 // scalar attributes in p.alpha, p.beta, p.gamma.
+#include "float_math.glsl"
+
 // erf with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26).
 float erf_approx(float x) {
   float t = 1.0 / (1.0 + 0.3275911 * abs(x));
   float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
                    0.254829592) * t * exp(-x * x);
   return sign(x) * y;
-}
-
-// tanh without overflow for large |x| and without cancellation near 0.
-float tanh_stable(float x) {
-  float a = abs(x);
-  if (a < 0.0625) {
-    float x2 = x * x;
-    return x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0))));
-  }
-  float e = exp(-2.0 * a);
-  return sign(x) * (1.0 - e) / (1.0 + e);
-}
-
-float sigmoid(float x) {
-  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-  float e = exp(x);
-  return e / (1.0 + e);
 }
 
 float apply(float x) {

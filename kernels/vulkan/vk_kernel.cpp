@@ -4,6 +4,7 @@
 
 #include "backends/vulkan/vk_validation.hpp"
 #include "ops/broadcast_util.hpp"
+#include "ops/fused_activation.hpp"
 
 #include <algorithm>
 
@@ -54,7 +55,7 @@ void launch(const KernelContext& ctx, Launch l) {
     auto* rec = static_cast<Buffer*>(a.tensor.storage()->handle());
     size_t bytes = a.bytes == SIZE_MAX ? a.tensor.nbytes() - a.byte_offset : a.bytes;
     VkDeviceSize start = rec->offset + static_cast<VkDeviceSize>(a.tensor.offset()) * elem + a.byte_offset;
-    const VkDeviceSize texel_bytes = 4 * elem;
+    const VkDeviceSize texel_bytes = (a.texel_scalar ? 1 : 4) * elem;
     const VkDeviceSize alignment = a.texel ? std::max<VkDeviceSize>(caps.texel_alignment, texel_bytes)
                                            : caps.storage_alignment;
     if (start % alignment) {
@@ -69,7 +70,10 @@ void launch(const KernelContext& ctx, Launch l) {
     VkDeviceSize end_of_record = rec->offset + rec->size;
     if (a.texel) {
       if (a.write) throw BackendError(str("[", l.shader, "] a texel binding is read-only"));
-      VkFormat format = a.texel_bits ? (elem == 4   ? VK_FORMAT_R32G32B32A32_UINT
+      VkFormat format = a.texel_scalar ? (a.tensor.dtype() == DType::f32   ? VK_FORMAT_R32_SFLOAT
+                                          : a.tensor.dtype() == DType::f16 ? VK_FORMAT_R16_SFLOAT
+                                                                           : VK_FORMAT_UNDEFINED)
+                        : a.texel_bits ? (elem == 4   ? VK_FORMAT_R32G32B32A32_UINT
                                         : elem == 2 ? VK_FORMAT_R16G16B16A16_UINT
                                                     : VK_FORMAT_UNDEFINED)
                         : a.tensor.dtype() == DType::f32 ? VK_FORMAT_R32G32B32A32_SFLOAT
@@ -98,6 +102,35 @@ void launch(const KernelContext& ctx, Launch l) {
   const Pipeline& p = c.pipeline(l.shader + ":" + l.variant, kinds, l.local_size, l.spec);
   c.dispatch(p, bindings, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), l.groups[0],
              l.groups[1], l.groups[2]);
+}
+
+void Epilogue::add_to(Launch& l, const Tensor& stand_in) const {
+  l.spec.push_back(act);
+  l.spec.push_back(residual ? 1 : 0);
+  l.push_f(alpha);
+  l.push_f(beta);
+  l.args.push_back(input(residual ? *residual : stand_in));
+}
+
+Epilogue epilogue_of(const KernelContext& ctx) {
+  Epilogue e;
+  if (ctx.attrs && ctx.attrs->has("porta_activation")) {
+    opdef::FusedActivation f = opdef::parse_fused_activation(*ctx.attrs, ctx.op->name.c_str());
+    e.act = static_cast<int32_t>(f.kind);
+    e.alpha = f.alpha, e.beta = f.beta;
+  }
+  const std::vector<std::string>& names = ctx.op->inputs;
+  for (size_t i = 0; i < names.size() && i < ctx.inputs.size(); ++i)
+    if (names[i].rfind("porta_residual", 0) == 0 && ctx.inputs[i].defined()) e.residual = &ctx.inputs[i];
+  return e;
+}
+
+std::vector<std::string> conv_fused_activations() {
+  std::vector<std::string> names;
+  for (const std::string& n : opdef::fused_activation_names())
+    if (!n.empty()) names.push_back(n);
+  names.push_back("porta_residual");
+  return names;
 }
 
 std::string cpu_like_ok(const KernelContext& ctx, const char* instead) {

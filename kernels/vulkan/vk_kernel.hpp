@@ -27,11 +27,15 @@ struct Arg {
   /// With `texel`: read the elements' raw bits (RGBA32UI / RGBA16UI, a usamplerBuffer) instead
   /// of float texels.
   bool texel_bits = false;
+  /// With `texel`: one element per texel (f32: R32F, f16: R16F; texelFetch(t, i).x is element
+  /// i), for gathers at any element offset.
+  bool texel_scalar = false;
 };
 inline Arg input(const Tensor& t) { return {t, false}; }
 inline Arg output(const Tensor& t) { return {t, true}; }
 inline Arg texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true}; }
 inline Arg texel_bits(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, true}; }
+inline Arg scalar_texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, false, true}; }
 
 /// One dispatch of an embedded shader.
 struct Launch {
@@ -88,6 +92,24 @@ std::string cpu_like_ok(const KernelContext& ctx, const char* instead);
 /// cpu_like_ok, and `t` readable as float texels there (f32: RGBA32F, f16: RGBA16F uniform
 /// texel buffers, with 16-bit storage).
 std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead);
+
+/// What graph fusion folded into a Conv call (runtime/graph_fusion.cpp): the activation of its
+/// `porta_activation` attributes and the residual of its input 3 (`porta_residual`), which the
+/// conv shaders apply where they write Y, as Act(y + residual) (activation.glsl).
+struct Epilogue {
+  int32_t act = 0;  ///< the shaders' ACT: ops/fused_activation.hpp's FusedActivation::Kind
+  double alpha = 0, beta = 0;
+  const Tensor* residual = nullptr;
+  /// Appends what the including shader declares last: specialization constants ACT and
+  /// HAS_RES, push constants alpha and beta, and the residual's binding (`stand_in` bound
+  /// when there is none). Call it after every other spec, push and arg of the launch.
+  void add_to(Launch& l, const Tensor& stand_in) const;
+};
+/// The call's Epilogue (none for ops without the attributes, e.g. MatMul).
+Epilogue epilogue_of(const KernelContext& ctx);
+/// What every Vulkan Conv kernel declares in KernelDef::fused_activations: each activation of
+/// ops/fused_activation.hpp, and "porta_residual".
+std::vector<std::string> conv_fused_activations();
 
 /// Output shape with, per input, element strides (0 where broadcast), adjacent axes merged
 /// wherever every operand allows; rank <= kMaxRank after merging or kernels decline.
