@@ -248,7 +248,7 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
       {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
-      {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "im2col"},  // depthwise, stride 3 along W
+      {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "depthwise"},  // stride 3 along W
   };
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
@@ -260,6 +260,30 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       DisabledKernels later(c.impl == "depthwise" ? "vulkan:Conv:depthwise" : "vulkan:Conv:depthwise,vulkan:Conv:im2col");
       expect_impl_match("Conv", in, c.attrs, c.impl == "depthwise" ? "im2col" : "implicit_gemm");
     }
+  }
+}
+
+// The texel Conv kernels find their indices with common.glsl's div21 (a float division and two
+// corrections) while every index is below 2^21, and with integer division past that: calls
+// just under and just over the bound through "depthwise" (N x OC x OH x ceil(OW / 4)
+// invocations) and "im2col" (4 x the columns' vec4s), against the float64 reference.
+TEST(VulkanTexelConv, IndicesAroundTheDiv21Bound) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto a = [](int64_t group) {
+    return Attributes{{"group", group}, {"pads", V{1, 1, 1, 1}}};
+  };
+  // depthwise: 64 x 255 x 64 = 1044480 and 2 x 64 x 255 x 64 = 2088960 (< 2^21 = 2097152),
+  // then 2 x 64 x 256 x 64 = 2097152 (not below).
+  for (const Shape& x : std::vector<Shape>{{1, 64, 255, 255}, {2, 64, 255, 255}, {2, 64, 256, 256}}) {
+    SCOPED_TRACE(shape_str(x));
+    expect_impl_match("Conv", {random_input(x), random_input({64, 1, 3, 3}), random_input({64})}, a(64), "depthwise");
+  }
+  // im2col: K = 288 rows of P positions: 288 x 7200 = 2073600 (< 2^21), 288 x 7396 = 2130048.
+  for (const Shape& x : std::vector<Shape>{{1, 32, 80, 90}, {1, 32, 86, 86}}) {
+    SCOPED_TRACE(shape_str(x));
+    expect_impl_match("Conv", {random_input(x), random_input({8, 32, 3, 3}), random_input({8})}, a(1), "im2col");
   }
 }
 

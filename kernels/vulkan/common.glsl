@@ -19,3 +19,15 @@ uint global_index() {
 }
 // Linear workgroup index over the same grid.
 uint group_index() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
+
+// a / d for a < 2^21 (d >= 1) without an integer division: llvmpipe (lavapipe) runs a vector
+// integer division as one scalar division per lane, while this is a few vector instructions.
+// float(a) and float(d) are exact, and GLSL's float division (within 2.5 ulp) leaves the
+// quotient within one of a / d below 2^21, which the two corrections remove. Callers keep to
+// the bound (a specialization constant chooses `/` past it).
+uint div21(uint a, uint d) {
+  uint q = uint(float(a) / float(d));
+  if (q * d > a) q -= 1u;
+  else if (a - q * d >= d) q += 1u;
+  return q;
+}

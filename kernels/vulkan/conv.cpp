@@ -249,6 +249,7 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     l.args = {scalar_texels(x), output(col)};
     uint64_t total = m.col_elems(images) / 4;
     push_im2col(l, m, total, n0);
+    l.spec = {total * 4 < kDiv21Bound ? 1 : 0};  // every index (positions < 4 x total) below 2^21
     set_grid(l, caps, (total + 255) / 256);
     launch(ctx, std::move(l));
     launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y, epi);
@@ -269,12 +270,7 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
       if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.n), c.c_out * m.Kp, x.numel()); !why.empty()) return why;
       return fits_bindings(ctx);
     }
-    const DeviceCaps& caps = device_caps(ctx);
-    if ((x.dtype() == DType::f32 && !caps.texel_r32f) || (x.dtype() == DType::f16 && !caps.texel_r16f))
-      return str("the device has no ", x.dtype() == DType::f32 ? "R32F" : "R16F", " uniform texel buffers");
-    if (static_cast<uint64_t>(x.numel()) > caps.max_texels)
-      return str("the input has ", x.numel(), " elements, more texels than the device's maxTexelBufferElements (",
-                 caps.max_texels, ")");
+    if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
     if (m.chunk < 1)
       return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                  " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
@@ -297,21 +293,22 @@ void conv_depthwise_vulkan(KernelContext& ctx) {
   if (y.numel() == 0) return;
   const ConvCall c = conv_call(ctx, false);
   const bool bias = ctx.has_input(2);
-  const int64_t OW = c.g.out[1];
-  const uint64_t total = static_cast<uint64_t>(y.numel() / OW) * static_cast<uint64_t>((OW + 3) / 4);
+  const int64_t OW = c.g.out[1], quads = (OW + 3) / 4;
+  const uint64_t total = static_cast<uint64_t>(y.numel() / OW) * static_cast<uint64_t>(quads);
   Launch l;
   l.shader = "conv_depthwise";
   l.variant = variant_for(x.dtype());
   l.local_size = 64;
-  l.args = {texels(x), input(w), input(bias ? ctx.in(2) : w), output(y)};
+  l.args = {scalar_texels(x), scalar_texels(w), scalar_texels(bias ? ctx.in(2) : w), output(y)};
   l.push_u(total);
+  l.push_u(quads);
   for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.c_in, c.k[0], c.k[1],
                     c.g.strides[0], c.g.strides[1], c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0],
                     c.g.dilations[1]})
     l.push_u(v);
   l.push_u(bias ? 1 : 0);
-  l.push_u((x.numel() + 3) / 4 - 1);
   epilogue_of(ctx).add_to(l, w);
+  l.spec.push_back(total < kDiv21Bound ? 1 : 0);  // SMALL: every index is below total
   set_grid(l, device_caps(ctx), (total + 63) / 64);
   launch(ctx, std::move(l));
 }
@@ -326,12 +323,16 @@ std::string conv_depthwise_supports(const KernelContext& ctx) {
   if (group != x.dim(1) || group == 1) return str("group ", group, " is not the input channels (", x.dim(1), "): not depthwise");
   try {
     const ConvCall c = conv_call(ctx, false);
-    if (c.g.strides[1] > 2) return str("stride ", c.g.strides[1], " along W (the texel window covers 2)");
-    if (static_cast<uint64_t>(x.numel() + 3) / 4 > device_caps(ctx).max_texels)
-      return "the input has more texels than the device's maxTexelBufferElements";
-    uint64_t taps = static_cast<uint64_t>(c.k[0] * c.k[1]);
-    if (auto why = loop_budget_ok(ctx, taps + 4 * taps + static_cast<uint64_t>(c.k[0]) + 8, "the kernel's taps");
-        !why.empty())
+    if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
+    if (auto why = scalar_texels_ok(ctx, w); !why.empty()) return why;
+    const DeviceCaps& caps = device_caps(ctx);
+    const int64_t quads = (c.g.out[1] + 3) / 4;
+    if (static_cast<uint64_t>(c.g.out[0]) > caps.max_groups[1] ||
+        static_cast<uint64_t>((quads + 7) / 8) > caps.max_groups[0])
+      return str("an output of ", c.g.out[0], " x ", c.g.out[1], " exceeds the device's workgroup counts");
+    const uint64_t kh = static_cast<uint64_t>(c.k[0]), kw = static_cast<uint64_t>(c.k[1]);
+    // The KH loop, per row the KW loop, per tap the 4 outputs' loop, the store loop.
+    if (auto why = loop_budget_ok(ctx, kh + 1 + kh * (kw + 1) + kh * kw * 5 + 5, "the kernel's taps"); !why.empty())
       return why;
   } catch (const Error&) {
     // invalid attributes: the kernel reports the same error

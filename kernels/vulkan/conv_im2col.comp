@@ -28,25 +28,34 @@ layout(push_constant) uniform Params {
   uint KH, KW, sh, sw, ph, pw, dh, dw;
 } p;
 
+// Every index below 2^21 (the host sets SMALL): div21 instead of an integer division.
+layout(constant_id = 1) const int SMALL = 0;
+uint dv(uint a, uint d) { return SMALL != 0 ? div21(a, d) : a / d; }
+
 void main() {
   uint i = global_index();
   if (i >= p.total) return;
   uint q = p.ldc / 4;
-  uint p0 = i % q * 4, row = i / q;  // row = b * Kp + k
-  uint k = row % p.Kp, b = row / p.Kp;
+  uint row = dv(i, q), p0 = (i - row * q) * 4;  // row = b * Kp + k
+  uint b = dv(row, p.Kp), k = row - b * p.Kp;
   vec4 v = vec4(0.0);
   if (k < p.K) {
     uint taps = p.KH * p.KW;
-    uint c = k / taps, t = k % taps;
-    uint kh = t / p.KW, kw = t % p.KW;
-    uint n = p.n0 + b / p.groups, g = b % p.groups;
+    uint c = dv(k, taps), t = k - c * taps;
+    uint kh = dv(t, p.KW), kw = t - kh * p.KW;
+    uint bn = dv(b, p.groups), g = b - bn * p.groups;
+    uint n = p.n0 + bn;
     uint plane = ((n * p.groups + g) * p.cin + c) * p.H;  // (n, channel) plane's first row
+    uint oh = dv(p0, p.OW), ow = p0 - oh * p.OW;  // position p0, then the next three
     for (int j = 0; j < 4; ++j) {
-      uint pos = p0 + j;
-      if (pos >= p.P) break;
-      int ih = int(pos / p.OW * p.sh + kh * p.dh) - int(p.ph);
-      int iw = int(pos % p.OW * p.sw + kw * p.dw) - int(p.pw);
+      if (p0 + j >= p.P) break;
+      int ih = int(oh * p.sh + kh * p.dh) - int(p.ph);
+      int iw = int(ow * p.sw + kw * p.dw) - int(p.pw);
       if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W)) v[j] = texelFetch(X, int((plane + uint(ih)) * p.W + uint(iw))).x;
+      if (++ow == p.OW) {
+        ow = 0;
+        ++oh;
+      }
     }
   }
   col[i] = STORAGE4(v);

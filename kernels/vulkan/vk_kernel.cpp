@@ -104,6 +104,17 @@ void launch(const KernelContext& ctx, Launch l) {
              l.groups[1], l.groups[2]);
 }
 
+std::string scalar_texels_ok(const KernelContext& ctx, const Tensor& t) {
+  const DeviceCaps& caps = device_caps(ctx);
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f16) return str("no texel format for ", dtype_name(t.dtype()));
+  if ((t.dtype() == DType::f32 && !caps.texel_r32f) || (t.dtype() == DType::f16 && !caps.texel_r16f))
+    return str("the device has no ", t.dtype() == DType::f32 ? "R32F" : "R16F", " uniform texel buffers");
+  if (static_cast<uint64_t>(t.numel()) > caps.max_texels)
+    return str("an operand of ", t.numel(), " elements exceeds the device's maxTexelBufferElements (", caps.max_texels,
+               ") as one texel each");
+  return "";
+}
+
 void Epilogue::add_to(Launch& l, const Tensor& stand_in) const {
   l.spec.push_back(act);
   l.spec.push_back(residual ? 1 : 0);

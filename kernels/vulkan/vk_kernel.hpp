@@ -93,6 +93,14 @@ std::string cpu_like_ok(const KernelContext& ctx, const char* instead);
 /// texel buffers, with 16-bit storage).
 std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead);
 
+/// Indices below this take common.glsl's div21 instead of an integer division (shaders with a
+/// SMALL specialization constant).
+inline constexpr uint64_t kDiv21Bound = uint64_t{1} << 21;
+
+/// "" when `t` can be bound with `scalar_texels` (the device has R32F / R16F uniform texel
+/// buffers and `t` fits maxTexelBufferElements); else the reason.
+std::string scalar_texels_ok(const KernelContext& ctx, const Tensor& t);
+
 /// What graph fusion folded into a Conv call (runtime/graph_fusion.cpp): the activation of its
 /// `porta_activation` attributes and the residual of its input 3 (`porta_residual`), which the
 /// conv shaders apply where they write Y, as Act(y + residual) (activation.glsl).
