@@ -382,6 +382,89 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// LSTM and GRU (kernels/vulkan/rnn.cpp): "steps" (one texel GEMM for the input projections,
+// then one dispatch per time step) against the float64 reference and "sequence" (rnn.comp),
+// every output (Y, Y_h, Y_c) poisoned before the call: both directions and bidirectional, both
+// layouts, sequence lengths shorter than the sequence (and 0), initial states, peepholes, clip,
+// no bias, a batch of 3; and the calls "steps" declines, with the reason.
+TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct RnnCase {
+    const char* op;
+    std::string direction;
+    int64_t layout = 0, seq = 5, batch = 3, input = 8, hidden = 8;
+    bool bias = true, lens = false, initial = false, peepholes = false;
+    double clip = 0;
+  };
+  const std::vector<RnnCase> cases = {
+      {"LSTM", "forward"},
+      {"LSTM", "reverse", 0, 6, 3, 4, 12, true, true, true},
+      {"LSTM", "bidirectional", 1, 4, 3, 8, 4, false, true, true, true},
+      {"LSTM", "forward", 1, 7, 1, 12, 8, true, false, true, true, 0.5},
+      {"GRU", "forward"},
+      {"GRU", "bidirectional", 0, 5, 3, 8, 8, true, true, true},
+      {"GRU", "reverse", 1, 6, 2, 4, 16, false, true, false, false, 0.7},
+  };
+  for (const RnnCase& c : cases) {
+    const int64_t gates = std::string(c.op) == "LSTM" ? 4 : 3, dirs = c.direction == "bidirectional" ? 2 : 1;
+    SCOPED_TRACE(str(c.op, " ", c.direction, " layout ", c.layout, " seq ", c.seq, " batch ", c.batch, " input ",
+                     c.input, " hidden ", c.hidden, c.lens ? " lens" : "", c.initial ? " initial" : "",
+                     c.peepholes ? " peepholes" : "", c.clip ? " clip" : ""));
+    Attributes attrs{{"hidden_size", c.hidden}, {"direction", c.direction}, {"layout", c.layout}};
+    if (gates == 3) attrs.set("linear_before_reset", int64_t{1});
+    if (c.clip) attrs.set("clip", c.clip);
+    const Shape x = c.layout ? Shape{c.batch, c.seq, c.input} : Shape{c.seq, c.batch, c.input};
+    const Shape state = c.layout ? Shape{c.batch, dirs, c.hidden} : Shape{dirs, c.batch, c.hidden};
+    std::vector<Tensor> in = {random_input(x), random_input({dirs, gates * c.hidden, c.input}),
+                              random_input({dirs, gates * c.hidden, c.hidden}),
+                              c.bias ? random_input({dirs, 2 * gates * c.hidden}) : Tensor()};
+    if (c.lens) {
+      std::vector<int32_t> lens;
+      for (int64_t b = 0; b < c.batch; ++b) lens.push_back(static_cast<int32_t>(b == 1 ? 0 : c.seq - b));
+      in.push_back(Tensor::from_host(lens.data(), {c.batch}, DType::i32, Device::cpu()));
+    } else {
+      in.push_back(Tensor());
+    }
+    in.push_back(c.initial ? random_input(state) : Tensor());
+    if (gates == 4) {
+      in.push_back(c.initial ? random_input(state) : Tensor());
+      in.push_back(c.peepholes ? random_input({dirs, 3 * c.hidden}) : Tensor());
+    }
+    while (!in.back().defined()) in.pop_back();
+    const int outputs = static_cast<int>(gates == 4 ? 3 : 2);
+    std::vector<Tensor> ref = reference_op(c.op, in, attrs, outputs);
+    for (const char* impl : {"steps", "sequence"}) {
+      DisabledKernels only(impl == std::string("steps") ? "" : str("vulkan:", c.op, ":steps"));
+      Resolution r = resolve_vk(c.op, to_vk(in), attrs);
+      ASSERT_EQ(r.path, Path::native) << r.reason;
+      EXPECT_EQ(r.kernel->impl.name, impl) << r.reason;
+      std::vector<Tensor> got;
+      {
+        Poisoned poison;
+        got = call_op(c.op, to_vk(in), attrs, outputs);
+      }
+      ASSERT_EQ(got.size(), ref.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        Comparison cmp = compare(got[k], ref[k], 1e-5);
+        EXPECT_TRUE(cmp.ok) << impl << " output " << k << ": " << cmp.message;
+      }
+    }
+  }
+  // What "steps" declines goes to "sequence", saying why.
+  auto reason = [&](const char* op, int64_t input, int64_t hidden, Attributes attrs) {
+    const int64_t gates = std::string(op) == "LSTM" ? 4 : 3;
+    attrs.set("hidden_size", hidden);
+    Resolution r = resolve_vk(op, to_vk({random_input({3, 1, input}), random_input({1, gates * hidden, input}),
+                                        random_input({1, gates * hidden, hidden})}),
+                              attrs);
+    EXPECT_EQ(r.kernel ? r.kernel->impl.name : "", "sequence");
+    return r.reason;
+  };
+  EXPECT_NE(reason("LSTM", 5, 8, {}).find("not a multiple of 4"), std::string::npos);
+  EXPECT_NE(reason("GRU", 8, 8, {}).find("linear_before_reset = 0"), std::string::npos);
+}
+
 // Softmax / LogSoftmax over the innermost axis (kernels/vulkan/softmax.cpp): "rows", one
 // invocation per row read as texels, against the workgroup kernel and the reference; rows of
 // 4 to 4096, values offset by 1000 (the maximum must be subtracted), and the calls it declines.

@@ -1,10 +1,16 @@
-// LSTM and GRU on vulkan (layouts 0 and 1): rnn.comp, each workgroup runs one (direction, batch
-// entry) sequence. The steps are split over as few dispatches as the driver's loop cap allows
-// (one where it has none); h and c pass between them through a scratch buffer. Sequence lengths
-// are checked on the host (a length outside [0, seq] is a ShapeError) and passed as int32.
+// LSTM and GRU on vulkan (layouts 0 and 1), two implementations. On CPU-like devices (lavapipe)
+// "steps" computes the input projections of every step in one texel GEMM (matmul_texel.comp),
+// then runs one dispatch per time step (rnn_step.comp: an invocation per hidden unit, R and the
+// state read as vec4 texels, no barriers), f32 with the hidden and input sizes multiples of 4,
+// and GRU with linear_before_reset = 1 (PyTorch's). "sequence" (rnn.comp) takes every call:
+// each workgroup runs one (direction, batch entry) sequence, the steps split over as few
+// dispatches as the driver's loop cap allows (one where it has none); h and c pass between them
+// through a scratch buffer. Sequence lengths are checked on the host (a length outside
+// [0, seq] is a ShapeError) and passed as int32.
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/vulkan/texel_gemm.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
 
 namespace porta::vk {
@@ -42,12 +48,8 @@ int64_t rnn_steps_per_dispatch(const KernelContext& ctx, int gates, int64_t hidd
   return static_cast<int64_t>((limit - loops.per_dispatch) / loops.per_step);
 }
 
-template <int Gates>
-void rnn_vulkan(KernelContext& ctx) {
-  const Tensor &x = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
-  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;  // X [batch, seq, input]
-  int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
-          hidden = r.dim(2), dirs = w.dim(0);
+// The per-sequence lengths as int32 (seq each without sequence_lens); ShapeError outside [0, seq].
+std::vector<int32_t> sequence_lengths(const KernelContext& ctx, int64_t seq, int64_t batch) {
   std::vector<int32_t> lens(static_cast<size_t>(batch), static_cast<int32_t>(seq));
   if (ctx.has_input(4)) {
     std::vector<double> given = ctx.in(4).to_doubles();
@@ -58,6 +60,119 @@ void rnn_vulkan(KernelContext& ctx) {
       lens[b] = static_cast<int32_t>(given[b]);
     }
   }
+  return lens;
+}
+
+// ---- "steps": CPU-like devices --------------------------------------------------------------
+
+// The input projections of every step as one texel GEMM per direction:
+// GX[d] (seq * batch, G * H) = X (seq * batch, I) x W[d]^T (+ Wb[d]), X's rows in its own order.
+TexelGemm input_projection(int64_t rows, int64_t gh, int64_t input_size, int64_t dirs, bool bias) {
+  TexelGemm g;
+  g.M = rows, g.N = gh, g.K = input_size, g.ldb = input_size / 4, g.b_t = true;
+  g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 0, g.scn = 1;
+  g.offsets.clear();
+  for (int64_t d = 0; d < dirs; ++d)
+    g.offsets.insert(g.offsets.end(), {0, static_cast<int32_t>(d * gh * input_size), static_cast<int32_t>(d * 2 * gh),
+                                       static_cast<int32_t>(d * rows * gh)});
+  return g;
+}
+
+template <int Gates>
+void rnn_steps(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
+  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;
+  const int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
+                hidden = r.dim(2), dirs = w.dim(0), gh = Gates * hidden;
+  std::vector<int32_t> lens = sequence_lengths(ctx, seq, batch);
+  const Tensor* outs[3] = {output_if(ctx, 0), output_if(ctx, 1), Gates == 4 ? output_if(ctx, 2) : nullptr};
+  const Tensor* any_out = outs[0] ? outs[0] : outs[1] ? outs[1] : outs[2];
+  if (!any_out) return;
+  const bool bias = ctx.has_input(3);
+  Tensor gx = Tensor::empty({dirs * seq * batch * gh}, DType::f32, ctx.device);
+  launch_texel_gemm(ctx, input_projection(seq * batch, gh, input_size, dirs, bias), x, w, bias ? &ctx.in(3) : nullptr,
+                    gx);
+  Tensor dev_lens = Tensor::from_host(lens.data(), {batch}, DType::i32, ctx.device);
+  const std::string dir = ctx.attrs->get_string("direction", "forward");
+  uint32_t flags = batch_major ? 128u : 0u;
+  auto opt_in = [&](size_t i, uint32_t bit) -> const Tensor& {
+    if (ctx.has_input(i)) {
+      flags |= bit;
+      return ctx.in(i);
+    }
+    return x;
+  };
+  std::vector<Arg> inputs = {input(gx), input(opt_in(3, 1)), input(dev_lens), input(Gates == 4 ? opt_in(7, 8) : x),
+                             input(opt_in(5, 2)), input(Gates == 4 ? opt_in(6, 4) : x)};
+  for (int k = 0; k < 3; ++k)
+    if (outs[k]) flags |= 16u << k;
+  // Two state buffers, each step reading one and writing the other.
+  Tensor state[2] = {Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device),
+                     Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device)};
+  const uint64_t units = static_cast<uint64_t>(dirs * batch * hidden);
+  for (int64_t s = -1; s < seq; ++s) {  // -1: load the initial state into state[0]
+    Launch l;
+    l.shader = "rnn_step";
+    l.spec = {Gates, s < 0 ? 1 : 0};
+    l.local_size = 64;
+    const Tensor& in = state[s < 0 ? 1 : s % 2];
+    Tensor& out = state[s < 0 ? 0 : (s + 1) % 2];
+    l.args = {texels(r), texels(in)};
+    l.args.insert(l.args.end(), inputs.begin(), inputs.end());
+    l.args.push_back(output(out));
+    for (int k = 0; k < 3; ++k) l.args.push_back(output(outs[k] ? *outs[k] : *any_out));
+    for (int64_t v : {seq, batch, hidden, dirs}) l.push_u(v);
+    l.push_u(flags);
+    l.push_u(dir == "reverse" ? 1u : dir == "bidirectional" ? 2u : 0u);
+    l.push_f(ctx.attrs->has("clip") ? ctx.attrs->get_float("clip") : INFINITY);
+    l.push_u(s < 0 ? 0 : s);
+    set_grid(l, device_caps(ctx), (units + 63) / 64);
+    launch(ctx, std::move(l));
+  }
+}
+
+std::string rnn_steps_supports(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (auto why = float_texels_ok(ctx, x.dtype(), "the per-sequence kernel"); !why.empty()) return why;
+  if (x.dtype() != DType::f32) return "not f32 (the state and projections are f32 scratch)";
+  if (x.rank() != 3 || ctx.in(1).rank() != 3 || ctx.in(2).rank() != 3) return "inputs of unexpected rank";
+  for (const Tensor& t : ctx.inputs)
+    if (t.defined() && t.dtype() != x.dtype() && &t != &ctx.inputs[4]) return "operands of different dtypes";
+  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;
+  const int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
+                hidden = ctx.in(2).dim(2), dirs = ctx.in(1).dim(0);
+  if (seq == 0 || batch == 0 || hidden == 0 || dirs == 0) return "an empty sequence, batch or state";
+  if (hidden % 4 || input_size % 4)
+    return str("hidden size ", hidden, " or input size ", input_size, " is not a multiple of 4 (whole texels)");
+  if (ctx.op->name == "GRU" && ctx.attrs->get_int("linear_before_reset", 0) == 0)
+    return "linear_before_reset = 0 (the candidate needs r of every unit first)";
+  const int gates = ctx.op->name == "LSTM" ? 4 : 3;
+  for (const char* a : {"activations", "activation_alpha", "activation_beta"})
+    if (ctx.attrs->has(a)) return str("the attribute ", a, " (default activations only)");
+  const int64_t rows = seq * batch, gh = gates * hidden;
+  if (dirs * rows * gh >= (int64_t{1} << 31)) return "the input projections have more than 2^31 elements";
+  if (static_cast<uint64_t>(dirs * rows * gh) * 4 > binding_limit(ctx))
+    return "the input projections take more than one binding";
+  if (auto why = texel_gemm_fits(ctx, input_projection(rows, gh, input_size, dirs, ctx.has_input(3)), x.numel(),
+                                 ctx.in(1).numel());
+      !why.empty())
+    return why;
+  if (static_cast<uint64_t>(ctx.in(2).numel() / 4) > device_caps(ctx).max_texels) return "R exceeds maxTexelBufferElements";
+  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(gates) * (hidden / 4 + 2) + 8, str("hidden size ", hidden));
+      !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
+// ---- "sequence": any device -----------------------------------------------------------------
+
+template <int Gates>
+void rnn_vulkan(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
+  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;  // X [batch, seq, input]
+  int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
+          hidden = r.dim(2), dirs = w.dim(0);
+  std::vector<int32_t> lens = sequence_lengths(ctx, seq, batch);
   const Tensor* outs[3] = {output_if(ctx, 0), output_if(ctx, 1), Gates == 4 ? output_if(ctx, 2) : nullptr};
   const Tensor* any_out = outs[0] ? outs[0] : outs[1] ? outs[1] : outs[2];
   if (!any_out || batch == 0 || dirs == 0) {
@@ -131,7 +246,9 @@ std::string rnn_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32 | kF16, rnn_vulkan<4>, rnn_supports)
-PORTA_REGISTER_KERNEL(GRU, vulkan, kF32 | kF16, rnn_vulkan<3>, rnn_supports)
+PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32, rnn_steps<4>, rnn_steps_supports, (KernelImpl{"steps", 1}))
+PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32 | kF16, rnn_vulkan<4>, rnn_supports, (KernelImpl{"sequence", 0}))
+PORTA_REGISTER_KERNEL(GRU, vulkan, kF32, rnn_steps<3>, rnn_steps_supports, (KernelImpl{"steps", 1}))
+PORTA_REGISTER_KERNEL(GRU, vulkan, kF32 | kF16, rnn_vulkan<3>, rnn_supports, (KernelImpl{"sequence", 0}))
 
 }  // namespace porta::vk
