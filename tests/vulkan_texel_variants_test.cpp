@@ -382,6 +382,71 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// MaxPool / AveragePool (kernels/vulkan/pool.cpp): "window" (pool_window.comp, 2-D, inputs
+// gathered as one-element texels) against the float64 reference and "taps" (pool.comp) on the
+// same calls, NaN-poisoned outputs: strides, pads, dilations, ceil_mode, windows past the input,
+// count_include_pad both ways, rows shorter than 4, f16, NaN inputs (MaxPool takes NaN only as a
+// window's first tap, as "taps" and the cpu do: the same bits from both); 1-D pools stay on "taps".
+TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  struct PoolCase {
+    Shape x;
+    Attributes attrs;
+  };
+  auto a = [](V kernel, V strides, V pads, V dil = {1, 1}, int64_t ceil = 0) {
+    return Attributes{{"kernel_shape", kernel}, {"strides", strides}, {"pads", pads}, {"dilations", dil},
+                      {"ceil_mode", ceil}};
+  };
+  const std::vector<PoolCase> cases = {
+      {{1, 3, 13, 13}, a({3, 3}, {2, 2}, {1, 1, 1, 1})},
+      {{2, 4, 9, 11}, a({3, 2}, {1, 3}, {0, 1, 2, 0}, {2, 1})},
+      {{1, 2, 7, 7}, a({3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1)},  // ceil_mode: windows past the input
+      {{1, 5, 2, 3}, a({2, 2}, {1, 1}, {1, 1, 1, 1})},             // rows shorter than 4
+      {{1, 8, 16, 16}, a({2, 2}, {2, 2}, {0, 0, 0, 0})},
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const PoolCase& c : cases) {
+      for (const char* op : {"MaxPool", "AveragePool"}) {
+        for (int64_t include_pad : {0, 1}) {
+          if (std::string(op) == "MaxPool" && include_pad) continue;
+          Attributes attrs = c.attrs;
+          if (std::string(op) == "AveragePool") {
+            if (c.attrs.get_ints("dilations") != V{1, 1}) continue;  // AveragePool takes dilations from opset 19
+            attrs.set("count_include_pad", include_pad);
+          }
+          SCOPED_TRACE(str(op, " ", dtype_name(dt), " ", shape_str(c.x), " count_include_pad ", include_pad));
+          Tensor x = random_input(c.x, dt, -3, 3);
+          expect_impl_match(op, {x}, attrs, "window");
+          DisabledKernels taps(str("vulkan:", op, ":window"));
+          expect_impl_match(op, {x}, attrs, "taps");
+        }
+      }
+    }
+  }
+  // NaN: the same bits through both kernels.
+  std::vector<double> values(2 * 6 * 6);
+  for (size_t k = 0; k < values.size(); ++k) values[k] = k % 7 == 0 ? NAN : std::sin(double(k));
+  Tensor x = Tensor::from_values(values, {1, 2, 6, 6}, DType::f32);
+  Attributes attrs = a({3, 3}, {1, 1}, {1, 1, 1, 1});
+  std::vector<double> window = call_op("MaxPool", to_vk({x}), attrs, 1).at(0).to(Device::cpu()).to_doubles();
+  std::vector<double> taps;
+  {
+    DisabledKernels off("vulkan:MaxPool:window");
+    taps = call_op("MaxPool", to_vk({x}), attrs, 1).at(0).to(Device::cpu()).to_doubles();
+  }
+  ASSERT_EQ(window.size(), taps.size());
+  for (size_t k = 0; k < window.size(); ++k)
+    EXPECT_TRUE(window[k] == taps[k] || (std::isnan(window[k]) && std::isnan(taps[k]))) << k << ": " << window[k] << " vs " << taps[k];
+  // 1-D pools are left to "taps", with the reason; 2-D ones go to "window".
+  EXPECT_NE(resolve_vk("MaxPool", to_vk({random_input({1, 2, 9})}), {{"kernel_shape", V{3}}}).reason.find("not a 2-D pool"),
+            std::string::npos);
+  Resolution r = resolve_vk("MaxPool", to_vk({random_input({1, 2, 9, 9})}), {{"kernel_shape", V{3, 3}}});
+  EXPECT_EQ(r.kernel ? r.kernel->impl.name : "", "window");
+}
+
 // LSTM and GRU (kernels/vulkan/rnn.cpp): "steps" (one texel GEMM for the input projections,
 // then one dispatch per time step) against the float64 reference and "sequence" (rnn.comp),
 // every output (Y, Y_h, Y_c) poisoned before the call: both directions and bidirectional, both

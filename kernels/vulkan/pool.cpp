@@ -1,4 +1,5 @@
-// MaxPool, AveragePool (pool.comp) and the global pools (reduce.comp over the spatial axes) on
+// MaxPool, AveragePool (pool.comp, implementation "taps"; on CPU-like devices 2-D pools run
+// pool_window.comp first, implementation "window") and the global pools (reduce.comp over the spatial axes) on
 // vulkan. Geometry comes from the op definitions' own helpers (ops/pool.hpp) so kernel and
 // reference agree on pads, auto_pad and ceil_mode. Under a driver's cap on loop iterations per
 // invocation (lavapipe), pool.comp declines a call whose window would not fit, and the global
@@ -78,6 +79,56 @@ void pool_vulkan(KernelContext& ctx, bool max) {
   l.push_u(max && ctx.attrs->get_int("storage_order", 0) != 0 ? 1 : 0);
   set_grid(l, device_caps(ctx), (y.numel() + 255) / 256);
   launch(ctx, std::move(l));
+}
+
+// ---- "window": 2-D pools on CPU-like devices (pool_window.comp) -------------------------------
+
+void pool_window_vulkan(KernelContext& ctx, bool max) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  opdef::WindowGeometry g = opdef::pool_geometry(ctx.op->name, x.shape(), *ctx.attrs);
+  const bool include_pad = !max && ctx.attrs->get_int("count_include_pad", 0) != 0;
+  const int64_t quads = (g.out[1] + 3) / 4;
+  const uint64_t total = static_cast<uint64_t>(x.dim(0) * x.dim(1) * g.out[0] * quads);
+  Launch l;
+  l.shader = "pool_window";
+  l.variant = variant_for(x.dtype());
+  l.spec = {max ? 1 : 0, total < kDiv21Bound ? 1 : 0};
+  l.local_size = 64;
+  l.args = {scalar_texels(x), output(y)};
+  l.push_u(total);
+  l.push_u(quads);
+  for (int64_t v : {g.in[0], g.in[1], g.out[0], g.out[1], g.kernel[0], g.kernel[1], g.strides[0], g.strides[1],
+                    g.pad_begin[0], g.pad_begin[1], g.dilations[0], g.dilations[1]})
+    l.push_u(v);
+  for (size_t d = 0; d < 2; ++d) {
+    l.push_i(include_pad ? -g.pad_begin[d] : 0);
+    l.push_i(include_pad ? g.in[d] + g.pad_end[d] : g.in[d]);
+  }
+  set_grid(l, device_caps(ctx), (total + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string pool_window_supports(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (auto why = float_texels_ok(ctx, x.dtype(), "pool.comp"); !why.empty()) return why;
+  if (x.rank() != 4) return "not a 2-D pool";
+  if (ctx.outputs.size() > 1 && ctx.outputs[1].defined()) return "MaxPool's Indices output is asked for";
+  if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
+  try {
+    opdef::WindowGeometry g = opdef::pool_geometry(ctx.op->name, x.shape(), *ctx.attrs);
+    const uint64_t kh = static_cast<uint64_t>(g.kernel[0]), kw = static_cast<uint64_t>(g.kernel[1]);
+    // The KH loop, per row the KW loop and per tap the 4 outputs', the divisor's loops, the store.
+    if (auto why = loop_budget_ok(ctx, kh + 1 + kh * (kw + 1) + kh * kw * 5 + (kh + 1) + 5 + 4 * (kw + 1) + 5,
+                                  str("a pooling window of ", shape_str(g.kernel)));
+        !why.empty())
+      return why;
+    if (x.dim(0) * x.dim(1) * g.out[0] * ((g.out[1] + 3) / 4) >= (int64_t{1} << 31)) return "more than 2^31 invocations";
+  } catch (const Error&) {
+    return fits_bindings(ctx);  // invalid attributes: the kernel reports the same error
+  }
+  return fits_bindings(ctx);
 }
 
 void max_pool_vulkan(KernelContext& ctx) { pool_vulkan(ctx, true); }
@@ -190,8 +241,13 @@ std::string max_pool_supports(const KernelContext& ctx) {
   return pool_supports(ctx);
 }
 
-PORTA_REGISTER_KERNEL(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports)
-PORTA_REGISTER_KERNEL(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, pool_supports)
+PORTA_REGISTER_KERNEL(MaxPool, vulkan, kF32 | kF16, [](KernelContext& ctx) { pool_window_vulkan(ctx, true); },
+                      pool_window_supports, (KernelImpl{"window", 1}))
+PORTA_REGISTER_KERNEL(MaxPool, vulkan, kF32 | kF16 | kI8 | kU8, max_pool_vulkan, max_pool_supports,
+                      (KernelImpl{"taps", 0}))
+PORTA_REGISTER_KERNEL(AveragePool, vulkan, kF32 | kF16, [](KernelContext& ctx) { pool_window_vulkan(ctx, false); },
+                      pool_window_supports, (KernelImpl{"window", 1}))
+PORTA_REGISTER_KERNEL(AveragePool, vulkan, kF32 | kF16, average_pool_vulkan, pool_supports, (KernelImpl{"taps", 0}))
 PORTA_REGISTER_KERNEL(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_rows_vulkan<false>, global_pool_rows_supports,
                       (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(GlobalAveragePool, vulkan, kF32 | kF16, global_pool_vulkan<false>, global_pool_supports)
