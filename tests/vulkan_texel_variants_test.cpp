@@ -382,6 +382,37 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// BatchNormalization (kernels/vulkan/norms.cpp): "texel" (4 elements of a channel per
+// invocation) and "elements" against the float64 reference, with the activations graph fusion
+// folds into it (activation.glsl), in f32 and f16; a spatial size that is no multiple of 4 goes
+// to "elements".
+TEST(VulkanTexelElementwise, BatchNormTexelAndElementsApplyFusedActivations) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct Act {
+    const char* name;
+    double alpha = 0, beta = 0;
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const Shape& shape : std::vector<Shape>{{2, 6, 4, 4}, {1, 3, 20}, {3, 5, 7}}) {
+      const int64_t C = shape[1];
+      std::vector<Tensor> in = {random_input(shape, dt, -3, 3), random_input({C}, dt), random_input({C}, dt),
+                                random_input({C}, dt), random_input({C}, dt, 0.5, 2)};
+      const bool texel = shape.back() % 4 == 0;
+      for (const Act& act : {Act{""}, Act{"Relu"}, Act{"Clip", -0.5, 0.8}, Act{"LeakyRelu", 0.1}, Act{"HardSwish"}}) {
+        SCOPED_TRACE(str(dtype_name(dt), " ", shape_str(shape), " ", act.name));
+        Attributes attrs{{"epsilon", 1e-3}, {"porta_activation", std::string(act.name)},
+                         {"porta_activation_alpha", act.alpha}, {"porta_activation_beta", act.beta}};
+        expect_impl_match("BatchNormalization", in, attrs, texel ? "texel" : "elements",
+                          texel ? "" : "not a multiple of 4");
+        DisabledKernels elements("vulkan:BatchNormalization:texel");
+        expect_impl_match("BatchNormalization", in, attrs, "elements");
+      }
+    }
+  }
+}
+
 // MaxPool / AveragePool (kernels/vulkan/pool.cpp): "window" (pool_window.comp, 2-D, inputs
 // gathered as one-element texels) against the float64 reference and "taps" (pool.comp) on the
 // same calls, NaN-poisoned outputs: strides, pads, dilations, ceil_mode, windows past the input,

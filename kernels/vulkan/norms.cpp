@@ -162,13 +162,26 @@ std::string instance_norm_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// The activation graph fusion folded into a BatchNormalization (none: ACT 0).
+void push_activation(Launch& l, const KernelContext& ctx) {
+  const Epilogue e = epilogue_of(ctx);
+  l.spec.insert(l.spec.begin(), e.act);
+  l.push_f(e.alpha);
+  l.push_f(e.beta);
+}
+
+int64_t spatial_of(const Tensor& x) {
+  int64_t spatial = 1;
+  for (int i = 2; i < x.rank(); ++i) spatial *= x.shape()[i];
+  return spatial;
+}
+
 void batch_norm_vulkan(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   int64_t n = x.numel();
   if (n == 0) return;
-  int64_t C = x.rank() > 1 ? x.shape()[1] : 1, spatial = 1;
-  for (int i = 2; i < x.rank(); ++i) spatial *= x.shape()[i];
+  int64_t C = x.rank() > 1 ? x.shape()[1] : 1, spatial = spatial_of(x);
   Launch l;
   l.shader = "batchnorm";
   l.variant = variant_for(x.dtype());
@@ -177,7 +190,29 @@ void batch_norm_vulkan(KernelContext& ctx) {
   l.push_u(C);
   l.push_u(spatial);
   l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+  push_activation(l, ctx);
   set_grid(l, device_caps(ctx), (n + 255) / 256);
+  launch(ctx, std::move(l));
+}
+
+// "texel": CPU-like devices, 4 elements of a channel per invocation.
+void batch_norm_texel_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const uint64_t quads = static_cast<uint64_t>(x.numel() / 4);
+  if (quads == 0) return;
+  Launch l;
+  l.shader = "batchnorm_texel";
+  l.variant = variant_for(x.dtype());
+  l.local_size = 64;
+  l.args = {texels(x), input(ctx.in(1)), input(ctx.in(2)), input(ctx.in(3)), input(ctx.in(4)), output(y)};
+  l.push_u(quads);
+  l.push_u(x.shape()[1]);
+  l.push_u(spatial_of(x) / 4);
+  l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+  push_activation(l, ctx);
+  l.spec.push_back(quads < kDiv21Bound ? 1 : 0);
+  set_grid(l, device_caps(ctx), (quads + 63) / 64);
   launch(ctx, std::move(l));
 }
 
@@ -189,12 +224,37 @@ std::string batch_norm_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+std::string batch_norm_texel_supports(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (auto why = float_texels_ok(ctx, x.dtype(), "the per-element kernel"); !why.empty()) return why;
+  if (x.rank() < 3 || spatial_of(x) % 4) return "spatial size not a multiple of 4";
+  if (static_cast<uint64_t>(x.numel() / 4) > device_caps(ctx).max_texels) return "more texels than maxTexelBufferElements";
+  return batch_norm_supports(ctx);
+}
+
+// Both implementations apply every activation of ops/fused_activation.hpp (activation.glsl).
+KernelDef batch_norm_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
+  KernelDef k;
+  k.op = "BatchNormalization";
+  k.backend = DeviceType::vulkan;
+  k.dtypes = kF32 | kF16;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.impl = std::move(impl);
+  for (const std::string& name : conv_fused_activations())
+    if (name != "porta_residual") k.fused_activations.push_back(name);
+  return k;
+}
+
+const bool batch_norm_registered[] = {
+    register_kernel_at_load(batch_norm_kernel(batch_norm_texel_vulkan, batch_norm_texel_supports, {"texel", 1})),
+    register_kernel_at_load(batch_norm_kernel(batch_norm_vulkan, batch_norm_supports, {"elements", 0}))};
+
 }  // namespace
 
 PORTA_REGISTER_KERNEL(LayerNormalization, vulkan, kF32 | kF16, layer_norm_rows_vulkan, layer_norm_rows_supports,
                       (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(LayerNormalization, vulkan, kF32 | kF16, layer_norm_vulkan, layer_norm_supports)
 PORTA_REGISTER_KERNEL(InstanceNormalization, vulkan, kF32 | kF16, instance_norm_vulkan, instance_norm_supports)
-PORTA_REGISTER_KERNEL(BatchNormalization, vulkan, kF32 | kF16, batch_norm_vulkan, batch_norm_supports)
 
 }  // namespace porta::vk
