@@ -382,6 +382,44 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// Concat (kernels/vulkan/concat_split.cpp): "texel" (up to 8 inputs per dispatch, raw bits, 4
+// elements per invocation) against the reference and "copies" with NaN-poisoned outputs:
+// channel Concats of 1 to 19 inputs (over several dispatches), the first and the last axis, a
+// negative axis, an empty input, f32, i32 and f16; what it declines goes to "copies".
+TEST(VulkanTexelElementwise, ConcatTexelMovesExactBits) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct ConcatCase {
+    std::vector<Shape> inputs;
+    int64_t axis;
+  };
+  std::vector<Shape> dense;
+  for (int64_t k = 0; k < 19; ++k) dense.push_back({2, 1 + k % 5, 3, 4});
+  const std::vector<ConcatCase> cases = {
+      {{{1, 8, 4, 4}}, 1},
+      {{{2, 3, 2, 2}, {2, 5, 2, 2}, {2, 1, 2, 2}}, 1},
+      {dense, 1},
+      {{{3, 4, 6}, {5, 4, 6}}, 0},
+      {{{2, 3, 4}, {2, 3, 8}, {2, 3, 0}, {2, 3, 12}}, -1},
+  };
+  for (DType dt : {DType::f32, DType::i32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const ConcatCase& c : cases) {
+      std::vector<Tensor> in;
+      for (const Shape& s : c.inputs) in.push_back(random_input(s, dt, -100, 100));
+      SCOPED_TRACE(str(dtype_name(dt), " ", c.inputs.size(), " inputs, axis ", c.axis));
+      Attributes attrs{{"axis", c.axis}};
+      expect_impl_match("Concat", in, attrs, "texel");
+      DisabledKernels copies("vulkan:Concat:texel");
+      expect_impl_match("Concat", in, attrs, "copies");
+    }
+  }
+  expect_impl_match("Concat", {random_input({2, 3, 5}), random_input({2, 1, 5})}, {{"axis", int64_t{1}}}, "copies",
+                    "not a multiple of 4");
+  expect_impl_match("Concat", {random_input({2, 4}, DType::i64), random_input({2, 4}, DType::i64)},
+                    {{"axis", int64_t{0}}}, "copies", "i64 elements");
+}
+
 // BatchNormalization (kernels/vulkan/norms.cpp): "texel" (4 elements of a channel per
 // invocation) and "elements" against the float64 reference, with the activations graph fusion
 // folds into it (activation.glsl), in f32 and f16; a spatial size that is no multiple of 4 goes

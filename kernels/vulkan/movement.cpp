@@ -7,7 +7,7 @@
 
 namespace porta::vk {
 
-static std::string bits_variant(DType t) {
+std::string bits_variant(DType t) {
   switch (dtype_size(t)) {
     case 1: return "b8";
     case 2: return "b16";

@@ -32,6 +32,8 @@ void run_fill(const KernelContext& ctx, const Tensor& dst, double value);
 void run_fill_bits(const KernelContext& ctx, const Tensor& dst, uint64_t bits);
 /// "" when the device can move elements of dtype `t` (8-bit types need 8-bit storage).
 std::string movable(const KernelContext& ctx, DType t);
+/// The shader variant moving elements of dtype `t` as raw bits: "b8", "b16", "b32" or "b64".
+std::string bits_variant(DType t);
 /// Rank limit for movement kernels' supports checks.
 std::string rank_ok(int rank);
 /// What a copy.comp kernel over input 0 needs: its dtype movable, its rank within kMaxRank and
