@@ -58,14 +58,15 @@ void softmax_rows_vulkan(KernelContext& ctx) {
   if (ctx.in(0).numel() == 0) return;
   const opdef::AxisSplit g = opdef::split_at_axis_attr(ctx);
   const uint64_t rows = static_cast<uint64_t>(g.outer);
+  const bool scalar = g.n % 4 != 0;  // rows of any length, one element per texel
   Launch l;
   l.shader = "softmax_rows";
   l.variant = variant_for(ctx.in(0).dtype());
-  l.spec = {Log};
+  l.spec = {Log, scalar ? 1 : 0};
   l.local_size = 64;
-  l.args = {texels(ctx.in(0)), output(ctx.out(0))};
+  l.args = {scalar ? scalar_texels(ctx.in(0)) : texels(ctx.in(0)), output(ctx.out(0)), output(ctx.out(0))};
   l.push_u(rows);
-  l.push_u(g.n / 4);
+  l.push_u(scalar ? g.n : g.n / 4);
   set_grid(l, device_caps(ctx), (rows + 63) / 64);
   launch(ctx, std::move(l));
 }
@@ -81,12 +82,14 @@ std::string softmax_rows_supports(const KernelContext& ctx) {
     return fits_bindings(ctx);  // the kernel raises inference's error
   }
   if (g.inner != 1) return "the axis is not the innermost";
-  if (g.n % 4) return str("rows of ", g.n, " elements (texels of 4 need a multiple of 4)");
-  if (static_cast<uint64_t>(ctx.in(0).numel() / 4) > caps.max_texels)
+  const bool scalar = g.n % 4 != 0;
+  if (scalar) {
+    if (auto why = scalar_texels_ok(ctx, ctx.in(0)); !why.empty()) return why;
+  } else if (static_cast<uint64_t>(ctx.in(0).numel() / 4) > caps.max_texels) {
     return "the input has more texels than the device's maxTexelBufferElements";
-  if (auto why = loop_budget_ok(ctx, 3 * (static_cast<uint64_t>(g.n) / 4 + 1), str("a row of ", g.n, " elements"));
-      !why.empty())
-    return why;
+  }
+  const uint64_t steps = scalar ? static_cast<uint64_t>(g.n) : static_cast<uint64_t>(g.n) / 4;
+  if (auto why = loop_budget_ok(ctx, 3 * (steps + 1), str("a row of ", g.n, " elements")); !why.empty()) return why;
   return fits_bindings(ctx);
 }
 
