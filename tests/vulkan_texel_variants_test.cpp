@@ -420,6 +420,31 @@ TEST(VulkanTexelElementwise, ConcatTexelMovesExactBits) {
                     {{"axis", int64_t{0}}}, "copies", "i64 elements");
 }
 
+// Gather (kernels/vulkan/gather.cpp): "texel" (rows of a multiple of 4 elements moved 4 at a
+// time as raw bits) against the reference and "elements", NaN-poisoned outputs: every axis,
+// negative and repeated indices, a scalar index, f32, i32 and f16; rows that are no multiple of 4
+// go to "elements".
+TEST(VulkanTexelElementwise, GatherTexelMovesExactBits) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  auto ids = [](std::vector<int64_t> v, Shape s) { return Tensor::from_values(std::vector<double>(v.begin(), v.end()), s, DType::i64); };
+  for (DType dt : {DType::f32, DType::i32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    Tensor data = random_input({3, 5, 3, 8}, dt, -50, 50);
+    for (int64_t axis : {0, 1, 2, -2}) {
+      SCOPED_TRACE(str(dtype_name(dt), " axis ", axis));
+      Attributes attrs{{"axis", axis}};
+      for (const Tensor& idx : {ids({2, 0, -1, 1, 1}, {5}), ids({1}, {}), ids({0, 1, -2, 0}, {2, 2})}) {
+        expect_impl_match("Gather", {data, idx}, attrs, "texel");
+        DisabledKernels elements("vulkan:Gather:texel");
+        expect_impl_match("Gather", {data, idx}, attrs, "elements");
+      }
+    }
+  }
+  expect_impl_match("Gather", {random_input({4, 6}), ids({3, 0}, {2})}, {{"axis", int64_t{0}}}, "elements",
+                    "rows of 6 elements");
+}
+
 // BatchNormalization (kernels/vulkan/norms.cpp): "texel" (4 elements of a channel per
 // invocation) and "elements" against the float64 reference, with the activations graph fusion
 // folds into it (activation.glsl), in f32 and f16; a spatial size that is no multiple of 4 goes
