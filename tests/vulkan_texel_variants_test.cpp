@@ -5,7 +5,8 @@
 // barrier-free register-tiled GEMM that reads its operands through uniform texel buffers, for
 // CPU-like devices (lavapipe), and "tiled", the shared-memory tiled GEMM for GPUs, which also
 // takes what "texel" declines. Every case runs through both, with NaN-poisoned outputs, against
-// the float64 reference: edge tiles (M not a multiple of 4, N not of 8), K = 0 and past 1024,
+// the float64 reference: edge tiles (M not a multiple of 4 or, with tiles of 8 rows, of 8; N
+// not of 8), K = 0 and past 1024,
 // folded and broadcast batches, 1-D operands, Gemm's transposes, C broadcasts, alpha and beta,
 // f16, a grid spread over two axes, and the reasons "texel" gives when it declines.
 #include <gtest/gtest.h>
@@ -105,6 +106,10 @@ std::vector<Case> cases(DType dt) {
       {"MatMul", {in({3, 0}), in({0, 5})}, none},  // K = 0 with N = 5: nothing to pad
       {"MatMul", {in({0, 7}), in({7, 5})}, none},  // M = 0 with K = 7
       {"Gemm", {in({3, 0}), in({5, 0}), in({5})}, {{"transB", int64_t{1}}, {"beta", 2.0}}},
+      // At least 8 workgroups of 8 x 8 tiles: 8 rows per invocation, M not a multiple of 8.
+      {"MatMul", {in({517, 36}), in({36, 67})}, none},
+      {"MatMul", {in({3, 131, 20}), in({3, 20, 100})}, none},
+      {"Gemm", {in({261, 12}), in({130, 12}), in({130})}, tb},
       // Declined by "texel", run by "tiled":
       {"Gemm", {in({8, 7}), in({8, 12})}, {{"transA", int64_t{1}}}, false, "transA"},
   };

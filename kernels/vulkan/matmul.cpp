@@ -426,8 +426,18 @@ std::string matmul_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-constexpr int64_t kTexelTileM = 4, kTexelTileN = 8;
+constexpr int64_t kTexelTileN = 8;
 constexpr uint32_t kTexelLocal = 64;
+
+// Rows of Y per invocation of matmul_texel.comp (TM): 8 x 8 tiles take 16 texel fetches per 256
+// multiply-adds (4 x 8: 12 per 128), as gathers are what bounds lavapipe's GEMM (1024^3:
+// 43.7 -> 34.0 ms, measured side by side); but they are half as many, so GEMMs with fewer than
+// 8 workgroups of them (e.g. a Conv's 512 channels over 2x2 positions) keep 4 rows and both
+// cores busy.
+int64_t texel_tile_m(const TexelGemm& g) {
+  const int64_t tiles8 = ((g.M + 7) / 8) * ((g.N + kTexelTileN - 1) / kTexelTileN) * g.batches();
+  return tiles8 >= 8 * static_cast<int64_t>(kTexelLocal) ? 8 : 4;
+}
 
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel) {
   const DeviceCaps& caps = device_caps(ctx);
@@ -437,13 +447,13 @@ std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_
       return str(what, " has ", (n + 3) / 4, " texels, more than the device's maxTexelBufferElements (", caps.max_texels, ")");
   }
   if (g.batches() > static_cast<int64_t>(caps.max_groups[2])) return str(g.batches(), " batches exceed the device's workgroup count");
-  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) *
-                   static_cast<uint64_t>((g.M + kTexelTileM - 1) / kTexelTileM);
+  const int64_t tm = texel_tile_m(g);
+  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + tm - 1) / tm);
   if ((tiles + kTexelLocal - 1) / kTexelLocal > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
     return "grid beyond the device's workgroup count";
-  // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway:
-  // 4 + 8 + 2 + 32 output passes, with their exits).
-  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 60, str("K = ", g.K));
+  // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway,
+  // for 8 rows: 8 + 8 + 2 + 64 output passes, with their exits).
+  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 90, str("K = ", g.K));
 }
 
 Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, int64_t rows, int64_t cols,
@@ -496,8 +506,9 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
     if (s.tables.size() >= 16) s.tables.clear();
     s.tables.emplace_back(g.offsets, table);
   }
+  const int64_t tm = texel_tile_m(g);
   int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
-  int64_t tiles = tiles_n * ((g.M + kTexelTileM - 1) / kTexelTileM);
+  int64_t tiles = tiles_n * ((g.M + tm - 1) / tm);
   Launch l;
   l.shader = "matmul_texel";
   l.variant = variant_for(y.dtype());
@@ -510,6 +521,7 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   l.push_f(g.alpha);
   l.push_f(g.beta);
   epi.add_to(l, table);
+  l.spec.push_back(static_cast<int32_t>(tm));
   launch(ctx, std::move(l));
 }
 

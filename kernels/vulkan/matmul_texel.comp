@@ -1,9 +1,10 @@
 // variants: f32 f16
 // Batched GEMM for CPU-like devices (lavapipe): no shared memory and no barriers. Each
-// invocation owns a 4 x 8 block of Y and walks K four at a time, reading A and B through
-// uniform texel buffers (vec4 texels, matmul.cpp binds them with vk::texels): on llvmpipe a
-// texelFetch is one vectorized gather, while every storage-buffer load is a scalar loop over the
-// SIMD lanes. 12 fetches feed 128 multiply-adds per step, accumulated in fp32.
+// invocation owns a TM x 8 block of Y (TM 4 or 8, matmul.cpp chooses) and walks K four at a
+// time, reading A and B through uniform texel buffers (vec4 texels, matmul.cpp binds them with
+// vk::texels): on llvmpipe a texelFetch is one vectorized gather, while every storage-buffer
+// load is a scalar loop over the SIMD lanes. TM + 8 fetches feed 32 x TM multiply-adds per
+// step, accumulated in fp32.
 //   Y[b] = alpha * A[b] x B[b] + beta * C   (C only when HAS_BIAS)
 // A is (M, K) row-major; B is (K, N) row-major, or (N, K) when B_T (Gemm transB, Linear
 // weights). K is a multiple of 4, so is N when B is (K, N): every texel lies inside one row.
@@ -19,6 +20,7 @@ layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int B_T = 0;
 layout(constant_id = 3) const int ACT = 0;
 layout(constant_id = 4) const int HAS_RES = 0;
+layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -38,30 +40,30 @@ layout(push_constant) uniform Params {
 
 void main() {
   uint tile = global_index();
-  if (tile >= p.tiles_n * ((p.M + 3) / 4)) return;
+  if (tile >= p.tiles_n * ((p.M + TM - 1) / TM)) return;
   uint batch = gl_WorkGroupID.z;
-  uint m0 = tile / p.tiles_n * 4, n0 = tile % p.tiles_n * 8;
+  uint m0 = tile / p.tiles_n * TM, n0 = tile % p.tiles_n * 8;
   uint a_off = uint(offsets[4 * batch]) / 4, b_off = uint(offsets[4 * batch + 1]) / 4;
   uint c_off = uint(offsets[4 * batch + 2]), y_base = uint(offsets[4 * batch + 3]);
   uint kt = p.K / 4;  // texels per row of A (and of B when B_T)
   // Rows and columns past the edge read the last valid one; their results are not stored.
-  uint arow[4];
-  for (int i = 0; i < 4; ++i) arow[i] = a_off + min(m0 + i, p.M - 1) * kt;
-  vec4 acc[4][2];
-  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
+  uint arow[TM];
+  for (int i = 0; i < TM; ++i) arow[i] = a_off + min(m0 + i, p.M - 1) * kt;
+  vec4 acc[TM][2];
+  for (int i = 0; i < TM; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
   if (B_T == 0) {
     uint nt = p.ldb;
     uint col0 = b_off + min(n0 / 4, nt - 1), col1 = b_off + min(n0 / 4 + 1, nt - 1);
     for (uint k = 0; k < kt; ++k) {
-      vec4 a[4];
-      for (int i = 0; i < 4; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      vec4 a[TM];
+      for (int i = 0; i < TM; ++i) a[i] = texelFetch(A, int(arow[i] + k));
       vec4 b0[4], b1[4];
       for (int j = 0; j < 4; ++j) {
         uint row = (4 * k + j) * nt;
         b0[j] = texelFetch(B, int(row + col0));
         b1[j] = texelFetch(B, int(row + col1));
       }
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < TM; ++i) {
         acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
         acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
       }
@@ -70,16 +72,16 @@ void main() {
     uint brow[8];
     for (int j = 0; j < 8; ++j) brow[j] = b_off + min(n0 + j, p.N - 1) * kt;
     for (uint k = 0; k < kt; ++k) {
-      vec4 a[4], b[8];
-      for (int i = 0; i < 4; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      vec4 a[TM], b[8];
+      for (int i = 0; i < TM; ++i) a[i] = texelFetch(A, int(arow[i] + k));
       for (int j = 0; j < 8; ++j) b[j] = texelFetch(B, int(brow[j] + k));
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < TM; ++i) {
         acc[i][0] += vec4(dot(a[i], b[0]), dot(a[i], b[1]), dot(a[i], b[2]), dot(a[i], b[3]));
         acc[i][1] += vec4(dot(a[i], b[4]), dot(a[i], b[5]), dot(a[i], b[6]), dot(a[i], b[7]));
       }
     }
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < TM; ++i) {
     uint m = m0 + i;
     if (m >= p.M) break;
     for (int j = 0; j < 8; ++j) {
