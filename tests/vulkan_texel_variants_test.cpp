@@ -655,9 +655,12 @@ TEST(VulkanTexelElementwise, SoftmaxRowsMatchReferenceAndTheWorkgroupKernel) {
 }
 
 // Data movement (kernels/vulkan/movement.cpp): plans whose innermost axis is contiguous and a
-// multiple of 4 move 4 elements per invocation as raw bits (copy_texel.comp). Each call's
-// bytes must equal the cpu's exactly (NaN payloads included), for 32- and 16-bit elements,
-// and for plans that do not qualify (copy.comp) alike.
+// multiple of 4 move 4 elements per invocation as raw bits (copy_texel.comp); plans whose
+// destination rows are contiguous and a multiple of 4 but whose source is not (a Transpose
+// moving the innermost axis, an innermost step or broadcast) gather 4 elements per invocation
+// (copy_gather.comp; 32-bit elements also one at a time into rows of any length). Each call's
+// bytes must equal the cpu's exactly (NaN payloads included), for 32- and 16-bit elements, and
+// for plans that do not qualify (copy.comp) alike.
 TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -678,7 +681,15 @@ TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
       std::vector<Tensor> in;
       Attributes attrs;
     };
+    Tensor y = call_op("Slice", {x, ints({0}), ints({4}), ints({1})}).at(0);  // 2x4x3x8
+    Tensor z = call_op("Reshape", {call_op("Slice", {x, ints({0}), ints({1}), ints({0})}).at(0), ints({1, 6, 3, 4, 1, 2})}).at(0);
     const std::vector<Call> calls = {
+        {"Transpose", {y}, {{"perm", V{0, 2, 3, 1}}}},                  // NCHW -> NHWC: gathered
+        {"Transpose", {y}, {{"perm", V{0, 3, 2, 1}}}},                  // gathered
+        {"Transpose", {z}, {{"perm", V{0, 2, 4, 3, 5, 1}}}},            // rows of 6: gathered one by one (32-bit)
+        {"Transpose", {call_op("Reshape", {y, ints({1, 8, 2, 3, 2, 2})}).at(0)}, {{"perm", V{0, 2, 4, 3, 5, 1}}}},  // gathered
+        {"Slice", {x, ints({0}), ints({8}), ints({3}), ints({2})}, {}},  // innermost step 2: gathered
+        {"Expand", {call_op("Slice", {x, ints({0}), ints({1}), ints({3})}).at(0), ints({2, 6, 3, 8})}, {}},  // gathered
         {"Transpose", {x}, {{"perm", V{0, 2, 1, 3}}}},                  // texel
         {"Transpose", {x}, {{"perm", V{0, 1, 3, 2}}}},                  // innermost axis moves: plain
         {"Slice", {x, ints({1}), ints({5}), ints({1})}, {}},            // texel

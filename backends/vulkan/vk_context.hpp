@@ -56,7 +56,8 @@ struct DeviceCaps {
   uint64_t max_texels = 0;              // maxTexelBufferElements
   bool texel_rgba32f = false, texel_rgba16f = false;  // formats usable as uniform texel buffers
   bool texel_rgba32ui = false, texel_rgba16ui = false;
-  bool texel_r32f = false, texel_r16f = false;  // one element per texel
+  bool texel_r32f = false, texel_r16f = false;    // one element per texel
+  bool texel_r32ui = false, texel_r16ui = false;
   std::string unusable;                 // why porta cannot use it ("" = usable)
 };
 

@@ -133,6 +133,8 @@ DeviceCaps query_caps(VkPhysicalDevice pd) {
   c.texel_rgba16ui = texel_ok(VK_FORMAT_R16G16B16A16_UINT);
   c.texel_r32f = texel_ok(VK_FORMAT_R32_SFLOAT);
   c.texel_r16f = texel_ok(VK_FORMAT_R16_SFLOAT);
+  c.texel_r32ui = texel_ok(VK_FORMAT_R32_UINT);
+  c.texel_r16ui = texel_ok(VK_FORMAT_R16_UINT);
   for (int i = 0; i < 3; ++i) {
     c.max_groups[i] = lim.maxComputeWorkGroupCount[i];
     c.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];

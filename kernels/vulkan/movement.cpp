@@ -50,6 +50,25 @@ static bool texel_copy_ok(const KernelContext& ctx, const Tensor& src, const Ten
   return m.src_base % 4 == 0 && m.dst_base % 4 == 0;
 }
 
+// Whether copy_gather.comp can run merged plan `m`: CPU-like, 32- or 16-bit elements as
+// one-element unsigned texels, the destination's innermost axis contiguous and a multiple of 4
+// long, its other strides and base multiples of 4, the source within maxTexelBufferElements.
+// With `one`: one element per invocation (32-bit elements), any destination.
+static bool gather_copy_ok(const KernelContext& ctx, const Tensor& src, const Tensor& dst, const CopyPlan& m,
+                           bool one = false) {
+  const DeviceCaps& caps = device_caps(ctx);
+  const size_t elem = dtype_size(dst.dtype());
+  if (!cpu_like_ok(ctx, "copy.comp").empty() || !((elem == 4 && caps.texel_r32ui) || (elem == 2 && caps.texel_r16ui)))
+    return false;
+  if (dtype_size(src.dtype()) != elem || static_cast<uint64_t>(src.numel()) > caps.max_texels) return false;
+  if (one) return elem == 4;
+  const size_t k = m.shape.size() - 1;
+  if (m.dst_stride[k] != 1 || m.shape[k] % 4) return false;
+  for (size_t d = 0; d < k; ++d)
+    if (m.dst_stride[d] % 4) return false;
+  return m.dst_base % 4 == 0;
+}
+
 void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan) {
   int64_t n = 1;
   for (int64_t s : plan.shape) n *= s;
@@ -96,6 +115,22 @@ void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, Co
     n /= 4;
     l.shader = "copy_texel";
     l.args = {texel_bits(src), output(dst)};
+  } else if (gather_copy_ok(ctx, src, dst, m)) {
+    // Four destination elements per invocation, each gathered (copy_gather.comp): the
+    // destination in texels, the source in elements.
+    const size_t k = m.shape.size() - 1;
+    m.shape[k] /= 4;
+    for (size_t d = 0; d < k; ++d) m.dst_stride[d] /= 4;
+    m.dst_base /= 4;
+    n /= 4;
+    l.shader = "copy_gather";
+    l.args = {scalar_texel_bits(src), output(dst), output(dst)};
+    l.spec = {static_cast<uint64_t>(n) < kDiv21Bound ? 1 : 0, 0};
+  } else if (gather_copy_ok(ctx, src, dst, m, true)) {
+    // One element per invocation, gathered (copy_gather.comp's ONE), strides in elements.
+    l.shader = "copy_gather";
+    l.args = {scalar_texel_bits(src), output(dst), output(dst)};
+    l.spec = {static_cast<uint64_t>(n) < kDiv21Bound ? 1 : 0, 1};
   }
   l.push_u(n);
   l.push_u(m.shape.size());

@@ -70,7 +70,10 @@ void launch(const KernelContext& ctx, Launch l) {
     VkDeviceSize end_of_record = rec->offset + rec->size;
     if (a.texel) {
       if (a.write) throw BackendError(str("[", l.shader, "] a texel binding is read-only"));
-      VkFormat format = a.texel_scalar ? (a.tensor.dtype() == DType::f32   ? VK_FORMAT_R32_SFLOAT
+      VkFormat format = a.texel_scalar && a.texel_bits ? (elem == 4   ? VK_FORMAT_R32_UINT
+                                                          : elem == 2 ? VK_FORMAT_R16_UINT
+                                                                      : VK_FORMAT_UNDEFINED)
+                        : a.texel_scalar ? (a.tensor.dtype() == DType::f32   ? VK_FORMAT_R32_SFLOAT
                                           : a.tensor.dtype() == DType::f16 ? VK_FORMAT_R16_SFLOAT
                                                                            : VK_FORMAT_UNDEFINED)
                         : a.texel_bits ? (elem == 4   ? VK_FORMAT_R32G32B32A32_UINT

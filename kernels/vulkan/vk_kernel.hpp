@@ -27,8 +27,8 @@ struct Arg {
   /// With `texel`: read the elements' raw bits (RGBA32UI / RGBA16UI, a usamplerBuffer) instead
   /// of float texels.
   bool texel_bits = false;
-  /// With `texel`: one element per texel (f32: R32F, f16: R16F; texelFetch(t, i).x is element
-  /// i), for gathers at any element offset.
+  /// With `texel`: one element per texel (f32: R32F, f16: R16F; with texel_bits R32UI / R16UI;
+  /// texelFetch(t, i).x is element i), for gathers at any element offset.
   bool texel_scalar = false;
 };
 inline Arg input(const Tensor& t) { return {t, false}; }
@@ -36,6 +36,8 @@ inline Arg output(const Tensor& t) { return {t, true}; }
 inline Arg texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true}; }
 inline Arg texel_bits(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, true}; }
 inline Arg scalar_texels(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, false, true}; }
+/// One element's raw bits per texel (R32UI / R16UI, a usamplerBuffer).
+inline Arg scalar_texel_bits(const Tensor& t) { return {t, false, 0, SIZE_MAX, true, true, true}; }
 
 /// One dispatch of an embedded shader.
 struct Launch {
