@@ -450,6 +450,30 @@ TEST(VulkanTexelElementwise, GatherTexelMovesExactBits) {
                     "rows of 6 elements");
 }
 
+// Gelu and BiasGelu (kernels/vulkan/bias_gelu.cpp): "texel" (4 elements per invocation, the
+// last partial texel element by element) against the reference and "elements": both forms,
+// sizes that are no multiple of 4, biases of 1, 3 and 5 channels (wrapping inside a texel), f16.
+TEST(VulkanTexelElementwise, GeluTexelMatchesReferenceAndTheElementKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const char* mode : {"none", "tanh"}) {
+      Attributes attrs{{"approximate", std::string(mode)}};
+      for (const Shape& shape : std::vector<Shape>{{2, 8}, {3, 5}, {7, 3}, {1, 1}, {4, 1}}) {
+        SCOPED_TRACE(str(dtype_name(dt), " ", mode, " ", shape_str(shape)));
+        Tensor x = random_input(shape, dt, -6, 6);
+        expect_impl_match("Gelu", {x}, attrs, "texel");
+        std::vector<Tensor> biased = {x, random_input({shape.back()}, dt)};
+        expect_impl_match("BiasGelu", biased, attrs, "texel");
+        DisabledKernels elements("vulkan:Gelu:texel,vulkan:BiasGelu:texel");
+        expect_impl_match("Gelu", {x}, attrs, "elements");
+        expect_impl_match("BiasGelu", biased, attrs, "elements");
+      }
+    }
+  }
+}
+
 // BatchNormalization (kernels/vulkan/norms.cpp): "texel" (4 elements of a channel per
 // invocation) and "elements" against the float64 reference, with the activations graph fusion
 // folds into it (activation.glsl), in f32 and f16; a spatial size that is no multiple of 4 goes
