@@ -103,6 +103,8 @@ TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
   // 2-D pooling: 10 + 10 per tap + (kernel + 1) per axis, so 3x3 (108) fits and 7x7 (516) does not.
   Tensor x = random_input({1, 2, 12, 12});
   Attributes small{{"kernel_shape", std::vector<int64_t>{3, 3}}}, large{{"kernel_shape", std::vector<int64_t>{7, 7}}};
+  // The per-element kernel's counts ("taps"); pool_window.comp's below.
+  DisabledKernels taps_only("vulkan:MaxPool:window,vulkan:AveragePool:window");
   for (const char* op : {"MaxPool", "AveragePool"}) {
     EXPECT_EQ(resolve_on_vulkan(op, {x}, small).path, Path::native) << op;
     expect_declined(resolve_on_vulkan(op, {x}, large), op);
@@ -118,6 +120,16 @@ TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
   DisabledKernels no_gemm("vulkan:Conv:implicit_gemm,vulkan:Conv:im2col,vulkan:Conv:depthwise");
   expect_declined(resolve_on_vulkan("Conv", {ct_x, random_input({3, 40, 3, 3})}), "direct Conv");
   EXPECT_GT(check_cases({"Conv", "ConvTranspose"}), 10);
+  // pool_window.comp (CPU-like devices) counts 8 + 7*8 + 49*5 + 8 + 5 + 4*8 + 5 = 359 for 7x7:
+  // it takes that window under a cap of 400 and declines it under 300.
+  if (vk::context(0).caps().type != "cpu") return;
+  {
+    DisabledKernels none("");
+    for (const char* op : {"MaxPool", "AveragePool"}) EXPECT_EQ(resolve_on_vulkan(op, {x}, large).path, Path::native) << op;
+  }
+  LoopCapOverride tighter(300);
+  DisabledKernels none("");
+  for (const char* op : {"MaxPool", "AveragePool"}) expect_declined(resolve_on_vulkan(op, {x}, large), op);
 }
 
 // reduce.comp for the global pools: chunk/256 + 1 + 520 per invocation. A cap of 560 reduces

@@ -563,6 +563,22 @@ TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
   ASSERT_EQ(window.size(), taps.size());
   for (size_t k = 0; k < window.size(); ++k)
     EXPECT_TRUE(window[k] == taps[k] || (std::isnan(window[k]) && std::isnan(taps[k]))) << k << ": " << window[k] << " vs " << taps[k];
+  // MaxPool's Indices asked for in an eager call: written (pool.comp), as the reference has them.
+  {
+    Tensor xi = random_input({1, 3, 7, 9});
+    Attributes ai = a({3, 3}, {2, 2}, {1, 1, 1, 1});
+    std::vector<Tensor> ref = reference_op("MaxPool", {xi}, ai, 2);
+    std::vector<Tensor> got;
+    {
+      Poisoned poison;
+      got = call_op("MaxPool", to_vk({xi}), ai, 2);
+    }
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      Comparison cmp = compare(got[k], ref[k], 1e-6);
+      EXPECT_TRUE(cmp.ok) << "MaxPool output " << k << ": " << cmp.message;
+    }
+  }
   // 1-D pools are left to "taps", with the reason; 2-D ones go to "window".
   EXPECT_NE(resolve_vk("MaxPool", to_vk({random_input({1, 2, 9})}), {{"kernel_shape", V{3}}}).reason.find("not a 2-D pool"),
             std::string::npos);
@@ -721,6 +737,8 @@ TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
         {"Slice", {x, ints({1}), ints({7}), ints({3})}, {}},            // innermost sliced: plain
         {"Concat", {x, x}, {{"axis", int64_t{1}}}},                     // texel
         {"Concat", {x, x}, {{"axis", int64_t{3}}}},                     // texel into strided rows
+        {"Concat", {call_op("Slice", {x, ints({0}), ints({3}), ints({3})}).at(0), call_op("Slice", {x, ints({0}), ints({1}), ints({3})}).at(0)},
+         {{"axis", int64_t{3}}}},                                       // rows of 3 and 1 into rows of 4: one by one
         {"Expand", {call_op("Slice", {x, ints({0}), ints({1}), ints({0})}).at(0), ints({3, 6, 3, 8})}, {}},
         {"Tile", {x, ints({1, 2, 1, 1})}, {}},
     };

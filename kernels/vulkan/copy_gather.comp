@@ -41,7 +41,7 @@ void main() {
   uint rest = dv(i, p.shape[last]);
   uint q = i - rest * p.shape[last];  // the texel along the innermost axis
   int s = p.src_base;
-  uint d = p.dst_base + q;
+  uint d = p.dst_base + q * p.dst_stride[last];  // 1 unless ONE
   for (int k = last - 1; k > 0; --k) {
     uint next = dv(rest, p.shape[k]);
     uint c = rest - next * p.shape[k];

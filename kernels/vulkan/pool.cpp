@@ -87,6 +87,9 @@ void pool_window_vulkan(KernelContext& ctx, bool max) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
+  // An eager call may be resolved before its outputs exist, so `supports` cannot always see
+  // that MaxPool's Indices are asked for: pool.comp writes them.
+  if (ctx.outputs.size() > 1 && ctx.outputs[1].defined()) return pool_vulkan(ctx, max);
   opdef::WindowGeometry g = opdef::pool_geometry(ctx.op->name, x.shape(), *ctx.attrs);
   const bool include_pad = !max && ctx.attrs->get_int("count_include_pad", 0) != 0;
   const int64_t quads = (g.out[1] + 3) / 4;
