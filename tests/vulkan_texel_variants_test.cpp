@@ -388,9 +388,10 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
 }
 
 // Concat (kernels/vulkan/concat_split.cpp): "texel" (up to 8 inputs per dispatch, raw bits, 4
-// elements per invocation) against the reference and "copies" with NaN-poisoned outputs:
-// channel Concats of 1 to 19 inputs (over several dispatches), the first and the last axis, a
-// negative axis, an empty input, f32, i32 and f16; what it declines goes to "copies".
+// elements per invocation; from 3 inputs on) against the reference and "copies" with
+// NaN-poisoned outputs: channel Concats of 3 to 19 inputs (over several dispatches), the first
+// and the last axis, a negative axis, an empty input, f32, i32 and f16; what it declines goes
+// to "copies".
 TEST(VulkanTexelElementwise, ConcatTexelMovesExactBits) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -401,10 +402,10 @@ TEST(VulkanTexelElementwise, ConcatTexelMovesExactBits) {
   std::vector<Shape> dense;
   for (int64_t k = 0; k < 19; ++k) dense.push_back({2, 1 + k % 5, 3, 4});
   const std::vector<ConcatCase> cases = {
-      {{{1, 8, 4, 4}}, 1},
+      {{{1, 8, 4, 4}, {1, 4, 4, 4}, {1, 1, 4, 4}}, 1},
       {{{2, 3, 2, 2}, {2, 5, 2, 2}, {2, 1, 2, 2}}, 1},
       {dense, 1},
-      {{{3, 4, 6}, {5, 4, 6}}, 0},
+      {{{3, 4, 6}, {5, 4, 6}, {1, 4, 6}}, 0},
       {{{2, 3, 4}, {2, 3, 8}, {2, 3, 0}, {2, 3, 12}}, -1},
   };
   for (DType dt : {DType::f32, DType::i32, DType::f16}) {
@@ -419,8 +420,10 @@ TEST(VulkanTexelElementwise, ConcatTexelMovesExactBits) {
       expect_impl_match("Concat", in, attrs, "copies");
     }
   }
-  expect_impl_match("Concat", {random_input({2, 3, 5}), random_input({2, 1, 5})}, {{"axis", int64_t{1}}}, "copies",
-                    "not a multiple of 4");
+  expect_impl_match("Concat", {random_input({2, 3, 5}), random_input({2, 1, 5}), random_input({2, 2, 5})},
+                    {{"axis", int64_t{1}}}, "copies", "not a multiple of 4");
+  expect_impl_match("Concat", {random_input({2, 4}), random_input({2, 4})}, {{"axis", int64_t{1}}}, "copies",
+                    "one texel copy each");
   expect_impl_match("Concat", {random_input({2, 4}, DType::i64), random_input({2, 4}, DType::i64)},
                     {{"axis", int64_t{0}}}, "copies", "i64 elements");
 }
