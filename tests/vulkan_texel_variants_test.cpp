@@ -453,6 +453,44 @@ TEST(VulkanTexelElementwise, GatherTexelMovesExactBits) {
                     "rows of 6 elements");
 }
 
+// ReduceSum/Mean/Max/Min over trailing axes (kernels/vulkan/reduce.cpp): "rows" (one invocation
+// per row, global_pool_rows.comp) against the reference and "workgroups" (reduce.comp), with
+// NaN-poisoned outputs: the spatial axes of NCHW (keepdims 1 and 0), the last axis, trailing
+// axes followed by unit axes, rows of 1, values offset by 1000 for the means and sums, NaN for
+// max and min, f16; non-trailing axes go to "workgroups".
+TEST(VulkanTexelElementwise, ReduceRowsMatchReferenceAndTheWorkgroupKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  struct RowsCase {
+    Shape x;
+    V axes;
+    int64_t keepdims;
+  };
+  const std::vector<RowsCase> cases = {
+      {{2, 16, 3, 5}, {2, 3}, 1}, {{2, 16, 3, 5}, {-2, -1}, 0}, {{3, 7}, {1}, 1}, {{4, 6, 1}, {1}, 0}, {{5, 1}, {1}, 1}};
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const RowsCase& c : cases) {
+      for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
+        const bool sums = op[6] == 'S' || op[7] == 'e';  // ReduceSum, ReduceMean
+        Tensor x = random_input(c.x, dt, sums && dt == DType::f32 ? 999 : -3, sums && dt == DType::f32 ? 1001 : 3);
+        if (!sums && dt == DType::f32) {  // a NaN in the first row
+          std::vector<double> v = x.to_doubles();
+          v[1] = NAN;
+          x = Tensor::from_values(v, x.shape(), dt);
+        }
+        SCOPED_TRACE(str(op, " ", dtype_name(dt), " ", shape_str(c.x), " keepdims ", c.keepdims));
+        Attributes attrs{{"axes", c.axes}, {"keepdims", c.keepdims}};
+        expect_impl_match(op, {x}, attrs, "rows");
+        DisabledKernels workgroups(str("vulkan:", op, ":rows"));
+        expect_impl_match(op, {x}, attrs, "workgroups");
+      }
+    }
+  }
+  expect_impl_match("ReduceMean", {random_input({2, 3, 4})}, {{"axes", V{1}}}, "workgroups", "not the trailing ones");
+}
+
 // Gelu and BiasGelu (kernels/vulkan/bias_gelu.cpp): "texel" (4 elements per invocation, the
 // last partial texel element by element) against the reference and "elements": both forms,
 // sizes that are no multiple of 4, biases of 1, 3 and 5 channels (wrapping inside a texel), f16.

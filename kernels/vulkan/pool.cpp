@@ -215,7 +215,7 @@ void global_pool_rows_vulkan(KernelContext& ctx) {
   l.variant = variant_for(x.dtype());
   l.spec = {Max ? 1 : 0};
   l.local_size = 64;
-  l.args = {input(x), output(y)};
+  l.args = {scalar_texels(x), output(y)};
   l.push_u(rows);
   l.push_u(length);
   set_grid(l, device_caps(ctx), (rows + 63) / 64);
@@ -225,6 +225,7 @@ void global_pool_rows_vulkan(KernelContext& ctx) {
 std::string global_pool_rows_supports(const KernelContext& ctx) {
   if (auto why = cpu_like_ok(ctx, "a workgroup per plane"); !why.empty()) return why;
   if (auto why = fp16_ok(ctx, ctx.in(0).dtype()); !why.empty()) return why;
+  if (auto why = scalar_texels_ok(ctx, ctx.in(0)); !why.empty()) return why;
   if (ctx.in(0).rank() < 2) return "input of rank below 2";
   int64_t rows = ctx.in(0).dim(0) * ctx.in(0).dim(1), length = rows ? ctx.in(0).numel() / rows : 0;
   if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(length) + 1, str("a plane of ", length, " elements"));

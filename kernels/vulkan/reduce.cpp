@@ -1,5 +1,6 @@
 // Reduce* and ArgMax/ArgMin on vulkan: reduce.comp (floats) or reduce_int.comp (integers, int64
-// accumulation) over the input viewed as [outer, R, inner].
+// accumulation) over the input viewed as [outer, R, inner]; on CPU-like devices float
+// ReduceSum/Mean/Max/Min over trailing axes first run global_pool_rows.comp ("rows", below).
 // Loop cap (vk_kernel.hpp's loop_limit): a float row longer than one workgroup may reduce within
 // the driver's loop iterations per invocation is cut into chunks reduced in a first dispatch and
 // combined in further ones (reduce.comp's partials); integer rows that do not fit decline.
@@ -232,15 +233,74 @@ std::string reduce_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "rows": float ReduceSum/Mean/Max/Min over trailing axes on CPU-like devices -------------
+// (global_pool_rows.comp: one invocation per row; a mean over the spatial axes is how PyTorch
+// exports adaptive average pooling to 1x1 in MnasNet and ShuffleNet).
+
+// The row length when the reduced axes are the trailing ones (after unit axes), else 0.
+int64_t trailing_rows_length(const KernelContext& ctx) {
+  bool noop = false;
+  std::vector<int64_t> axes = reduced_axes(ctx, noop);
+  const Tensor& x = ctx.in(0);
+  if (noop || axes.empty()) return 0;
+  const int r = x.rank();
+  if (axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size())) return 0;
+  for (int i = static_cast<int>(axes.back()) + 1; i < r; ++i)
+    if (x.shape()[i] != 1) return 0;
+  int64_t R = 1;
+  for (int64_t a : axes) R *= x.shape()[a];
+  return R;
+}
+
+template <int Op>
+void reduce_rows_vulkan(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const int64_t R = trailing_rows_length(ctx), rows = x.numel() / R;
+  Launch l;
+  l.shader = "global_pool_rows";
+  l.variant = variant_for(x.dtype());
+  l.spec = {Op == kMean ? 0 : Op == kMax ? 1 : Op == kSum ? 2 : 3};
+  l.local_size = 64;
+  l.args = {scalar_texels(x), output(y)};
+  l.push_u(rows);
+  l.push_u(R);
+  set_grid(l, device_caps(ctx), (static_cast<uint64_t>(rows) + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string reduce_rows_supports(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (auto why = cpu_like_ok(ctx, "a workgroup per row"); !why.empty()) return why;
+  if (x.dtype() != DType::f32 && x.dtype() != DType::f16) return str(dtype_name(x.dtype()), " (float rows only)");
+  if (auto why = fp16_ok(ctx, x.dtype()); !why.empty()) return why;
+  int64_t R = 0;
+  try {
+    R = trailing_rows_length(ctx);
+  } catch (const Error&) {
+    return reduce_supports(ctx);  // the kernel reports the same error
+  }
+  if (R == 0 || x.numel() == 0) return "the reduced axes are not the trailing ones (or none, or empty)";
+  if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
+  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(R) + 1, str("a row of ", R, " elements")); !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
 }  // namespace
 
 constexpr DTypeSet kReduceTypes = kF32 | kF16 | kI32 | kI64;
 constexpr DTypeSet kArgTypes = kReduceTypes | kI8 | kU8;
 
-PORTA_REGISTER_KERNEL(ReduceSum, vulkan, kReduceTypes, reduce_op_vulkan<kSum>, reduce_supports)
-PORTA_REGISTER_KERNEL(ReduceMean, vulkan, kReduceTypes, reduce_op_vulkan<kMean>, reduce_supports)
-PORTA_REGISTER_KERNEL(ReduceMax, vulkan, kReduceTypes, reduce_op_vulkan<kMax>, reduce_supports)
-PORTA_REGISTER_KERNEL(ReduceMin, vulkan, kReduceTypes, reduce_op_vulkan<kMin>, reduce_supports)
+PORTA_REGISTER_KERNEL(ReduceSum, vulkan, kF32 | kF16, reduce_rows_vulkan<kSum>, reduce_rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(ReduceSum, vulkan, kReduceTypes, reduce_op_vulkan<kSum>, reduce_supports, (KernelImpl{"workgroups", 0}))
+PORTA_REGISTER_KERNEL(ReduceMean, vulkan, kF32 | kF16, reduce_rows_vulkan<kMean>, reduce_rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(ReduceMean, vulkan, kReduceTypes, reduce_op_vulkan<kMean>, reduce_supports, (KernelImpl{"workgroups", 0}))
+PORTA_REGISTER_KERNEL(ReduceMax, vulkan, kF32 | kF16, reduce_rows_vulkan<kMax>, reduce_rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(ReduceMax, vulkan, kReduceTypes, reduce_op_vulkan<kMax>, reduce_supports, (KernelImpl{"workgroups", 0}))
+PORTA_REGISTER_KERNEL(ReduceMin, vulkan, kF32 | kF16, reduce_rows_vulkan<kMin>, reduce_rows_supports, (KernelImpl{"rows", 1}))
+PORTA_REGISTER_KERNEL(ReduceMin, vulkan, kReduceTypes, reduce_op_vulkan<kMin>, reduce_supports, (KernelImpl{"workgroups", 0}))
 // reduce.comp also implements Prod, SumSquare, L1, L2, LogSum and LogSumExp (OP 4-9); they are
 // registered once those ops have definitions (a kernel needs a schema to be tested against).
 PORTA_REGISTER_KERNEL(ArgMax, vulkan, kArgTypes, reduce_op_vulkan<kArgMax>, reduce_supports)
