@@ -290,6 +290,12 @@ TEST(VulkanTexelConv, IndicesAroundTheDiv21Bound) {
     SCOPED_TRACE(shape_str(x));
     expect_impl_match("Conv", {random_input(x), random_input({8, 32, 3, 3}), random_input({8})}, a(1), "im2col");
   }
+  // im2col by output rows (OW a multiple of 4: an invocation per (k, output row)): K = 9216
+  // rows x 200 = 1843200 (< 2^21) and x 256 = 2359296 output rows.
+  for (const Shape& x : std::vector<Shape>{{1, 1024, 200, 8}, {1, 1024, 256, 8}}) {
+    SCOPED_TRACE(shape_str(x));
+    expect_impl_match("Conv", {random_input(x), random_input({4, 1024, 3, 3}), random_input({4})}, a(1), "im2col");
+  }
 }
 
 // What graph fusion folds into a Conv (vk_kernel.hpp's Epilogue, activation.glsl): every

@@ -247,10 +247,15 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     l.shader = "conv_im2col";
     l.variant = variant_for(x.dtype());
     l.args = {scalar_texels(x), output(col)};
-    uint64_t total = m.col_elems(images) / 4;
+    // Output rows of a multiple of 4 positions: an invocation per (block, k, output row), its
+    // indices found once; else one per 4 positions.
+    const bool rows = m.OW % 4 == 0;
+    uint64_t total = rows ? m.col_elems(images) / static_cast<uint64_t>(m.OW) : m.col_elems(images) / 4;
     push_im2col(l, m, total, n0);
-    l.spec = {total * 4 < kDiv21Bound ? 1 : 0};  // every index (positions < 4 x total) below 2^21
-    set_grid(l, caps, (total + 255) / 256);
+    // SMALL: every index below 2^21 (4-position invocations also index positions < 4 x total).
+    l.spec = {(rows ? total : total * 4) < kDiv21Bound ? 1 : 0, rows ? 1 : 0};
+    l.local_size = 64;
+    set_grid(l, caps, (total + 63) / 64);
     launch(ctx, std::move(l));
     launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y, epi);
   }
@@ -275,6 +280,10 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
       return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                  " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
     if (m.col_elems(m.chunk) >= (uint64_t{1} << 31)) return "its columns have more than 2^31 elements";
+    if (m.OW % 4 == 0)  // conv_im2col.comp's ROWS: per output row, the vec4 loop and its 4 gathers
+      if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(m.OW / 4) * 6 + 8, str("an output row of ", m.OW));
+          !why.empty())
+        return why;
     if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.chunk), c.c_out * m.Kp, static_cast<int64_t>(m.col_elems(m.chunk)));
         !why.empty())
       return why;
