@@ -390,15 +390,8 @@ std::string conv_direct_supports(const KernelContext& ctx) {
 // Every Conv implementation applies the residual and activation graph fusion folds into it
 // (activation.glsl), so a session folds them on vulkan as on the cpu.
 KernelDef conv_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
-  KernelDef k;
-  k.op = "Conv";
-  k.backend = DeviceType::vulkan;
-  k.dtypes = kF32 | kF16;
-  k.fn = std::move(fn);
-  k.supports = std::move(supports);
-  k.impl = std::move(impl);
-  k.fused_activations = conv_fused_activations();
-  return k;
+  return kernel_applying("Conv", kF32 | kF16, std::move(fn), std::move(supports), std::move(impl),
+                         conv_fused_activations());
 }
 
 const bool conv_registered[] = {

@@ -234,16 +234,8 @@ std::string batch_norm_texel_supports(const KernelContext& ctx) {
 
 // Both implementations apply every activation of ops/fused_activation.hpp (activation.glsl).
 KernelDef batch_norm_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
-  KernelDef k;
-  k.op = "BatchNormalization";
-  k.backend = DeviceType::vulkan;
-  k.dtypes = kF32 | kF16;
-  k.fn = std::move(fn);
-  k.supports = std::move(supports);
-  k.impl = std::move(impl);
-  for (const std::string& name : conv_fused_activations())
-    if (name != "porta_residual") k.fused_activations.push_back(name);
-  return k;
+  return kernel_applying("BatchNormalization", kF32 | kF16, std::move(fn), std::move(supports), std::move(impl),
+                         fused_activation_list());
 }
 
 const bool batch_norm_registered[] = {

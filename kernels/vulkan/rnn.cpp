@@ -63,6 +63,33 @@ std::vector<int32_t> sequence_lengths(const KernelContext& ctx, int64_t seq, int
   return lens;
 }
 
+// What both implementations bind besides the weights: the lengths on the device, the
+// direction mask, and per optional input its tensor (X stands in for an absent one) with the
+// shaders' flag bits (1 B, 2 initial_h, 4 initial_c, 8 P, 128 layout 1; outputs add 16/32/64).
+struct RnnBindings {
+  Tensor lens;
+  uint32_t reverse_mask = 0, flags = 0;
+  const Tensor* bias = nullptr;
+  const Tensor *h0 = nullptr, *c0 = nullptr, *peep = nullptr;
+};
+RnnBindings rnn_bindings(const KernelContext& ctx, const std::vector<int32_t>& lens, bool batch_major, bool lstm) {
+  RnnBindings b;
+  b.lens = Tensor::from_host(lens.data(), {static_cast<int64_t>(lens.size())}, DType::i32, ctx.device);
+  const std::string dir = ctx.attrs->get_string("direction", "forward");
+  b.reverse_mask = dir == "reverse" ? 1u : dir == "bidirectional" ? 2u : 0u;
+  b.flags = batch_major ? 128u : 0u;
+  auto opt_in = [&](size_t i, uint32_t bit) -> const Tensor* {
+    if (!ctx.has_input(i)) return &ctx.in(0);
+    b.flags |= bit;
+    return &ctx.in(i);
+  };
+  b.bias = opt_in(3, 1);
+  b.h0 = opt_in(5, 2);
+  b.c0 = lstm ? opt_in(6, 4) : &ctx.in(0);
+  b.peep = lstm ? opt_in(7, 8) : &ctx.in(0);
+  return b;
+}
+
 // ---- "steps": CPU-like devices --------------------------------------------------------------
 
 // The input projections of every step as one texel GEMM per direction:
@@ -92,18 +119,9 @@ void rnn_steps(KernelContext& ctx) {
   Tensor gx = Tensor::empty({dirs * seq * batch * gh}, DType::f32, ctx.device);
   launch_texel_gemm(ctx, input_projection(seq * batch, gh, input_size, dirs, bias), x, w, bias ? &ctx.in(3) : nullptr,
                     gx);
-  Tensor dev_lens = Tensor::from_host(lens.data(), {batch}, DType::i32, ctx.device);
-  const std::string dir = ctx.attrs->get_string("direction", "forward");
-  uint32_t flags = batch_major ? 128u : 0u;
-  auto opt_in = [&](size_t i, uint32_t bit) -> const Tensor& {
-    if (ctx.has_input(i)) {
-      flags |= bit;
-      return ctx.in(i);
-    }
-    return x;
-  };
-  std::vector<Arg> inputs = {input(gx), input(opt_in(3, 1)), input(dev_lens), input(Gates == 4 ? opt_in(7, 8) : x),
-                             input(opt_in(5, 2)), input(Gates == 4 ? opt_in(6, 4) : x)};
+  const RnnBindings rb = rnn_bindings(ctx, lens, batch_major, Gates == 4);
+  uint32_t flags = rb.flags;
+  std::vector<Arg> inputs = {input(gx), input(*rb.bias), input(rb.lens), input(*rb.peep), input(*rb.h0), input(*rb.c0)};
   for (int k = 0; k < 3; ++k)
     if (outs[k]) flags |= 16u << k;
   // Two state buffers, each step reading one and writing the other.
@@ -123,7 +141,7 @@ void rnn_steps(KernelContext& ctx) {
     for (int k = 0; k < 3; ++k) l.args.push_back(output(outs[k] ? *outs[k] : *any_out));
     for (int64_t v : {seq, batch, hidden, dirs}) l.push_u(v);
     l.push_u(flags);
-    l.push_u(dir == "reverse" ? 1u : dir == "bidirectional" ? 2u : 0u);
+    l.push_u(rb.reverse_mask);
     l.push_f(ctx.attrs->has("clip") ? ctx.attrs->get_float("clip") : INFINITY);
     l.push_u(s < 0 ? 0 : s);
     set_grid(l, device_caps(ctx), (units + 63) / 64);
@@ -180,23 +198,14 @@ void rnn_vulkan(KernelContext& ctx) {
       if (o && o->numel()) throw BackendError(str("[", ctx.op->name, "] non-empty output with an empty batch"));
     return;
   }
-  Tensor dev_lens = Tensor::from_host(lens.data(), {batch}, DType::i32, ctx.device);
-  std::string dir = ctx.attrs->get_string("direction", "forward");
-  uint32_t reverse_mask = dir == "reverse" ? 1u : dir == "bidirectional" ? 2u : 0u;
-  uint32_t flags = batch_major ? 128u : 0u;
-  auto opt_in = [&](size_t i, uint32_t bit) -> const Tensor& {
-    if (ctx.has_input(i)) {
-      flags |= bit;
-      return ctx.in(i);
-    }
-    return x;
-  };
+  const RnnBindings rb = rnn_bindings(ctx, lens, batch_major, Gates == 4);
+  uint32_t flags = rb.flags, reverse_mask = rb.reverse_mask;
   Launch l;
   l.shader = "rnn";
   l.variant = variant_for(x.dtype());
   l.spec = {Gates, 0, ctx.attrs->get_int("linear_before_reset", 0) ? 1 : 0, static_cast<int32_t>(hidden)};
-  l.args = {input(x), input(w), input(r), input(opt_in(3, 1)), input(dev_lens), input(opt_in(5, 2)),
-            input(Gates == 4 ? opt_in(6, 4) : x), input(Gates == 4 ? opt_in(7, 8) : x)};
+  l.args = {input(x), input(w), input(r), input(*rb.bias), input(rb.lens), input(*rb.h0), input(*rb.c0),
+            input(*rb.peep)};
   for (int k = 0; k < 3; ++k) {
     if (outs[k]) flags |= 16u << k;
     l.args.push_back(output(outs[k] ? *outs[k] : *any_out));

@@ -139,12 +139,30 @@ Epilogue epilogue_of(const KernelContext& ctx) {
   return e;
 }
 
-std::vector<std::string> conv_fused_activations() {
+std::vector<std::string> fused_activation_list() {
   std::vector<std::string> names;
   for (const std::string& n : opdef::fused_activation_names())
     if (!n.empty()) names.push_back(n);
+  return names;
+}
+
+std::vector<std::string> conv_fused_activations() {
+  std::vector<std::string> names = fused_activation_list();
   names.push_back("porta_residual");
   return names;
+}
+
+KernelDef kernel_applying(const char* op, DTypeSet dtypes, KernelFn fn, SupportsFn supports, KernelImpl impl,
+                          std::vector<std::string> fused) {
+  KernelDef k;
+  k.op = op;
+  k.backend = DeviceType::vulkan;
+  k.dtypes = dtypes;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.impl = std::move(impl);
+  k.fused_activations = std::move(fused);
+  return k;
 }
 
 std::string cpu_like_ok(const KernelContext& ctx, const char* instead) {

@@ -117,9 +117,14 @@ struct Epilogue {
 };
 /// The call's Epilogue (none for ops without the attributes, e.g. MatMul).
 Epilogue epilogue_of(const KernelContext& ctx);
-/// What every Vulkan Conv kernel declares in KernelDef::fused_activations: each activation of
-/// ops/fused_activation.hpp, and "porta_residual".
+/// Each activation of ops/fused_activation.hpp (activation.glsl applies them all).
+std::vector<std::string> fused_activation_list();
+/// What every Vulkan Conv kernel declares in KernelDef::fused_activations: those activations
+/// and "porta_residual".
 std::vector<std::string> conv_fused_activations();
+/// A vulkan KernelDef of `op` whose kernel applies `fused` (KernelDef::fused_activations).
+KernelDef kernel_applying(const char* op, DTypeSet dtypes, KernelFn fn, SupportsFn supports, KernelImpl impl,
+                          std::vector<std::string> fused);
 
 /// Output shape with, per input, element strides (0 where broadcast), adjacent axes merged
 /// wherever every operand allows; rank <= kMaxRank after merging or kernels decline.
