@@ -97,7 +97,13 @@ dnnl::memory::format_tag activation_tag(const Shape& s, int64_t group) {
 // 32->64 @16x16 84 -> 60 us, but 3->16 @64x64 53 -> 174 us (few input channels), hence the
 // channel condition. Its rounding differs from direct's (transforms in f32); the results stay
 // within the conformance and model tolerances. PORTA_CONV_WINOGRAD=0 disables it. When
-// oneDNN has no Winograd kernel for a shape, the direct one is used.
+// oneDNN has no Winograd kernel for a shape, the direct one is used. Outputs smaller than one
+// 4x4 tile stay direct: a single tile saves no multiplications worth its transformed weights
+// (which oneDNN's F(2x2, 3x3) kernel, picked there, holds 16/9 as large), and such convs are
+// bound by reading the weights. On the zoo at 64x64 (AMD EPYC Zen 5, one thread, median of 30
+// runs, profile): resnet18's 512-channel convs over 2x2 pixels 605-663 -> 412-419 us each,
+// googlenet's inception5 convs 134 -> 75 and 163 -> 105 us; at 4x4 Winograd stays ahead
+// (googlenet's inception4b 57 vs 78 us) or even (resnet18's layer3).
 bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::WindowGeometry& g) {
   static const bool enabled = [] {
     const char* e = std::getenv("PORTA_CONV_WINOGRAD");
@@ -106,6 +112,7 @@ bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::Wi
   if (!enabled || group != 1 || x.size() != 4 || w[2] != 3 || w[3] != 3) return false;
   for (size_t i = 0; i < 2; ++i)
     if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  if (g.out[0] < 4 || g.out[1] < 4) return false;  // less than one F(4x4) output tile
   return x[1] % 16 == 0 && w[0] % 16 == 0;
 }
 
