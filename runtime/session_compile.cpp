@@ -526,6 +526,11 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
   for (size_t i = 0; i < ins.size(); ++i)
     probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
   for (auto& o : out_infos) probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
+  // Which inputs are session constants, as the step's calls will say (a kernel may take only
+  // calls whose weights it can prepare once).
+  for (size_t i = 0; i < ins.size() && i < 64; ++i)
+    if (ins[i] >= 0 && values_.at(ins[i]).present && values_.at(ins[i]).constant.defined())
+      probe.constant_inputs |= uint64_t{1} << i;
   Resolution r = resolve_call(probe, dtype);
   if (r.path == Path::fallback && options_.strict)
     throw Unsupported(str("[", op.name, "] node '", name, "': strict mode forbids running on the CPU instead of ",

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/cpu/conv_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/fused_activation.hpp"
@@ -161,27 +162,9 @@ struct WindowPrimitive {
 // y = Act(y + r) over n floats of one layout: a fused residual added after a primitive that
 // could not take it as a post-op (Winograd), with the activation that must follow the sum.
 void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivation& act) {
-  using K = opdef::FusedActivation::Kind;
   parallel_for(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
-    switch (act.kind) {
-      case K::none:
-      case K::sigmoid:
-      case K::swish:
-        for (int64_t i = b; i < e; ++i) y[i] += r[i];
-        if (act.kind == K::sigmoid) vmath::sigmoid_f32(y + b, y + b, e - b);
-        if (act.kind == K::swish) vmath::swish_f32(y + b, y + b, e - b);
-        break;
-      case K::relu:
-        for (int64_t i = b; i < e; ++i) y[i] = std::max(y[i] + r[i], 0.0f);
-        break;
-      case K::clip: {
-        const float lo = static_cast<float>(act.alpha), hi = static_cast<float>(act.beta);
-        for (int64_t i = b; i < e; ++i) y[i] = std::min(std::max(y[i] + r[i], lo), hi);
-        break;
-      }
-      default:
-        for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>(act(static_cast<double>(y[i]) + r[i]));
-    }
+    for (int64_t i = b; i < e; ++i) y[i] += r[i];
+    activate_f32(act, y + b, e - b);
   });
 }
 
@@ -501,14 +484,12 @@ void conv_transpose_cpu(KernelContext& ctx) {
 
 // Conv declares the fused activations (oneDNN post-ops) and oneDNN's channels-last activation
 // layout (kernels/cpu/dnn_layout.hpp) for its input X and output Y.
-namespace {
-const bool conv_registered = register_kernel_at_load([] {
+KernelDef conv_kernel_def() {
   KernelDef k;
   k.op = "Conv";
   k.backend = DeviceType::cpu;
   k.dtypes = kF32;
   k.computes_in = kBF16;  // oneDNN's bf16 convolution (avx512_bf16; emulated on plain AVX-512)
-  k.fn = conv_cpu;
   k.fused_activations = cpu_fused_activations();
   k.fused_activations.push_back("porta_residual");  // added by a binary post-op before the activation
   k.private_layout = kOneDnnChannelsLast;
@@ -517,6 +498,14 @@ const bool conv_registered = register_kernel_at_load([] {
     uint64_t inputs = f32 ? 1u | (call.has_input(3) ? 8u : 0u) : 0u;
     return KernelDef::LayoutUse{inputs, f32};
   };
+  return k;
+}
+
+namespace {
+const bool conv_registered = register_kernel_at_load([] {
+  KernelDef k = conv_kernel_def();
+  k.impl = {"onednn", 0};
+  k.fn = conv_cpu;
   return k;
 }());
 }  // namespace

@@ -1,6 +1,8 @@
 // porta cpu kernels — fused activations as oneDNN post-ops (kernels/cpu/fused_activation.hpp).
 #include "kernels/cpu/fused_activation.hpp"
 
+#include <cmath>
+
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 
@@ -61,6 +63,44 @@ void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n) {
     if (act.kind == K::swish) vmath::swish_f32(y + b, y + b, e - b);
     else vmath::sigmoid_f32(y + b, y + b, e - b);
   });
+}
+
+void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n) {
+  using K = opdef::FusedActivation::Kind;
+  const float a = static_cast<float>(act.alpha), b = static_cast<float>(act.beta);
+  switch (act.kind) {
+    case K::none: return;
+    case K::relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+      return;
+    case K::clip:
+      for (int64_t i = 0; i < n; ++i) {
+        float v = y[i] < a ? a : y[i];
+        y[i] = v > b ? b : v;
+      }
+      return;
+    case K::leaky_relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] >= 0.0f ? y[i] : a * y[i];
+      return;
+    case K::sigmoid: return vmath::sigmoid_f32(y, y, n);
+    case K::swish: return vmath::swish_f32(y, y, n);
+    case K::tanh: return vmath::tanh_f32(y, y, n);
+    case K::hard_sigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        float v = a * y[i] + b;
+        y[i] = std::isnan(v) ? v : v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+      }
+      return;
+    case K::hard_swish:
+      for (int64_t i = 0; i < n; ++i) {
+        float g = y[i] / 6.0f + 0.5f;
+        y[i] *= std::isnan(g) ? g : g < 0.0f ? 0.0f : g > 1.0f ? 1.0f : g;
+      }
+      return;
+    case K::elu:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : a * std::expm1(y[i]);
+      return;
+  }
 }
 
 std::string fused_activation_key(const Attributes& attrs) {

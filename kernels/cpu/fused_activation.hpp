@@ -48,6 +48,11 @@ opdef::FusedActivation activation_after_primitive(const Attributes& attrs);
 /// threads when large.
 void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n);
 
+/// Applies any fused activation in place over n floats on the calling thread, in float with
+/// the formulas of ops/fused_activation.hpp (Sigmoid, Swish and Tanh with vmath's loops): for
+/// kernels that compute the product themselves and finish it without a primitive.
+void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n);
+
 /// The part of a primitive cache key that the fused activation decides ("" for none; else the
 /// name with alpha and beta exactly).
 std::string fused_activation_key(const Attributes& attrs);

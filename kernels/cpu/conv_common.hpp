@@ -1,0 +1,13 @@
+// porta cpu kernels — what every cpu Conv implementation declares alike.
+#pragma once
+#include "porta/op.hpp"
+
+namespace porta::cpu {
+
+/// Conv's KernelDef without impl, fn and supports: the dtypes, the low format computed inside,
+/// the fused activations and residual, and the channels-last activation layout. A session asks
+/// a node for one of these only when every kernel that may run it declares it, so each cpu
+/// Conv implementation declares them all (declining in `supports` what it leaves to another).
+KernelDef conv_kernel_def();
+
+}  // namespace porta::cpu

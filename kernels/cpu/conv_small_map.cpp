@@ -1,0 +1,261 @@
+// Conv on cpu over small output maps ("small_map"): the last stages of CNNs at small images,
+// where a conv has a few output pixels (2x2, 4x4) against megabytes of weights. Such a conv
+// does a handful of multiply-adds per weight read, so its time is the time to stream the
+// weights; oneDNN's direct kernels read them well below the memory bandwidth there (resnet18's
+// 512-channel 3x3 convs over 2x2 pixels at 64x64 images: 412-419 us each for 9.4 MB, 23 GB/s,
+// on a machine that streams 30-40 GB/s from one core).
+//
+// The kernel packs the weights once per session into panels of 32 output channels, each a
+// K x 32 block read front to back (K = input channels x the taps that read the input), gathers
+// the few pixels' input patches (im2col: rows x K floats, in cache) and keeps up to 8 pixels x
+// 32 channels of sums in registers per pass over a panel. The bias, a fused residual and the
+// fused activation are applied to the sums before they are stored, in either of the layouts a
+// session keeps activations in (plain or oneDNN's channels-last).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/conv_common.hpp"
+#include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/fused_activation.hpp"
+#include "kernels/cpu/target_clones.hpp"
+#include "kernels/cpu/vec16.hpp"
+#include "ops/window.hpp"
+
+namespace porta::cpu {
+namespace {
+
+#define PORTA_SMALL_MAP_INLINE inline __attribute__((always_inline))
+
+/// Output pixels (all images) the kernel takes: beyond, the weights are reused enough for
+/// oneDNN's blocked kernels.
+constexpr int64_t kMaxRows = 16;
+/// Pixels whose sums stay in registers during one pass over a panel (2 x 8 vectors).
+constexpr int kRowsPerPass = 8;
+/// Weights (elements) from which the kernel runs: below, they stay in cache between runs.
+constexpr int64_t kMinWeights = int64_t{1} << 17;
+/// Output channels per panel: two 16-float vectors.
+constexpr int64_t kPanel = 32;
+
+struct Geometry {
+  opdef::WindowGeometry g;
+  std::vector<int64_t> first, last;  // per spatial axis: the taps that read the input somewhere
+  int64_t batch = 0, in_channels = 0, out_channels = 0;
+  int64_t in_pixels = 0, out_pixels = 0;  // per image
+  int64_t taps = 0, k = 0, rows = 0;      // kept taps, taps x in_channels, batch x out_pixels
+};
+
+Geometry geometry_of(const KernelContext& ctx) {
+  const Shape &x = ctx.in(0).shape(), &w = ctx.in(1).shape();
+  Geometry r;
+  r.g = opdef::window_geometry("Conv", x, std::vector<int64_t>(w.begin() + 2, w.end()), *ctx.attrs);
+  const size_t sp = r.g.spatial();
+  r.first.assign(sp, 0);
+  r.last.resize(sp);
+  for (size_t i = 0; i < sp; ++i) r.last[i] = r.g.kernel[i] - 1;
+  if (auto crop = opdef::input_taps(r.g)) {
+    r.first = crop->first;
+    r.last = crop->last;
+  }
+  r.batch = x[0];
+  r.in_channels = x[1];
+  r.out_channels = w[0];
+  r.in_pixels = shape_numel(r.g.in);
+  r.out_pixels = shape_numel(r.g.out);
+  r.taps = 1;
+  for (size_t i = 0; i < sp; ++i) r.taps *= r.last[i] - r.first[i] + 1;
+  r.k = r.taps * r.in_channels;
+  r.rows = r.batch * r.out_pixels;
+  return r;
+}
+
+std::string small_map_supports(const KernelContext& ctx) {
+  if (ctx.attrs->get_int("porta_compute", 0) > 1)
+    return "computes in a low format: the onednn implementation converts inside its primitive";
+  if (ctx.attrs->get_int("group") != 1) return "grouped conv: the onednn implementation takes it";
+  if (!ctx.is_constant_input(1)) return "weights are not a session constant (panels are packed once per session)";
+  const Shape& x = ctx.in(0).shape();
+  if (x.size() < 3 || x.size() > 5) return str("input of rank ", x.size(), " (the kernel takes 1 to 3 spatial axes)");
+  const Geometry geo = geometry_of(ctx);
+  if (geo.rows == 0 || geo.in_channels == 0) return "empty conv: the onednn implementation takes it";
+  if (geo.rows > kMaxRows)
+    return str(geo.rows, " output pixels: enough reuse of the weights for oneDNN's kernels (this one takes up to ",
+               kMaxRows, ")");
+  if (geo.out_channels * geo.k < kMinWeights)
+    return str("weights of ", geo.out_channels * geo.k, " elements stay in cache (the kernel starts at ", kMinWeights,
+               ")");
+  return "";
+}
+
+// The weights as panels: panel p holds, for each of the K rows q = tap * in_channels + c (taps
+// in row-major order over the kept ranges), the 32 output channels 32p..32p+31 (zeros past the
+// last channel).
+std::vector<float> pack_panels(const Tensor& w, const Geometry& geo) {
+  const int64_t oc = geo.out_channels, ic = geo.in_channels, k = geo.k;
+  const int64_t panels = (oc + kPanel - 1) / kPanel;
+  const size_t sp = geo.g.spatial();
+  std::vector<float> packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
+  // Offset of each kept tap inside one (output, input) channel's kernel.
+  std::vector<int64_t> tap_offset;
+  std::vector<int64_t> t(geo.first);
+  for (int64_t n = 0; n < geo.taps; ++n) {
+    int64_t off = 0;
+    for (size_t i = 0; i < sp; ++i) off = off * geo.g.kernel[i] + t[i];
+    tap_offset.push_back(off);
+    for (size_t i = sp; i-- > 0;) {
+      if (++t[i] <= geo.last[i]) break;
+      t[i] = geo.first[i];
+    }
+  }
+  const int64_t ksize = shape_numel(geo.g.kernel);
+  const float* src = w.data<float>();
+  for (int64_t o = 0; o < oc; ++o) {
+    float* panel = packed.data() + (o / kPanel) * k * kPanel + o % kPanel;
+    for (int64_t c = 0; c < ic; ++c) {
+      const float* wc = src + (o * ic + c) * ksize;
+      for (int64_t n = 0; n < geo.taps; ++n) panel[(n * ic + c) * kPanel] = wc[tap_offset[n]];
+    }
+  }
+  return packed;
+}
+
+// The input patch of every output pixel: rows x K floats, row r = (image, pixel), column
+// tap * in_channels + c; zero where the tap reads padding.
+void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, float* cols) {
+  const float* xd = x.data<float>();
+  const size_t sp = geo.g.spatial();
+  const int64_t ic = geo.in_channels, k = geo.k;
+  std::vector<int64_t> o(sp), t(sp);
+  for (int64_t r = 0; r < geo.rows; ++r) {
+    const int64_t b = r / geo.out_pixels;
+    for (int64_t rest = r % geo.out_pixels, i = static_cast<int64_t>(sp) - 1; i >= 0; --i) {
+      o[i] = rest % geo.g.out[i];
+      rest /= geo.g.out[i];
+    }
+    t = geo.first;
+    for (int64_t n = 0; n < geo.taps; ++n) {
+      float* dst = cols + r * k + n * ic;
+      int64_t pixel = 0;
+      bool inside = true;
+      for (size_t i = 0; i < sp; ++i) {
+        const int64_t at = o[i] * geo.g.strides[i] - geo.g.pad_begin[i] + t[i] * geo.g.dilations[i];
+        inside = inside && at >= 0 && at < geo.g.in[i];
+        pixel = pixel * geo.g.in[i] + at;
+      }
+      if (!inside) std::fill(dst, dst + ic, 0.0f);
+      else if (channels_last) std::copy_n(xd + (b * geo.in_pixels + pixel) * ic, ic, dst);
+      else
+        for (int64_t c = 0; c < ic; ++c) dst[c] = xd[(b * ic + c) * geo.in_pixels + pixel];
+      for (size_t i = sp; i-- > 0;) {
+        if (++t[i] <= geo.last[i]) break;
+        t[i] = geo.first[i];
+      }
+    }
+  }
+}
+
+// sums[i][0..31] = patch row i (of M, stride k) times one panel.
+template <int M>
+PORTA_SMALL_MAP_INLINE void panel_pass(const float* a, int64_t k, const float* panel, float* sums) {
+  Vec16 acc[M][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = Vec16{};
+  for (int64_t q = 0; q < k; ++q) {
+    Vec16 b0, b1;
+    load16(b0, panel + q * kPanel);
+    load16(b1, panel + q * kPanel + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      const float av = a[i * k + q];
+      acc[i][0] += av * b0;
+      acc[i][1] += av * b1;
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+    store16(sums + i * kPanel, acc[i][0]);
+    store16(sums + i * kPanel + 16, acc[i][1]);
+  }
+}
+
+PORTA_CPU_CLONES
+void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums) {
+  switch (rows) {
+    case 1: return panel_pass<1>(a, k, panel, sums);
+    case 2: return panel_pass<2>(a, k, panel, sums);
+    case 3: return panel_pass<3>(a, k, panel, sums);
+    case 4: return panel_pass<4>(a, k, panel, sums);
+    case 5: return panel_pass<5>(a, k, panel, sums);
+    case 6: return panel_pass<6>(a, k, panel, sums);
+    case 7: return panel_pass<7>(a, k, panel, sums);
+    default: return panel_pass<8>(a, k, panel, sums);
+  }
+}
+
+void conv_small_map(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const Geometry geo = geometry_of(ctx);
+  std::string what = "conv-panels";
+  for (size_t i = 0; i < geo.g.spatial(); ++i) what += str("|", geo.first[i], ":", geo.last[i]);
+  auto packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
+    return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
+  }));
+  const LayoutSides layout = activation_layout(*ctx.attrs);
+  const bool x_last = layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef;
+  const bool y_last = layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  const Tensor* residual = ctx.has_input(3) ? &ctx.in(3) : nullptr;
+  const bool r_last = residual && layout.input(3) && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
+  const opdef::FusedActivation act = opdef::parse_fused_activation(*ctx.attrs);
+
+  thread_local std::vector<float> cols;
+  cols.resize(static_cast<size_t>(geo.rows * geo.k));
+  gather_patches(x, x_last, geo, cols.data());
+
+  const int64_t oc = geo.out_channels, k = geo.k, rows = geo.rows, pixels = geo.out_pixels;
+  const int64_t panels = (oc + kPanel - 1) / kPanel;
+  // Passes over a panel: rows split evenly into groups of at most kRowsPerPass.
+  const int64_t passes = (rows + kRowsPerPass - 1) / kRowsPerPass, per_pass = (rows + passes - 1) / passes;
+  const float* a = cols.data();
+  float* yd = y.data<float>();
+  const float* rd = residual ? residual->data<float>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(k * kPanel, 1));
+  parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
+    float sums[kMaxRows * kPanel];
+    for (int64_t p = p0; p < p1; ++p) {
+      const float* panel = packed->data() + p * k * kPanel;
+      for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
+        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel);
+      const int64_t o0 = p * kPanel, width = std::min(kPanel, oc - o0);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* s = sums + r * kPanel;
+        const int64_t b = r / pixels, px = r % pixels;
+        if (bias)
+          for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+        if (rd) {
+          if (r_last)
+            for (int64_t j = 0; j < width; ++j) s[j] += rd[r * oc + o0 + j];
+          else
+            for (int64_t j = 0; j < width; ++j) s[j] += rd[(b * oc + o0 + j) * pixels + px];
+        }
+        activate_f32(act, s, width);
+        if (y_last) std::copy_n(s, width, yd + r * oc + o0);
+        else
+          for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
+      }
+    }
+  });
+}
+
+const bool small_map_registered = register_kernel_at_load([] {
+  KernelDef k = conv_kernel_def();
+  k.impl = {"small_map", 1};
+  k.fn = conv_small_map;
+  k.supports = small_map_supports;
+  return k;
+}());
+
+}  // namespace
+}  // namespace porta::cpu

@@ -1,0 +1,225 @@
+// The cpu Conv for small output maps ("small_map", kernels/cpu/conv_small_map.cpp): sessions
+// whose Conv has at most 16 output pixels and weights past 2^17 elements run it; each result is
+// checked against the float64 reference (with and without graph fusion, and on the prepared
+// second run) and against the onednn implementation the kernel replaces: 1-, 2- and 3-D convs,
+// strides, dilations, asymmetric pads, taps that read only padding, output channels that leave
+// a partial panel, batches, 1 to 16 pixels (one and two passes over each panel), a fused
+// residual and every fused activation, with the activations plain (graph inputs and outputs)
+// and in the channels-last layout between convs. And the calls it declines, with the reason.
+#include <string>
+#include <vector>
+
+#include "tests/custom_test_util.hpp"
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+Tensor random_f32(const Shape& shape, double lo = -1, double hi = 1) {
+  InputSpec spec;
+  spec.shape = shape;
+  spec.lo = lo;
+  spec.hi = hi;
+  return make_input(spec, DType::f32);
+}
+
+// The implementation the plan names for node `node` ("" when it is not a cpu kernel).
+std::string impl_of(const std::vector<NodePlan>& plan, const std::string& node) {
+  for (const NodePlan& p : plan)
+    if (p.node == node) {
+      const size_t at = p.reason.find("cpu kernel '");
+      if (at == std::string::npos) return "";
+      const size_t from = at + 12;
+      return p.reason.substr(from, p.reason.find('\'', from) - from);
+    }
+  return "";
+}
+
+struct ConvCase {
+  std::string name;
+  Shape x, w;
+  Attributes attrs;
+  bool bias = true;
+};
+
+// Weights scaled so sums of a few thousand products stay near 1.
+Tensor weights(const Shape& w) {
+  const double fan_in = static_cast<double>(shape_numel(w) / w[0]);
+  const double r = 1.7 / std::sqrt(fan_in);
+  return random_f32(w, -r, r);
+}
+
+// x -> Conv "c" (-> Add residual) (-> activation) -> out, where x is the graph input itself
+// (plain) or comes from a 1x1 conv over the input (channels-last between the two convs), and
+// out is the graph output (plain) or feeds a 1x1 conv (channels-last).
+struct Built {
+  ReferenceGraph g;
+  std::string out;
+  std::string conv;  // the node name of Conv "c" (ReferenceGraph names nodes "<op>_<index>")
+};
+
+// A 1x1 kernel's weights for `channels` channels at the rank of `like`'s kernel.
+Shape pointwise(int64_t channels, const Shape& like) {
+  Shape w(like.size(), 1);
+  w[0] = w[1] = channels;
+  return w;
+}
+
+Built build(const ConvCase& c, bool layout, const std::string& activation, bool residual) {
+  Built b;
+  ReferenceGraph& g = b.g;
+  std::string x = "x";
+  g.input("x", random_f32(c.x));
+  if (layout) {
+    g.initializer("w0", weights(pointwise(c.x[1], c.w)));
+    g.node("Conv", {"x", "w0"}, "x0");
+    x = "x0";
+  }
+  g.initializer("w", weights(c.w));
+  std::vector<std::string> ins{x, "w"};
+  if (c.bias) {
+    g.initializer("b", random_f32({c.w[0]}));
+    ins.push_back("b");
+  }
+  g.node("Conv", ins, "y", c.attrs);
+  b.conv = layout ? "Conv_1" : "Conv_0";
+  std::string y = "y";
+  if (residual) {
+    g.input("r", random_f32(g.reference("y").shape()));
+    std::string r = "r";
+    if (layout) {  // the residual from a conv too, so it is channels-last as well
+      g.initializer("wr", weights(pointwise(c.w[0], c.w)));
+      g.node("Conv", {"r", "wr"}, "r0");
+      r = "r0";
+    }
+    g.node("Add", {y, r}, "s");
+    y = "s";
+  }
+  if (activation == "SiLU") {
+    g.node("Sigmoid", {y}, "sig");
+    g.node("Mul", {y, "sig"}, "a");
+    y = "a";
+  } else if (activation == "Clip") {
+    g.constant("lo", Tensor::scalar(0.0, DType::f32));
+    g.constant("hi", Tensor::scalar(6.0, DType::f32));
+    g.node("Clip", {y, "lo", "hi"}, "a");
+    y = "a";
+  } else if (!activation.empty()) {
+    Attributes a;
+    if (activation == "LeakyRelu") a.set("alpha", 0.1);
+    if (activation == "Elu") a.set("alpha", 0.7);
+    if (activation == "HardSigmoid") {
+      a.set("alpha", 0.25);
+      a.set("beta", 0.4);
+    }
+    g.node(activation, {y}, "a", a);
+    y = "a";
+  }
+  if (layout) {
+    const int64_t oc = c.w[0];
+    g.initializer("w9", weights(pointwise(oc, c.w)));
+    g.node("Conv", {y, "w9"}, "out");
+    y = "out";
+  }
+  g.output(y);
+  b.out = y;
+  return b;
+}
+
+const std::vector<ConvCase>& taken_cases() {
+  using V = std::vector<int64_t>;
+  static const std::vector<ConvCase> cases = {
+      {"3x3 over 2x2, 120 channels (a partial panel)", {1, 128, 2, 2}, {120, 128, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"3x3 stride 2, 4x4 -> 2x2, no bias", {1, 192, 4, 4}, {80, 192, 3, 3},
+       {{"pads", V{1, 1, 1, 1}}, {"strides", V{2, 2}}}, false},
+      {"1x1 over 4x4: 16 pixels, two passes", {1, 512, 4, 4}, {264, 512, 1, 1}, {}},
+      {"3x3 dilation 2, asymmetric pads, 3x3 pixels", {1, 256, 3, 3}, {130, 256, 3, 3},
+       {{"pads", V{2, 1, 2, 3}}, {"dilations", V{2, 2}}}},
+      {"batch 3 over 2x2: 12 pixels", {3, 160, 2, 2}, {96, 160, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"3x3 over 1x1: only the centre tap reads the input", {1, 448, 1, 1}, {384, 448, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"1-D, kernel 3 over 5", {1, 256, 5}, {200, 256, 3}, {}},
+      {"3-D, 3x3x3 over 2x2x2", {1, 64, 2, 2, 2}, {80, 64, 3, 3, 3}, {{"pads", V{1, 1, 1, 1, 1, 1}}}},
+      {"1x1 over one pixel, 1 output channel short of a panel", {1, 2048, 1, 1}, {95, 2048, 1, 1}, {}},
+  };
+  return cases;
+}
+
+TEST(ConvSmallMap, MatchesReferenceAndOneDnnInBothLayouts) {
+  for (const ConvCase& c : taken_cases())
+    for (bool layout : {false, true}) {
+      SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
+      Built b = build(c, layout, "", false);
+      ReferenceRun r = run_against_reference(b.g, {b.out});
+      EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+      Tensor onednn;
+      {
+        DisabledKernels off("cpu:Conv:small_map");
+        Session s(b.g.model());
+        EXPECT_EQ(impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
+        onednn = s.run(b.g.inputs()).at(0);
+      }
+      Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
+      EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
+    }
+}
+
+// Every pixel count the kernel takes (1 to 16: one pass over each panel up to 8, two after).
+TEST(ConvSmallMap, EveryPixelCount) {
+  for (int64_t pixels = 1; pixels <= 16; ++pixels) {
+    SCOPED_TRACE(str(pixels, " pixels (seed ", seed(), ")"));
+    Built b = build({"1-D 1x1", {1, 384, pixels}, {352, 384, 1}, {}}, false, "", false);
+    ReferenceRun r = run_against_reference(b.g, {b.out});
+    EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+  }
+}
+
+TEST(ConvSmallMap, FusedResidualAndEveryActivation) {
+  const ConvCase& c = taken_cases().at(0);
+  for (const char* act : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "SiLU"})
+    for (bool residual : {false, true})
+      for (bool layout : {false, true}) {
+        SCOPED_TRACE(str(act[0] ? act : "no activation", residual ? " after a residual" : "",
+                         layout ? ", channels-last" : ", plain", " (seed ", seed(), ")"));
+        Built b = build(c, layout, act, residual);
+        ReferenceRun r = run_against_reference(b.g, {b.out});
+        EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+        // The activation (and the Add) folded into the conv: no node of their own.
+        if (residual) EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
+        if (act[0] && std::string(act) != "SiLU") EXPECT_EQ(nodes_of_op(r.plan, act), 0) << act;
+      }
+}
+
+TEST(ConvSmallMap, DeclinesWithAReason) {
+  using V = std::vector<int64_t>;
+  struct Declined {
+    ConvCase c;
+    const char* reason;
+  };
+  const std::vector<Declined> cases = {
+      {{"17 pixels", {1, 512, 1, 17}, {264, 512, 1, 1}, {}}, "17 output pixels"},
+      {{"small weights", {1, 64, 2, 2}, {64, 64, 3, 3}, {{"pads", V{1, 1, 1, 1}}}}, "stay in cache"},
+      {{"grouped", {1, 256, 2, 2}, {256, 128, 3, 3}, {{"pads", V{1, 1, 1, 1}}, {"group", int64_t{2}}}}, "grouped"},
+  };
+  for (const Declined& d : cases) {
+    SCOPED_TRACE(d.c.name);
+    Built b = build(d.c, false, "", false);
+    ReferenceRun r = run_against_reference(b.g, {b.out});
+    EXPECT_EQ(impl_of(r.plan, b.conv), "onednn");
+    bool said = false;
+    for (const NodePlan& p : r.plan)
+      if (p.node == b.conv) said = p.reason.find(d.reason) != std::string::npos;
+    EXPECT_TRUE(said) << "the plan should say why: " << d.reason;
+  }
+  // Weights that are a graph input, not a session constant.
+  ReferenceGraph g;
+  g.input("x", random_f32({1, 128, 2, 2}));
+  g.input("w", weights({120, 128, 3, 3}));
+  g.node("Conv", {"x", "w"}, "y", {{"pads", V{1, 1, 1, 1}}});
+  g.output("y");
+  ReferenceRun r = run_against_reference(g, {"y"});
+  EXPECT_EQ(impl_of(r.plan, "Conv_0"), "onednn");
+}
+
+}  // namespace
+}  // namespace porta::test
