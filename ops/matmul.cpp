@@ -1,6 +1,10 @@
 // MatMul: NumPy matmul. 1-D a is a row vector ([K] -> [1, K], the 1 dropped from the
 // result), 1-D b a column vector ([K] -> [K, 1], the 1 dropped); leading (batch) axes
 // broadcast.
+// The porta-internal optional input 2, `porta_bias` (1-D, one value per column of the result,
+// f32 or A's dtype), is added to every row of the product: a Linear layer's bias. Graph fusion
+// sets it for an Add of a constant row that follows the MatMul, when every kernel that may run
+// the MatMul declares "porta_bias" (KernelDef::fused_activations; runtime/graph_fusion.hpp).
 #include "ops/common.hpp"
 
 namespace porta::opdef {
@@ -43,12 +47,26 @@ MatMulShapes matmul_shapes(const Shape& a0, const Shape& b0) {
 PORTA_REGISTER_OP(MatMul) {
   OpSchema s;
   s.name = "MatMul";
-  s.inputs = {"A", "B"};
+  s.inputs = {"A", "B", "porta_bias?"};
   s.outputs = {"Y"};
   s.infer = [](InferContext& ctx) {
-    require_same_dtype(ctx);
+    if (ctx.dtype(1) != ctx.dtype(0))
+      throw DTypeError(str("[MatMul] A and B must share one dtype: A is ", dtype_name(ctx.dtype(0)), ", B is ",
+                           dtype_name(ctx.dtype(1))));
     require_dtype(ctx, 0, kFloats);
-    ctx.set_output(0, matmul_shapes(ctx.shape(0), ctx.shape(1)).result, ctx.dtype(0));
+    const MatMulShapes sh = matmul_shapes(ctx.shape(0), ctx.shape(1));
+    if (ctx.has_input(2)) {
+      const Shape& bias = ctx.shape(2);
+      if (ctx.shape(1).size() < 2 || bias.size() != 1 || bias[0] != sh.out.back())
+        throw ShapeError(str("[MatMul] porta_bias must be 1-D with one value per column of the product (",
+                             ctx.shape(1).size() < 2 ? std::string("B has no columns: it is 1-D")
+                                                     : str(sh.out.back(), " columns"),
+                             "), got ", shape_str(bias)));
+      if (ctx.dtype(2) != ctx.dtype(0) && ctx.dtype(2) != DType::f32)
+        throw DTypeError(str("[MatMul] porta_bias must be f32 or A's dtype ", dtype_name(ctx.dtype(0)), ", got ",
+                             dtype_name(ctx.dtype(2))));
+    }
+    ctx.set_output(0, sh.result, ctx.dtype(0));
   };
   s.reference = [](KernelContext& ctx) {
     MatMulShapes sh = matmul_shapes(ctx.in(0).shape(), ctx.in(1).shape());
@@ -60,11 +78,12 @@ PORTA_REGISTER_OP(MatMul) {
     int64_t m = sh.out[sh.out.size() - 2], n = sh.out.back(), k = sh.a.back();
     int64_t batches = m * n == 0 ? 0 : shape_numel(sh.out) / (m * n);
     const double *pa = a.data<double>(), *pb = b.data<double>();
+    const double* bias = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
     double* py = ctx.out(0).data<double>();
     for (int64_t bi = 0; bi < batches; ++bi)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
-          double acc = 0;
+          double acc = bias ? bias[j] : 0.0;
           for (int64_t p = 0; p < k; ++p) acc += pa[(bi * m + i) * k + p] * pb[(bi * k + p) * n + j];
           py[(bi * m + i) * n + j] = acc;
         }

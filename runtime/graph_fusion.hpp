@@ -93,6 +93,19 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
 /// annotate shapes per plan only when this holds).
 bool residual_add_candidates(const Graph& graph, Device device);
 
+/// Fuses the Add of a constant row into the MatMul before it, as the MatMul's porta-internal
+/// input 2 `porta_bias` (ops/matmul.cpp: a Linear layer's bias added to every row), when
+///  - the MatMul (ONNX domain, 2 inputs) writes y, read by that Add alone and no graph output;
+///  - the Add's other operand is a constant (an initializer or a Constant node) of shape [N],
+///    N the last axis of B (a constant, or a value whose shape load-time inference knows, of
+///    rank 2 or more), in B's float dtype: the broadcast then keeps y's shape, in either order;
+///  - every kernel that may run the MatMul on `device` for that dtype declares "porta_bias" in
+///    KernelDef::fused_activations (the cpu's kernels too).
+/// The fused MatMul takes the Add's place in the node order and writes the Add's output.
+/// Returns `graph` itself when nothing fuses; sessions keeping every value pass `enabled` =
+/// false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_matmul_bias(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+
 /// Fuses the activation that directly follows a node whose op has the attributes
 /// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv,
 /// BatchNormalization) into that node, by setting them (names and meaning in

@@ -21,14 +21,15 @@ using detail::Slot;
 namespace {
 
 // The inference-only graph rewrites (runtime/graph_fusion.hpp), in order: unread outputs go
-// first (they free views and fusions), BatchNormalization and Pad fold into their Conv, GELU
-// becomes one node, a shortcut Add fuses into its Conv, then activations into what precedes
+// first (they free views and fusions), BatchNormalization and Pad fold into their Conv, a
+// Linear layer's bias Add into its MatMul, GELU becomes one node, a shortcut Add fuses into its Conv, then activations into what precedes
 // them (after the Add, so Act(Conv + residual) is one node).
 std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const SessionOptions& o) {
   const bool on = !o.keep_values;
   g = detail::drop_unread_outputs(g, on);
   g = detail::fold_conv_batch_norm(g);
   g = detail::fold_pads(g, on);
+  g = detail::fuse_matmul_bias(g, o.device, on);
   g = detail::fuse_gelu(g, o.device, on);
   return detail::fuse_activations(g, o.device, on);
 }

@@ -16,14 +16,6 @@
 namespace porta::test {
 namespace {
 
-Tensor random_f32(const Shape& shape, double lo = -1, double hi = 1) {
-  InputSpec spec;
-  spec.shape = shape;
-  spec.lo = lo;
-  spec.hi = hi;
-  return make_input(spec, DType::f32);
-}
-
 // The implementation the plan names for node `node` ("" when it is not a cpu kernel).
 std::string impl_of(const std::vector<NodePlan>& plan, const std::string& node) {
   for (const NodePlan& p : plan)

@@ -2,9 +2,11 @@
 // oneDNN through size-1 batch dims), a blocked loop for f64. When oneDNN has no
 // implementation for a half type on this machine, the call runs in f32 and rounds once.
 // bf16/f16 inputs may come with an f32 output (KernelDef::f32_output): oneDNN's f32
-// accumulators are then written as they are.
+// accumulators are then written as they are. A fused bias (the porta-internal input
+// `porta_bias`, f32 or A's dtype) is the primitive's bias, added to the f32 accumulators.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/gemv.hpp"
@@ -42,16 +44,29 @@ MatMulGeometry geometry(const Shape& a0, const Shape& b0) {
 
 using MatMulPrimitive = MaybePrimitive<dnnl::matmul>;
 
+// The bias as the primitive reads it: one row broadcast over the output's other axes.
+dnnl::memory::desc bias_desc(const MatMulGeometry& g, DType t) {
+  Shape dims(g.out.size(), 1);
+  dims.back() = g.n;
+  return plain_desc(dims, t);
+}
+
 // `packed_b`: B is a session constant, so the primitive may ask for it in its own layout
 // (reordered once, weights_for) instead of repacking the plain matrix on every call.
-// `t`: the type of A and B; `y_type`: Y's (t, or f32 from half inputs).
-std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, DType y_type, bool packed_b) {
-  return cached<MatMulPrimitive>(dnn_key("matmul", t, y_type, g.a, g.b, g.out, packed_b), [&] {
+// `t`: the type of A and B; `y_type`: Y's (t, or f32 from half inputs); `bias_type`: the
+// fused bias's (undef for none).
+std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, DType y_type, bool packed_b,
+                                                  std::optional<DType> bias_type) {
+  return cached<MatMulPrimitive>(dnn_key("matmul", t, y_type, g.a, g.b, g.out, packed_b,
+                                         bias_type ? static_cast<int>(*bias_type) : -1),
+                                 [&] {
     auto p = std::make_shared<MatMulPrimitive>();
     try {
       auto bd = packed_b ? dnnl::memory::desc(dims_of(g.b), dnnl_type(t), dnnl::memory::format_tag::any)
                          : plain_desc(g.b, t);
-      dnnl::matmul::desc d(plain_desc(g.a, t), bd, plain_desc(g.out, y_type));
+      dnnl::matmul::desc d = bias_type ? dnnl::matmul::desc(plain_desc(g.a, t), bd, bias_desc(g, *bias_type),
+                                                            plain_desc(g.out, y_type))
+                                       : dnnl::matmul::desc(plain_desc(g.a, t), bd, plain_desc(g.out, y_type));
       p->pd = dnnl::matmul::primitive_desc(d, engine());
       p->prim = dnnl::matmul(p->pd);
       p->ok = true;
@@ -67,15 +82,17 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
 struct PreparedMatMul {
   Shape a_shape, y_shape;
   const void* b = nullptr;
+  const void* bias = nullptr;  // a fused bias: a session constant, bound once
   dnnl::primitive prim;
   dnnl::memory src, dst;
   std::unordered_map<int, dnnl::memory> args;
 };
 
 void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, bool b_constant = false,
-                 std::shared_ptr<void>* prepared = nullptr) {
+                 std::shared_ptr<void>* prepared = nullptr, const Tensor* bias = nullptr) {
   const DType t = a.dtype();
-  auto p = matmul_primitive(g, t, y.dtype(), b_constant);
+  const std::optional<DType> bias_type = bias ? std::optional<DType>(bias->dtype()) : std::nullopt;
+  auto p = matmul_primitive(g, t, y.dtype(), b_constant, bias_type);
   if (!p->ok) {
     if (t == DType::f32)
       throw BackendError(str("[MatMul] oneDNN refused a ", shape_str(g.a), " x ", shape_str(g.b),
@@ -83,7 +100,8 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
     // No native half implementation here: compute in f32, round once at the end (if Y is
     // not f32 itself).
     Tensor y32 = y.dtype() == DType::f32 ? y : Tensor::empty(y.shape(), DType::f32);
-    matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g);
+    Tensor bias32 = bias ? bias->cast(DType::f32) : Tensor();
+    matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g, false, nullptr, bias ? &bias32 : nullptr);
     if (y.dtype() != DType::f32) y.copy_(y32.cast(y.dtype()));
     return;
   }
@@ -91,9 +109,11 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
                                               p->pd.weights_desc(), true)
                                 : wrap_ptr(p->pd.weights_desc(), b.raw_data());
   if (!prepared || !b_constant) {
-    execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
-                      {DNNL_ARG_WEIGHTS, wts},
-                      {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
+                                               {DNNL_ARG_WEIGHTS, wts},
+                                               {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
+    execute(p->prim, args);
     return;
   }
   auto pm = std::make_shared<PreparedMatMul>();
@@ -104,23 +124,47 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
   pm->src = dnnl::memory(p->pd.src_desc(), engine(), a.raw_data());
   pm->dst = dnnl::memory(p->pd.dst_desc(), engine(), y.raw_data());
   pm->args = {{DNNL_ARG_SRC, pm->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pm->dst}};
+  if (bias) {
+    pm->bias = bias->raw_data();
+    pm->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), const_cast<void*>(bias->raw_data())));
+  }
   execute(pm->prim, pm->args);
   *prepared = pm;
 }
 
+// y += bias along y's last axis (the loops that have no bias of their own).
+void add_bias_rows(Tensor& y, const Tensor& bias) {
+  const int64_t n = y.rank() == 0 ? 1 : y.shape().back();
+  if (y.numel() == 0 || n == 0) return;
+  const Tensor row = bias.cast(y.dtype());
+  visit_dtype(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      T* py = y.data<T>();
+      const T* pb = row.data<T>();
+      for (int64_t i = 0; i < y.numel(); ++i) py[i] += pb[i % n];
+    } else {
+      throw Unsupported(str("[MatMul] a fused bias over a ", dtype_name(y.dtype()), " loop result"));
+    }
+  });
+}
+
 void matmul_cpu(KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   Tensor& y = ctx.out(0);
   if (auto* pm = static_cast<PreparedMatMul*>(ctx.state.get());
-      pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.raw_data() == pm->b) {
+      pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.raw_data() == pm->b &&
+      (bias ? bias->raw_data() : nullptr) == pm->bias) {
     pm->src.set_data_handle(const_cast<void*>(a.raw_data()));
     pm->dst.set_data_handle(y.raw_data());
     return execute(pm->prim, pm->args);
   }
   MatMulGeometry g = geometry(a.shape(), b.shape());
   if (y.numel() == 0) return;
-  if (g.k == 0) {  // empty reduction: every element is the sum of nothing
+  if (g.k == 0) {  // empty reduction: every element is the sum of nothing (plus the bias)
     std::memset(y.raw_data(), 0, y.nbytes());
+    if (bias) add_bias_rows(y, *bias);
     return;
   }
   // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
@@ -128,6 +172,7 @@ void matmul_cpu(KernelContext& ctx) {
     if (a.dtype() != y.dtype()) {  // half inputs, f32 output: the f32 loop on widened inputs
       Tensor a32 = a.cast(DType::f32), b32 = b.cast(DType::f32);
       batched_matmul_loop<float>(a32.data<float>(), b32.data<float>(), y.data<float>(), g.a, g.b, g.out);
+      if (bias) add_bias_rows(y, *bias);
       return;
     }
     visit_dtype(y.dtype(), [&](auto tag) {
@@ -138,6 +183,7 @@ void matmul_cpu(KernelContext& ctx) {
         throw Unsupported(str("[MatMul] rank ", g.out.size(), " ", dtype_name(y.dtype()),
                               " matmul: oneDNN allows 12 dims at most"));
     });
+    if (bias) add_bias_rows(y, *bias);
     return;
   }
   // A batch of rows times one matrix (b's batch dims all 1, as in a Linear layer on a
@@ -152,11 +198,11 @@ void matmul_cpu(KernelContext& ctx) {
     folded.a = {folded.m, g.k};
     folded.b = {g.k, g.n};
     folded.out = {folded.m, g.n};
-    return matmul_dnnl(a, b, y, folded, ctx.is_constant_input(1), &ctx.state);
+    return matmul_dnnl(a, b, y, folded, ctx.is_constant_input(1), &ctx.state, bias);
   }
   // A constant 2-d B (a Linear layer's weight) is packed once for the session.
   bool b_constant = ctx.is_constant_input(1) && g.out.size() == 2;
-  matmul_dnnl(a, b, y, g, b_constant, &ctx.state);
+  matmul_dnnl(a, b, y, g, b_constant, &ctx.state, bias);
 }
 
 // A few rows (all batches together) against one large B: gemv.hpp's loop streams B as stored,
@@ -179,15 +225,30 @@ void matmul_gemv(KernelContext& ctx) {
   p.k = g.k;
   p.b = ctx.in(1).data<float>();
   p.n = g.n;
+  if (ctx.has_input(2)) {  // the fused bias: C as one row
+    p.c = ctx.in(2).data<float>();
+    p.c_col_step = 1;
+  }
   p.y = y.data<float>();
   gemv(p);
 }
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(MatMul, cpu, kF32, matmul_gemv, matmul_gemv_supports, (KernelImpl{"gemv", 1}))
-// Also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+// Both implementations add a fused bias (porta_bias). The onednn one also writes f32 from
+// bf16/f16 inputs (KernelDef::f32_output).
 namespace {
+const bool matmul_gemv_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "MatMul";
+  k.backend = DeviceType::cpu;
+  k.impl = {"gemv", 1};
+  k.dtypes = kF32;
+  k.fn = matmul_gemv;
+  k.supports = matmul_gemv_supports;
+  k.fused_activations = {"porta_bias"};
+  return k;
+}());
 const bool matmul_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "MatMul";
@@ -196,6 +257,7 @@ const bool matmul_onednn_registered = register_kernel_at_load([] {
   k.dtypes = kF32 | kF64 | kF16 | kBF16;
   k.fn = matmul_cpu;
   k.f32_output = true;
+  k.fused_activations = {"porta_bias"};
   return k;
 }());
 }  // namespace

@@ -67,8 +67,17 @@ std::string attribute_names(const OpSchema& op) {
   return names.empty() ? "none" : names;
 }
 
+// Inputs a Python call may pass: the schema's, less the porta-internal ones at the end (a
+// Conv's porta_residual, a MatMul's porta_bias), which only a session's graph fusion sets.
+int public_max_inputs(const OpSchema& op) {
+  int hi = op.max_inputs();
+  if (hi < 0) return hi;
+  while (hi > 0 && static_cast<size_t>(hi) <= op.inputs.size() && op.inputs[hi - 1].rfind("porta_", 0) == 0) --hi;
+  return hi;
+}
+
 std::string input_count(const OpSchema& op) {
-  int lo = op.min_inputs(), hi = op.max_inputs();
+  int lo = op.min_inputs(), hi = public_max_inputs(op);
   if (hi < 0) return str("at least ", lo);
   if (lo == hi) return str(lo);
   return str(lo, " to ", hi);
@@ -81,7 +90,7 @@ struct Op {
   py::object call(const py::args& args, const py::kwargs& kwargs) const {
     const OpSchema& op = *schema;
     int given = static_cast<int>(args.size());
-    if (given < op.min_inputs() || (op.max_inputs() >= 0 && given > op.max_inputs()))
+    if (given < op.min_inputs() || (public_max_inputs(op) >= 0 && given > public_max_inputs(op)))
       throw InvalidArgument(str("[ops] ", op.qualified_name(), " takes ", input_count(op), " input(s), got ", given));
     int num_outputs = -1;
     Attributes attrs;

@@ -98,6 +98,9 @@ def test_unknown_op_and_bad_calls():
         porta.ops.call("NoSuchOp", np.ones(2))
     with pytest.raises(porta.InvalidArgument, match=r"MatMul takes 2 input\(s\), got 1"):
         porta.ops.MatMul(np.ones((2, 2)))
+    # porta-internal inputs (a MatMul's fused bias) are set by sessions, not passed by callers
+    with pytest.raises(porta.InvalidArgument, match=r"MatMul takes 2 input\(s\), got 3"):
+        porta.ops.MatMul(np.ones((2, 2)), np.ones((2, 2)), np.ones(2))
     with pytest.raises(porta.InvalidArgument, match=r"Relu takes 1 input\(s\), got 3"):
         porta.ops.Relu(np.ones(2), np.ones(2), np.ones(2))
     with pytest.raises(porta.InvalidArgument, match="Softmax has no attribute 'axes'; its attributes: axis"):

@@ -1,0 +1,158 @@
+// A Linear layer's bias folded into its MatMul (runtime/matmul_bias_fusion.cpp, MatMul's
+// porta-internal input `porta_bias`): sessions fold the Add of a constant row after a MatMul,
+// in either operand order and through PyTorch's Identity-shared initializers, on both cpu
+// implementations (gemv for a few rows, onednn for more, batched A), and in a bf16 session
+// with the bias kept f32; they leave every other Add alone (a bias of rank 2, a bias that is
+// not a constant, a product read twice, a 1-D B). Eager calls with the bias, in f32 and f64,
+// against the float64 reference, and bad biases refused with what was expected.
+#include <string>
+#include <vector>
+
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+std::string impl_of(const std::vector<NodePlan>& plan, const std::string& op) {
+  for (const NodePlan& p : plan)
+    if (p.op == op) {
+      const size_t at = p.reason.find("cpu kernel '");
+      if (at == std::string::npos) return "";
+      const size_t from = at + 12;
+      return p.reason.substr(from, p.reason.find('\'', from) - from);
+    }
+  return "";
+}
+
+// x [shape] -> MatMul(x, W [k, n]) -> Add with the row b [n] (`bias_first`: Add(b, y)) -> out.
+ReferenceGraph linear(const Shape& x, int64_t n, bool bias_first = false, bool through_identity = false) {
+  ReferenceGraph g;
+  g.input("x", random_f32(x));
+  g.initializer("w", random_f32({x.back(), n}, -0.2, 0.2));
+  g.initializer("b", random_f32({n}));
+  std::string b = "b";
+  if (through_identity) {
+    g.node("Identity", {"b"}, "b_shared");
+    b = "b_shared";
+  }
+  g.node("MatMul", {"x", "w"}, "y");
+  if (bias_first) g.node("Add", {b, "y"}, "out");
+  else g.node("Add", {"y", b}, "out");
+  g.output("out");
+  return g;
+}
+
+TEST(MatMulBias, SessionsFoldTheBiasOnBothImplementations) {
+  struct Case {
+    Shape x;
+    int64_t n;
+    const char* impl;
+  };
+  // One row against 300x700 weights (past the gemv loop's threshold); a batched A of 3 rows
+  // (one row per batch, still the loop's); 5 rows; a batch of tokens folded into rows.
+  const std::vector<Case> cases = {
+      {{1, 300}, 700, "gemv"}, {{3, 1, 300}, 700, "gemv"}, {{5, 300}, 700, "onednn"}, {{2, 7, 64}, 96, "onednn"}};
+  for (const Case& c : cases)
+    for (bool bias_first : {false, true})
+      for (bool identity : {false, true}) {
+        SCOPED_TRACE(str(shape_str(c.x), " x ", c.x.back(), "x", c.n, bias_first ? ", Add(b, y)" : ", Add(y, b)",
+                         identity ? ", bias through an Identity" : "", " (seed ", seed(), ")"));
+        ReferenceRun r = run_against_reference(linear(c.x, c.n, bias_first, identity), {"out"});
+        EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
+        EXPECT_EQ(nodes_of_op(r.plan, "Identity"), 0);
+        EXPECT_EQ(impl_of(r.plan, "MatMul"), c.impl);
+      }
+}
+
+TEST(MatMulBias, OtherAddsStay) {
+  {  // a bias of rank 2 ([1, n]) may change the result's rank: not folded
+    ReferenceGraph g;
+    g.input("x", random_f32({4, 32}));
+    g.initializer("w", random_f32({32, 24}));
+    g.initializer("b", random_f32({1, 24}));
+    g.node("MatMul", {"x", "w"}, "y");
+    g.node("Add", {"y", "b"}, "out");
+    g.output("out");
+    EXPECT_EQ(nodes_of_op(run_against_reference(g, {"out"}).plan, "Add"), 1) << "rank-2 bias";
+  }
+  {  // a bias that is a graph input, not a constant
+    ReferenceGraph g;
+    g.input("x", random_f32({4, 32}));
+    g.input("b", random_f32({24}));
+    g.initializer("w", random_f32({32, 24}));
+    g.node("MatMul", {"x", "w"}, "y");
+    g.node("Add", {"y", "b"}, "out");
+    g.output("out");
+    EXPECT_EQ(nodes_of_op(run_against_reference(g, {"out"}).plan, "Add"), 1) << "bias not a constant";
+  }
+  {  // the product is read by another node too
+    ReferenceGraph g;
+    g.input("x", random_f32({4, 32}));
+    g.initializer("w", random_f32({32, 24}));
+    g.initializer("b", random_f32({24}));
+    g.node("MatMul", {"x", "w"}, "y");
+    g.node("Add", {"y", "b"}, "s");
+    g.node("Mul", {"y", "s"}, "out");
+    g.output("out");
+    EXPECT_EQ(nodes_of_op(run_against_reference(g, {"out"}).plan, "Add"), 1) << "product read twice";
+  }
+  {  // B 1-D: the product has no columns
+    ReferenceGraph g;
+    g.input("x", random_f32({4, 32}));
+    g.initializer("w", random_f32({32}));
+    g.initializer("b", random_f32({4}));
+    g.node("MatMul", {"x", "w"}, "y");
+    g.node("Add", {"y", "b"}, "out");
+    g.output("out");
+    EXPECT_EQ(nodes_of_op(run_against_reference(g, {"out"}).plan, "Add"), 1) << "1-D B";
+  }
+}
+
+// In a bf16 session the product computes in bf16 and the bias is added in f32: it is not
+// converted, and the result is as close as the bf16 product alone allows.
+TEST(MatMulBias, Bf16SessionsKeepTheBiasF32) {
+  ReferenceGraph g = linear({2, 9, 256}, 128);
+  SessionOptions o;
+  o.precision = Precision::bf16;
+  Session s(g.model(), o);
+  const std::vector<NodePlan> plan = s.plan(g.inputs());
+  EXPECT_EQ(nodes_of_op(plan, "Add"), 0);
+  for (const NodePlan& p : plan)
+    if (p.op == "MatMul") {
+      EXPECT_EQ(p.precision, DType::bf16) << p.precision_note;
+      EXPECT_EQ(p.precision_note.find("b converted"), std::string::npos) << p.precision_note;
+    }
+  Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 2e-2);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+// Eager calls carrying the bias (the dispatcher hands them only to kernels that declare it).
+TEST(MatMulBias, EagerCallsAddTheBias) {
+  for (DType t : {DType::f32, DType::f64}) {
+    SCOPED_TRACE(dtype_name(t));
+    std::vector<Tensor> in = {random_f32({3, 4, 17}).cast(t), random_f32({17, 10}).cast(t), random_f32({10}).cast(t)};
+    Comparison c = compare(call_op("MatMul", in).at(0), reference_op("MatMul", in).at(0), 1e-5);
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  // An empty reduction is the bias alone.
+  std::vector<Tensor> in = {random_f32({2, 0}), random_f32({0, 5}), random_f32({5})};
+  Comparison c = compare(call_op("MatMul", in).at(0), reference_op("MatMul", in).at(0), 0);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+TEST(MatMulBias, BadBiasesAreRefused) {
+  const Tensor a = random_f32({3, 8}), b = random_f32({8, 6});
+  std::string m = error_message<ShapeError>([&] { call_op("MatMul", {a, b, random_f32({5})}); });
+  EXPECT_NE(m.find("one value per column"), std::string::npos) << m;
+  EXPECT_NE(m.find("6 columns"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { call_op("MatMul", {a, b, random_f32({1, 6})}); });
+  EXPECT_NE(m.find("got 1x6"), std::string::npos) << m;
+  m = error_message<ShapeError>([&] { call_op("MatMul", {a, random_f32({8}), random_f32({3})}); });
+  EXPECT_NE(m.find("B has no columns"), std::string::npos) << m;
+  m = error_message<DTypeError>([&] { call_op("MatMul", {a.cast(DType::f64), b.cast(DType::f64), random_f32({6}).cast(DType::f16)}); });
+  EXPECT_NE(m.find("porta_bias must be f32 or A's dtype"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace porta::test
