@@ -3,7 +3,6 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cpu/bf16_convert.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/elementwise_cpu.hpp"
 
@@ -46,12 +45,12 @@ void cast_cpu(KernelContext& ctx) {
   if (x.dtype() == DType::f32 && y.dtype() == DType::bf16) {
     const float* src = x.data<float>();
     uint16_t* dst = reinterpret_cast<uint16_t*>(y.data<BFloat16>());
-    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { f32_to_bf16_n(src + b, dst + b, e - b); });
+    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
   }
   if (x.dtype() == DType::bf16 && y.dtype() == DType::f32) {
     const uint16_t* src = reinterpret_cast<const uint16_t*>(x.data<BFloat16>());
     float* dst = y.data<float>();
-    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { bf16_to_f32_n(src + b, dst + b, e - b); });
+    return parallel_for(x.numel(), ew::kGrain, [&](int64_t b, int64_t e) { vmath::bf16_to_f32_n(src + b, dst + b, e - b); });
   }
   visit_dtype(x.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);

@@ -83,6 +83,8 @@ void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds) {
 }
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_f16_n(x, y, n)) }
 void f16_to_f32_n(const uint16_t* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(f16_to_f32_n(x, y, n)) }
+void f32_to_bf16_n(const float* x, uint16_t* y, int64_t n) { PORTA_VMATH_DISPATCH(f32_to_bf16_n(x, y, n)) }
+void bf16_to_f32_n(const uint16_t* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(bf16_to_f32_n(x, y, n)) }
 void floor_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(floor_f32(x, y, n)) }
 void ceil_f32(const float* x, float* y, int64_t n) { PORTA_VMATH_DISPATCH(ceil_f32(x, y, n)) }
 void sub2_f32(const float* x, float a, float b, float* y, int64_t n, bool stream) {

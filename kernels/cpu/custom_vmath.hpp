@@ -63,6 +63,10 @@ void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds);
 /// IEEE half <-> float (bit patterns in uint16_t), round to nearest even.
 void f32_to_f16_n(const float* x, uint16_t* y, int64_t n);
 void f16_to_f32_n(const uint16_t* x, float* y, int64_t n);
+/// bfloat16 <-> float (bit patterns in uint16_t) as porta::f32_to_bf16 / bf16_to_f32 convert
+/// one value (round to nearest even, a NaN stays a quiet NaN), vectorized for the CPU.
+void f32_to_bf16_n(const float* x, uint16_t* y, int64_t n);
+void bf16_to_f32_n(const uint16_t* x, float* y, int64_t n);
 /// y[i] = floor(x[i]) / ceil(x[i]) (y may alias x).
 void floor_f32(const float* x, float* y, int64_t n);
 void ceil_f32(const float* x, float* y, int64_t n);

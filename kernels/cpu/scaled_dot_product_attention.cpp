@@ -17,7 +17,6 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/bf16_convert.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/dnn_util.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
@@ -163,7 +162,7 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
       if (rescale != 1.f) vmath::scale_f32(acc.data() + r * p.Dv, rescale, p.Dv);
     }
     if (bf16) {
-      f32_to_bf16_n(s.data(), sh.data(), rows * cols);
+      vmath::f32_to_bf16_n(s.data(), sh.data(), rows * cols);
       gemm_bf16(false, rows, p.Dv, cols, 1.f, sh.data(), cols, p.vh + (bh * p.Skv + j0) * p.Dv, p.Dv, true, acc.data(),
                 p.Dv);
     } else {
@@ -207,7 +206,7 @@ void sdpa_cpu(KernelContext& ctx) {
       Tensor h = Tensor::empty(t.shape(), DType::bf16);
       const float* src = t.data<float>();
       uint16_t* dst = reinterpret_cast<uint16_t*>(h.data<BFloat16>());
-      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { f32_to_bf16_n(src + b, dst + b, e - b); });
+      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
       return h;
     };
     qh = round(ctx.in(0));
