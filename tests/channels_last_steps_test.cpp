@@ -178,7 +178,7 @@ TEST(ChannelsLastSteps, Pools) {
       {"3-D max", "MaxPool", {1, 2, 5, 6, 4}, {{"kernel_shape", Ints{2, 3, 2}}, {"strides", Ints{1, 2, 2}}}},
   };
   for (const Case& c : cases) {
-    for (int64_t channels : {int64_t{1}, int64_t{17}, int64_t{33}}) {
+    for (int64_t channels : {int64_t{1}, int64_t{17}, int64_t{33}, int64_t{100}}) {  // 100: 64 + 2x16 + 4
       SCOPED_TRACE(str(c.label, ", ", channels, " channels"));
       const size_t spatial = c.x.size() - 2;
       ReferenceGraph g;

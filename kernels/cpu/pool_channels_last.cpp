@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/target_clones.hpp"
+#include "kernels/cpu/vec16.hpp"
 #include "ops/pool.hpp"
 
 namespace porta::cpu {
@@ -28,49 +29,88 @@ ChannelsLastPool::ChannelsLastPool(const opdef::WindowGeometry& g, int64_t batch
   for (size_t a = 0; a < skip; ++a) taps[a] = {1};
 }
 
-// Output pixels [p0, p1) (flat over N x out D x out H x out W).
+// Channels [c0, c0 + 16 V) of one output pixel from its `n` taps inside the input (window
+// order): the sums or maxima stay in registers across the taps.
+template <int V>
+inline __attribute__((always_inline)) void pool_block(const float* const* taps, int64_t n, int64_t c0, float* yr,
+                                                      bool max, float divisor) {
+  Vec16 acc[V];
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) load16(acc[v], taps[0] + c0 + 16 * v);
+  for (int64_t t = 1; t < n; ++t) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      Vec16 xv;
+      load16(xv, taps[t] + c0 + 16 * v);
+      acc[v] = max ? (xv > acc[v] ? xv : acc[v]) : acc[v] + xv;
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) store16(yr + c0 + 16 * v, max ? acc[v] : acc[v] / divisor);
+}
+
+// Output pixels [p0, p1) (flat over N x out D x out H x out W). The pixel's coordinates advance
+// as an odometer (no division per pixel); the input rows its window covers are found once per
+// output row, its taps inside the input listed per pixel, then each block of channels is
+// pooled over them.
 PORTA_CPU_CLONES
 void pool_channels_last_pixels_f32(const float* x, float* y, const ChannelsLastPool& p, int64_t p0, int64_t p1) {
   const int64_t c = p.channels;
+  thread_local std::vector<const float*> taps, rows;
+  taps.resize(static_cast<size_t>(std::max<int64_t>(1, p.kernel[0] * p.kernel[1] * p.kernel[2])));
+  rows.resize(static_cast<size_t>(std::max<int64_t>(1, p.kernel[0] * p.kernel[1])));
+  int64_t o[3], rest = p0;
+  for (int a = 2; a >= 0; --a) {
+    o[a] = rest % p.out[a];
+    rest /= p.out[a];
+  }
+  int64_t n = rest, row_count = -1;  // -1: the rows of the current output row are not listed yet
   for (int64_t pixel = p0; pixel < p1; ++pixel) {
-    int64_t o[3], rest = pixel;
-    for (int a = 2; a >= 0; --a) {
-      o[a] = rest % p.out[a];
-      rest /= p.out[a];
-    }
-    const int64_t n = rest;
-    float* yr = y + pixel * c;
-    bool first = true;
-    for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
-      const int64_t id = o[0] * p.stride[0] - p.pad_begin[0] + kd * p.dilation[0];
-      if (id < 0 || id >= p.in[0]) continue;
-      for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
-        const int64_t ih = o[1] * p.stride[1] - p.pad_begin[1] + kh * p.dilation[1];
-        if (ih < 0 || ih >= p.in[1]) continue;
-        for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-          const int64_t iw = o[2] * p.stride[2] - p.pad_begin[2] + kw * p.dilation[2];
-          if (iw < 0 || iw >= p.in[2]) continue;
-          const float* xr = x + (((n * p.in[0] + id) * p.in[1] + ih) * p.in[2] + iw) * c;
-          if (first) {
-            std::copy(xr, xr + c, yr);
-            first = false;
-          } else if (p.max) {
-#pragma omp simd
-            for (int64_t k = 0; k < c; ++k) yr[k] = xr[k] > yr[k] ? xr[k] : yr[k];
-          } else {
-#pragma omp simd
-            for (int64_t k = 0; k < c; ++k) yr[k] += xr[k];
-          }
+    if (row_count < 0) {
+      row_count = 0;
+      for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
+        const int64_t id = o[0] * p.stride[0] - p.pad_begin[0] + kd * p.dilation[0];
+        if (id < 0 || id >= p.in[0]) continue;
+        for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
+          const int64_t ih = o[1] * p.stride[1] - p.pad_begin[1] + kh * p.dilation[1];
+          if (ih >= 0 && ih < p.in[1])
+            rows[static_cast<size_t>(row_count++)] = x + ((n * p.in[0] + id) * p.in[1] + ih) * p.in[2] * c;
         }
       }
     }
-    // A window without a tap inside the input (not produced by valid geometry): -inf, or the
-    // reference's 0 / taps.
-    if (first) std::fill(yr, yr + c, p.max ? -std::numeric_limits<float>::infinity() : 0.0f);
-    if (!p.max) {
-      const float taps = static_cast<float>(p.taps[0][o[0]] * p.taps[1][o[1]] * p.taps[2][o[2]]);
-#pragma omp simd
-      for (int64_t k = 0; k < c; ++k) yr[k] /= taps;
+    int64_t count = 0;
+    const int64_t iw0 = o[2] * p.stride[2] - p.pad_begin[2];
+    for (int64_t r = 0; r < row_count; ++r)
+      for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+        const int64_t iw = iw0 + kw * p.dilation[2];
+        if (iw >= 0 && iw < p.in[2]) taps[static_cast<size_t>(count++)] = rows[static_cast<size_t>(r)] + iw * c;
+      }
+    float* yr = y + pixel * c;
+    if (count == 0) {
+      // A window without a tap inside the input (not produced by valid geometry): -inf, or the
+      // reference's 0 / taps.
+      std::fill(yr, yr + c, p.max ? -std::numeric_limits<float>::infinity() : 0.0f);
+    } else {
+      const float divisor = p.max ? 1.0f : static_cast<float>(p.taps[0][o[0]] * p.taps[1][o[1]] * p.taps[2][o[2]]);
+      int64_t c0 = 0;
+      for (; c0 + 64 <= c; c0 += 64) pool_block<4>(taps.data(), count, c0, yr, p.max, divisor);
+      for (; c0 + 16 <= c; c0 += 16) pool_block<1>(taps.data(), count, c0, yr, p.max, divisor);
+      for (; c0 < c; ++c0) {  // the last channels, one at a time, as the blocks do
+        float acc = taps[0][c0];
+        for (int64_t t = 1; t < count; ++t) {
+          const float v = taps[t][c0];
+          acc = p.max ? (v > acc ? v : acc) : acc + v;
+        }
+        yr[c0] = p.max ? acc : acc / divisor;
+      }
+    }
+    if (++o[2] < p.out[2]) continue;  // next pixel; past the row's end, a new output row
+    o[2] = 0;
+    row_count = -1;
+    for (int a = 1; a >= 0; --a) {
+      if (++o[a] < p.out[a]) break;
+      o[a] = 0;
+      if (a == 0) ++n;
     }
   }
 }
