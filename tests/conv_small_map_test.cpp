@@ -190,7 +190,7 @@ TEST(ConvSmallMap, DeclinesWithAReason) {
   };
   const std::vector<Declined> cases = {
       {{"17 pixels", {1, 512, 1, 17}, {264, 512, 1, 1}, {}}, "17 output pixels"},
-      {{"small weights", {1, 64, 2, 2}, {64, 64, 3, 3}, {{"pads", V{1, 1, 1, 1}}}}, "stay in cache"},
+      {{"few weights", {1, 16, 2, 2}, {16, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}}, "the kernel starts at"},
       {{"grouped", {1, 256, 2, 2}, {256, 128, 3, 3}, {{"pads", V{1, 1, 1, 1}}, {"group", int64_t{2}}}}, "grouped"},
   };
   for (const Declined& d : cases) {
