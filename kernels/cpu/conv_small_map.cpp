@@ -158,13 +158,20 @@ void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, fl
   }
 }
 
-// sums[i][0..31] = patch row i (of M, stride k) times one panel.
+// sums[i][0..31] = patch row i (of M, stride k) times one panel. `next`: the panel after it, to
+// prefetch while this one is multiplied (the first of two passes over a panel, where the
+// kernel is bound by its multiply-adds and the next panel's load would otherwise wait).
 template <int M>
-PORTA_SMALL_MAP_INLINE void panel_pass(const float* a, int64_t k, const float* panel, float* sums) {
+PORTA_SMALL_MAP_INLINE void panel_pass(const float* a, int64_t k, const float* panel, float* sums,
+                                       const float* next) {
   Vec16 acc[M][2];
 #pragma GCC unroll 8
   for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = Vec16{};
   for (int64_t q = 0; q < k; ++q) {
+    if (next) {
+      __builtin_prefetch(next + q * kPanel, 0, 2);
+      __builtin_prefetch(next + q * kPanel + 16, 0, 2);
+    }
     Vec16 b0, b1;
     load16(b0, panel + q * kPanel);
     load16(b1, panel + q * kPanel + 16);
@@ -183,16 +190,16 @@ PORTA_SMALL_MAP_INLINE void panel_pass(const float* a, int64_t k, const float* p
 }
 
 PORTA_CPU_CLONES
-void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums) {
+void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, const float* next) {
   switch (rows) {
-    case 1: return panel_pass<1>(a, k, panel, sums);
-    case 2: return panel_pass<2>(a, k, panel, sums);
-    case 3: return panel_pass<3>(a, k, panel, sums);
-    case 4: return panel_pass<4>(a, k, panel, sums);
-    case 5: return panel_pass<5>(a, k, panel, sums);
-    case 6: return panel_pass<6>(a, k, panel, sums);
-    case 7: return panel_pass<7>(a, k, panel, sums);
-    default: return panel_pass<8>(a, k, panel, sums);
+    case 1: return panel_pass<1>(a, k, panel, sums, next);
+    case 2: return panel_pass<2>(a, k, panel, sums, next);
+    case 3: return panel_pass<3>(a, k, panel, sums, next);
+    case 4: return panel_pass<4>(a, k, panel, sums, next);
+    case 5: return panel_pass<5>(a, k, panel, sums, next);
+    case 6: return panel_pass<6>(a, k, panel, sums, next);
+    case 7: return panel_pass<7>(a, k, panel, sums, next);
+    default: return panel_pass<8>(a, k, panel, sums, next);
   }
 }
 
@@ -231,7 +238,8 @@ void conv_small_map(KernelContext& ctx) {
     for (int64_t p = p0; p < p1; ++p) {
       const float* panel = packed->data() + p * k * kPanel;
       for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
-        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel);
+        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel,
+                   passes > 1 && r0 == 0 && p + 1 < p1 ? panel + k * kPanel : nullptr);
       const int64_t o0 = p * kPanel, width = std::min(kPanel, oc - o0);
       for (int64_t r = 0; r < rows; ++r) {
         float* s = sums + r * kPanel;
