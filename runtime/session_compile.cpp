@@ -315,10 +315,12 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
       say(str("f32: no kernel computes ", op.name, " in ", low, " on ", options_.device.str(), " or the cpu"));
       return Lowering::f32;
     }
-    // A fused bias (MatMul's porta_bias) stays f32: it is added to the f32 accumulators.
+    // A fused bias (MatMul's porta_bias) stays f32 where the kernels add it to f32 accumulators
+    // they can also write out (KernelDef::f32_output: the cpu's); others take it in the low format.
+    const bool f32_bias = every_kernel_declares(op, low_, options_.device, [](const KernelDef& k) { return k.f32_output; });
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i] >= 0 && values_[ins[i]].present && values_[ins[i]].dtype == DType::f32 &&
-          !(i < op.inputs.size() && op.inputs[i].rfind("porta_bias", 0) == 0))
+          !(f32_bias && i < op.inputs.size() && op.inputs[i].rfind("porta_bias", 0) == 0))
         use(i, low_);
     say(str(low, " with f32 accumulation (policy: lower)"));
     return Lowering::low;

@@ -1,13 +1,15 @@
 // A Linear layer's bias folded into its MatMul (runtime/matmul_bias_fusion.cpp, MatMul's
 // porta-internal input `porta_bias`): sessions fold the Add of a constant row after a MatMul,
 // in either operand order and through PyTorch's Identity-shared initializers, on both cpu
-// implementations (gemv for a few rows, onednn for more, batched A), and in a bf16 session
-// with the bias kept f32; they leave every other Add alone (a bias of rank 2, a bias that is
+// implementations (gemv for a few rows, onednn for more, batched A), in a bf16 session with
+// the bias kept f32, and on vulkan:0 (both implementations; in an f16 session the bias goes
+// f16 with the operands, as its kernels take it); they leave every other Add alone (a bias of rank 2, a bias that is
 // not a constant, a product read twice, a 1-D B). Eager calls with the bias, in f32 and f64,
 // against the float64 reference, and bad biases refused with what was expected.
 #include <string>
 #include <vector>
 
+#include "tests/custom_test_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -124,6 +126,39 @@ TEST(MatMulBias, Bf16SessionsKeepTheBiasF32) {
       EXPECT_EQ(p.precision_note.find("b converted"), std::string::npos) << p.precision_note;
     }
   Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 2e-2);
+  EXPECT_TRUE(c.ok) << c.message;
+}
+
+// On vulkan:0 both MatMul implementations take the bias ("texel" on CPU-like devices, "tiled"
+// where it is disabled), for a Linear layer and a batched A; and in an f16 session the bias
+// is converted with the operands (the Vulkan kernels add it in the operands' format).
+TEST(MatMulBias, VulkanSessionsFoldTheBias) {
+  if (!device_unusable(Device::parse("vulkan:0")).empty()) GTEST_SKIP() << "no vulkan:0";
+  for (const char* disabled : {"", "vulkan:MatMul:texel"}) {
+    DisabledKernels off(disabled);
+    for (const Shape& x : {Shape{5, 300}, Shape{2, 7, 64}, Shape{3, 4, 1, 33}}) {
+      SCOPED_TRACE(str(shape_str(x), disabled[0] ? " without texel" : "", " (seed ", seed(), ")"));
+      ReferenceGraph g = linear(x, 70);
+      SessionOptions o;
+      o.device = Device::parse("vulkan:0");
+      Session s(g.model(), o);
+      const std::vector<NodePlan> plan = s.plan(g.inputs());
+      EXPECT_EQ(nodes_of_op(plan, "Add"), 0);
+      for (const NodePlan& p : plan) EXPECT_EQ(p.device, o.device) << p.node << ": " << p.reason;
+      Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-5);
+      EXPECT_TRUE(c.ok) << c.message;
+    }
+  }
+  ReferenceGraph g = linear({2, 9, 64}, 48);
+  SessionOptions o;
+  o.device = Device::parse("vulkan:0");
+  o.precision = Precision::f16;
+  Session s(g.model(), o);
+  for (const NodePlan& p : s.plan(g.inputs())) {
+    EXPECT_EQ(p.device, o.device) << p.node << ": " << p.reason;
+    if (p.op == "MatMul") EXPECT_NE(p.precision_note.find("b converted to f16"), std::string::npos) << p.precision_note;
+  }
+  Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-2);
   EXPECT_TRUE(c.ok) << c.message;
 }
 

@@ -107,7 +107,9 @@ struct KernelDef {
   /// accumulators written without rounding to the half type. A session with a low precision
   /// asks for that (instead of a Cast after the product) with the attribute
   /// `porta_f32_output` = 1, only when every kernel that may run the node on its device
-  /// declares it; a kernel that does not declines such a call.
+  /// declares it; a kernel that does not declines such a call. Such a kernel also takes a
+  /// fused bias (MatMul's porta_bias) in f32 with half inputs: a low-precision session keeps
+  /// the bias f32 where every kernel of the node declares this.
   bool f32_output = false;
   /// Low float formats (bf16, f16) the kernel computes in while its inputs and outputs stay
   /// f32: it converts activations and weights itself (weights once per session when they are

@@ -229,6 +229,7 @@ Gemm matmul_gemm(const KernelContext& ctx) {
     throw ShapeError(str("[MatMul] inner dimensions differ: ", shape_str(ctx.in(0).shape()), " x ",
                          shape_str(ctx.in(1).shape())));
   g.sam = g.K, g.sak = 1, g.sbk = g.N, g.sbn = 1;
+  if (ctx.has_input(2)) g.beta = 1, g.scm = 0, g.scn = 1;  // the fused bias: one row for every batch
   Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
   size_t rank = std::max(ab.size(), bb.size());
   ab.insert(ab.begin(), rank - ab.size(), 1);
@@ -285,12 +286,11 @@ Gemm gemm_gemm(const KernelContext& ctx) {
   return g;
 }
 
-const Tensor* bias_of(const KernelContext& ctx) {
-  return ctx.op->name == "Gemm" && ctx.has_input(2) ? &ctx.in(2) : nullptr;
-}
+// Gemm's C, or MatMul's fused bias (porta_bias, a row added to every row of the product).
+const Tensor* bias_of(const KernelContext& ctx) { return ctx.has_input(2) ? &ctx.in(2) : nullptr; }
 
 void matmul_vulkan(KernelContext& ctx) {
-  run_gemm(ctx, matmul_gemm(ctx), ctx.in(0), ctx.in(1), nullptr, ctx.out(0));
+  run_gemm(ctx, matmul_gemm(ctx), ctx.in(0), ctx.in(1), bias_of(ctx), ctx.out(0));
 }
 
 void gemm_vulkan(KernelContext& ctx) { run_gemm(ctx, gemm_gemm(ctx), ctx.in(0), ctx.in(1), bias_of(ctx), ctx.out(0)); }
@@ -525,8 +525,22 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   launch(ctx, std::move(l));
 }
 
-PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
-PORTA_REGISTER_KERNEL(MatMul, vulkan, kF32 | kF16, matmul_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))
+// Both MatMul implementations add a fused bias (porta_bias) of A's dtype.
+const bool matmul_registered = [] {
+  for (auto [impl, fn, supports] : {std::tuple<KernelImpl, KernelFn, SupportsFn>{{"texel", 10}, matmul_texel, texel_supports},
+                                    {{"tiled", 0}, matmul_vulkan, matmul_supports}}) {
+    KernelDef k;
+    k.op = "MatMul";
+    k.backend = DeviceType::vulkan;
+    k.impl = impl;
+    k.dtypes = kF32 | kF16;
+    k.fn = fn;
+    k.supports = supports;
+    k.fused_activations = {"porta_bias"};
+    register_kernel_at_load(k);
+  }
+  return true;
+}();
 PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
 PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))
 
