@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "ops/custom_common.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::opdef {
 namespace {
@@ -24,10 +25,7 @@ bool tanh_form(const Attributes& a, const char* op = "BiasGelu") {
 constexpr double kTanhCoeff = 0.044715;
 const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
 
-double gelu(double h, bool tanh_mode) {
-  return tanh_mode ? 0.5 * h * (1.0 + std::tanh(kSqrt2OverPi * (h + kTanhCoeff * h * h * h)))
-                   : 0.5 * h * (1.0 + std::erf(h / std::numbers::sqrt2));
-}
+double gelu(double h, bool tanh_mode) { return tanh_mode ? act::gelu_tanh(h) : act::gelu_erf(h); }
 
 // The gelu formula on h from Mul/Add and Erf (none) or Tanh (tanh), as PyTorch exports it.
 ValueId gelu_graph(GraphBuilder& b, ValueId h, bool tanh_mode) {

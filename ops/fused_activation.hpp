@@ -1,4 +1,4 @@
-// porta ops — the activations graph fusion folds into a producing op (Conv), as the
+// porta ops — the activations graph fusion folds into a producing op (Conv, MatMul, ...), as the
 // porta-internal attributes `porta_activation` (name), `porta_activation_alpha` and
 // `porta_activation_beta` (floats, default 0) describe them, and their scalar math in float64.
 // This is the one definition of that math: the Conv reference applies it, the standalone
@@ -17,9 +17,12 @@
 //   HardSwish    x * max(0, min(1, x / 6 + 0.5))
 //   Elu          x > 0 ? x : alpha * (exp(x) - 1)
 //   Swish        x * Sigmoid(x) (porta-internal name for the pattern Mul(x, Sigmoid(x)), SiLU)
+//   Gelu         0.5 * x * (1 + erf(x / sqrt(2))) (ONNX's Gelu, approximate = "none")
+//   GeluTanh     0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (approximate = "tanh")
 // NaN stays NaN through each of them.
 #pragma once
 #include <cmath>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -48,12 +51,18 @@ inline double hard_sigmoid(double x, double alpha, double beta) { return clamp_k
 inline double hard_swish(double x) { return x * clamp_keep_nan(x / 6.0 + 0.5, 0.0, 1.0); }
 inline double elu(double x, double alpha) { return x > 0 ? x : alpha * (std::exp(x) - 1.0); }
 inline double swish(double x) { return x * sigmoid(x); }
+/// PyTorch's two GELU formulas (ONNX Gelu's approximate "none" and "tanh").
+inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
+inline double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
 
 }  // namespace act
 
 /// The activation a producing op applies to its output (parsed from its attributes).
 struct FusedActivation {
-  enum class Kind { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, elu, swish };
+  enum class Kind { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, elu, swish, gelu, gelu_tanh };
   Kind kind = Kind::none;
   std::string name;  ///< as in `porta_activation`
   double alpha = 0.0, beta = 0.0;
@@ -72,6 +81,8 @@ struct FusedActivation {
       case Kind::hard_swish: return act::hard_swish(x);
       case Kind::elu: return act::elu(x, alpha);
       case Kind::swish: return act::swish(x);
+      case Kind::gelu: return act::gelu_erf(x);
+      case Kind::gelu_tanh: return act::gelu_tanh(x);
     }
     return x;
   }
@@ -79,8 +90,8 @@ struct FusedActivation {
 
 /// Every accepted `porta_activation` value, "" (none) first.
 inline const std::vector<std::string>& fused_activation_names() {
-  static const std::vector<std::string> names{"",        "Relu",        "Clip",      "LeakyRelu", "Sigmoid",
-                                              "Tanh",    "HardSigmoid", "HardSwish", "Elu",       "Swish"};
+  static const std::vector<std::string> names{"",          "Relu",      "Clip", "LeakyRelu", "Sigmoid", "Tanh",
+                                              "HardSigmoid", "HardSwish", "Elu",  "Swish",     "Gelu",    "GeluTanh"};
   return names;
 }
 
@@ -93,8 +104,8 @@ inline FusedActivation parse_fused_activation(const Attributes& a, const char* o
   f.alpha = a.get_float("porta_activation_alpha", 0.0);
   f.beta = a.get_float("porta_activation_beta", 0.0);
   using K = FusedActivation::Kind;
-  static const K kinds[] = {K::none,    K::relu,         K::clip,       K::leaky_relu, K::sigmoid,
-                            K::tanh,    K::hard_sigmoid, K::hard_swish, K::elu,        K::swish};
+  static const K kinds[] = {K::none,         K::relu,       K::clip, K::leaky_relu, K::sigmoid, K::tanh,
+                            K::hard_sigmoid, K::hard_swish, K::elu,  K::swish,      K::gelu,    K::gelu_tanh};
   const auto& names = fused_activation_names();
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == f.name) {

@@ -5,7 +5,12 @@
 // f32 or A's dtype), is added to every row of the product: a Linear layer's bias. Graph fusion
 // sets it for an Add of a constant row that follows the MatMul, when every kernel that may run
 // the MatMul declares "porta_bias" (KernelDef::fused_activations; runtime/graph_fusion.hpp).
+// The porta-internal attributes `porta_activation`, `porta_activation_alpha` and
+// `porta_activation_beta` (ops/fused_activation.hpp) make it Act(A x B + bias): graph fusion
+// folds the activation after a MatMul (a Linear layer's ReLU or GELU) into it when every
+// kernel that may run the MatMul declares that activation (tests/matmul_bias_test.cpp).
 #include "ops/common.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::opdef {
 namespace {
@@ -49,7 +54,10 @@ PORTA_REGISTER_OP(MatMul) {
   s.name = "MatMul";
   s.inputs = {"A", "B", "porta_bias?"};
   s.outputs = {"Y"};
+  s.attrs = {attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
+             attr_float("porta_activation_beta", 0.0)};
   s.infer = [](InferContext& ctx) {
+    parse_fused_activation(*ctx.attrs, "MatMul");  // rejects an unknown porta_activation
     if (ctx.dtype(1) != ctx.dtype(0))
       throw DTypeError(str("[MatMul] A and B must share one dtype: A is ", dtype_name(ctx.dtype(0)), ", B is ",
                            dtype_name(ctx.dtype(1))));
@@ -80,12 +88,13 @@ PORTA_REGISTER_OP(MatMul) {
     const double *pa = a.data<double>(), *pb = b.data<double>();
     const double* bias = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
     double* py = ctx.out(0).data<double>();
+    const FusedActivation act = parse_fused_activation(*ctx.attrs, "MatMul");
     for (int64_t bi = 0; bi < batches; ++bi)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           double acc = bias ? bias[j] : 0.0;
           for (int64_t p = 0; p < k; ++p) acc += pa[(bi * m + i) * k + p] * pb[(bi * k + p) * n + j];
-          py[(bi * m + i) * n + j] = acc;
+          py[(bi * m + i) * n + j] = act(acc);
         }
   };
   s.cases = [] {

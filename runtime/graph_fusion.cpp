@@ -183,6 +183,12 @@ bool single_node_activation(const Graph& g, const Node& r, int y, ActivationFusi
     f.beta = r.attrs.get_float("beta", 0.5);
     return true;
   }
+  if (op == "Gelu") {  // opset 20's op, or gelu_fusion.cpp's rewrite of PyTorch's export
+    const std::string mode = r.attrs.get_string("approximate", "none");
+    if (mode != "none" && mode != "tanh") return false;  // the Gelu's own inference rejects it
+    f.name = mode == "tanh" ? "GeluTanh" : "Gelu";
+    return true;
+  }
   return false;
 }
 

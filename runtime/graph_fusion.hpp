@@ -108,13 +108,14 @@ std::shared_ptr<const Graph> fuse_matmul_bias(const std::shared_ptr<const Graph>
 
 /// Fuses the activation that directly follows a node whose op has the attributes
 /// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv,
-/// BatchNormalization) into that node, by setting them (names and meaning in
+/// BatchNormalization, MatMul) into that node, by setting them (names and meaning in
 /// ops/fused_activation.hpp), when every kernel that may run the node on `device` for its
 /// dtype declares that activation name
 /// (KernelDef::fused_activations; the cpu's kernels too, as they take calls the device's
 /// decline). The node must have one output y that is not a graph output, and y must be read by
 ///  - one node alone: Relu, Sigmoid, Tanh, HardSwish, LeakyRelu (alpha), Elu (alpha) or
-///    HardSigmoid (alpha, beta) of y alone (their attributes, ONNX's defaults when absent), or
+///    HardSigmoid (alpha, beta) of y alone (their attributes, ONNX's defaults when absent),
+///    Gelu of y alone -> "Gelu" (approximate "none") or "GeluTanh" ("tanh"), or
 ///    Clip(y, min?, max?) whose present bounds are constant scalars (initializers or Constant
 ///    nodes; not NaN) -> "Clip" with alpha = min, beta = max (-inf / +inf when absent). Clip's
 ///    bounds are inputs since opset 11; porta imports opset 13's Clip and refuses an older

@@ -1,7 +1,7 @@
 // Conv's fused activations (ops/fused_activation.hpp, kernels/cpu/fused_activation.hpp): the
 // scalar math against the standalone ops' float64 references and ONNX's formulas at the
 // bends; the Conv reference against the activation op applied after the plain Conv reference
-// (the conformance harness judges kernels by it); the cpu's oneDNN post-ops (and its own loops for Sigmoid and Swish), in a 1x1 identity
+// (the conformance harness judges kernels by it); the cpu's oneDNN post-ops (and its own loops for Sigmoid, Swish and GELU), in a 1x1 identity
 // convolution with plain and with oneDNN-chosen (blocked) layouts, against the scalar math;
 // names and cache keys; and the cpu Conv kernel against the reference for each activation it
 // declares (KernelDef::fused_activations).
@@ -47,7 +47,9 @@ std::vector<Act> activations() {
           {"HardSwish"},
           {"Elu", 1.0},
           {"Elu", 0.5},
-          {"Swish"}};
+          {"Swish"},
+          {"Gelu"},
+          {"GeluTanh"}};
 }
 
 Attributes attrs_of(const Act& a) {
@@ -78,6 +80,8 @@ Tensor activation_reference(const Act& a, const Tensor& y) {
     return reference_op("Clip", {y, bound(a.alpha), bound(a.beta)}).at(0);
   }
   if (a.name == "Swish") return reference_op("Mul", {y, reference_op("Sigmoid", {y}).at(0)}).at(0);
+  if (a.name == "Gelu" || a.name == "GeluTanh")
+    return reference_op("Gelu", {y}, {{"approximate", std::string(a.name == "Gelu" ? "none" : "tanh")}}).at(0);
   Attributes attrs;
   if (a.name == "LeakyRelu" || a.name == "Elu") attrs.set("alpha", a.alpha);
   if (a.name == "HardSigmoid") attrs = Attributes{{"alpha", a.alpha}, {"beta", a.beta}};
@@ -142,9 +146,9 @@ TEST(FusedActivation, UnknownNamesAreRejected) {
   Tensor x = make_input(spec, DType::f32);
   spec.shape = {3, 2, 3, 3};
   Tensor w = make_input(spec, DType::f32);
-  Attributes bad{{"porta_activation", std::string("Gelu")}};
+  Attributes bad{{"porta_activation", std::string("Softplus")}};
   m = error_message<InvalidArgument>([&] { call_op("Conv", {x, w}, bad); });
-  EXPECT_NE(m.find("\"Gelu\""), std::string::npos) << m;
+  EXPECT_NE(m.find("\"Softplus\""), std::string::npos) << m;
   EXPECT_THROW(reference_op("Conv", {x, w}, bad), InvalidArgument);
   EXPECT_THROW(cpu::fused_post_ops(bad), InvalidArgument);
 }

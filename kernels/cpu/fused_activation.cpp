@@ -11,14 +11,14 @@ namespace {
 
 bool runs_after(const opdef::FusedActivation& act) {
   using K = opdef::FusedActivation::Kind;
-  return act.kind == K::swish || act.kind == K::sigmoid;
+  return act.kind == K::swish || act.kind == K::sigmoid || act.kind == K::gelu || act.kind == K::gelu_tanh;
 }
 
 }  // namespace
 
 const std::vector<std::string>& cpu_fused_activations() {
-  static const std::vector<std::string> names{"Relu", "Clip",        "LeakyRelu", "Sigmoid", "Tanh",
-                                              "HardSigmoid", "HardSwish", "Elu",  "Swish"};
+  static const std::vector<std::string> names{"Relu",      "Clip", "LeakyRelu", "Sigmoid", "Tanh",    "HardSigmoid",
+                                              "HardSwish", "Elu",  "Swish",     "Gelu",    "GeluTanh"};
   return names;
 }
 
@@ -44,7 +44,9 @@ dnnl::post_ops fused_post_ops(const Attributes& attrs) {
       break;
     case K::hard_swish: add(algorithm::eltwise_hardswish, 1.0f / 6.0f, 0.5f); break;
     case K::elu: add(algorithm::eltwise_elu, alpha, 0.0f); break;
-    case K::swish: break;  // activation_after_primitive
+    case K::swish:  // activation_after_primitive
+    case K::gelu:
+    case K::gelu_tanh: break;
   }
   return ops;
 }
@@ -60,8 +62,7 @@ void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n) {
   if (!runs_after(act))
     throw InvalidArgument(str("[cpu] activation ", act.name, " runs as oneDNN post-ops, not after the primitive"));
   parallel_for(n, int64_t{1} << 15, [&](int64_t b, int64_t e) {
-    if (act.kind == K::swish) vmath::swish_f32(y + b, y + b, e - b);
-    else vmath::sigmoid_f32(y + b, y + b, e - b);
+    activate_f32(act, y + b, e - b);
   });
 }
 
@@ -84,6 +85,8 @@ void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n) {
       return;
     case K::sigmoid: return vmath::sigmoid_f32(y, y, n);
     case K::swish: return vmath::swish_f32(y, y, n);
+    case K::gelu: return vmath::gelu_erf_f32(y, y, n);
+    case K::gelu_tanh: return vmath::gelu_tanh_f32(y, y, n);
     case K::tanh: return vmath::tanh_f32(y, y, n);
     case K::hard_sigmoid:
       for (int64_t i = 0; i < n; ++i) {

@@ -31,13 +31,14 @@ const std::vector<std::string>& cpu_fused_activations();
 ///               alpha = 1/6 and beta = 1/2 are passed anyway, since later oneDNN versions
 ///               compute s * max(0, min(1, alpha * s + beta)) with them
 ///   Elu         eltwise_elu (alpha)
-///   Sigmoid, Swish: porta's loop after the primitive (activation_after_primitive)
+///   Sigmoid, Swish, Gelu, GeluTanh: porta's loop after the primitive (activation_after_primitive)
 /// Throws InvalidArgument for an unknown name (as Conv's inference does). NaN outputs of the
 /// primitive may leave a Clip or HardSigmoid as a bound rather than NaN.
 dnnl::post_ops fused_post_ops(const Attributes& attrs);
 
 /// The attributes' activation when the kernel applies it itself, over the primitive's output
-/// after the primitive ran (kind none otherwise): Swish and Sigmoid, whose oneDNN 2.6 post-ops
+/// after the primitive ran (kind none otherwise): Gelu and GeluTanh (vmath's gelu loops, those
+/// of the standalone Gelu kernel), Swish and Sigmoid, whose oneDNN 2.6 post-ops
 /// (eltwise_swish, eltwise_logistic) measured slower than the conv they follow. In
 /// efficientnet_b0 at 64x64, one thread, the 27 swish post-ops took 496 us over their convs'
 /// 460 us (ic16->oc96 at 32x32: conv 33 us, conv+swish 136 us), where vmath::swish_f32 over the

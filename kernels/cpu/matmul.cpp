@@ -3,12 +3,16 @@
 // implementation for a half type on this machine, the call runs in f32 and rounds once.
 // bf16/f16 inputs may come with an f32 output (KernelDef::f32_output): oneDNN's f32
 // accumulators are then written as they are. A fused bias (the porta-internal input
-// `porta_bias`, f32 or A's dtype) is the primitive's bias, added to the f32 accumulators.
+// `porta_bias`, f32 or A's dtype) is the primitive's bias, added to the f32 accumulators; a
+// fused activation (porta_activation) is its post-ops, or porta's loop over the f32 result
+// (kernels/cpu/fused_activation.hpp).
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/matmul_loop.hpp"
 
@@ -56,9 +60,9 @@ dnnl::memory::desc bias_desc(const MatMulGeometry& g, DType t) {
 // `t`: the type of A and B; `y_type`: Y's (t, or f32 from half inputs); `bias_type`: the
 // fused bias's (undef for none).
 std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType t, DType y_type, bool packed_b,
-                                                  std::optional<DType> bias_type) {
+                                                  std::optional<DType> bias_type, const Attributes& attrs) {
   return cached<MatMulPrimitive>(dnn_key("matmul", t, y_type, g.a, g.b, g.out, packed_b,
-                                         bias_type ? static_cast<int>(*bias_type) : -1),
+                                         bias_type ? static_cast<int>(*bias_type) : -1, fused_activation_key(attrs)),
                                  [&] {
     auto p = std::make_shared<MatMulPrimitive>();
     try {
@@ -67,7 +71,9 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
       dnnl::matmul::desc d = bias_type ? dnnl::matmul::desc(plain_desc(g.a, t), bd, bias_desc(g, *bias_type),
                                                             plain_desc(g.out, y_type))
                                        : dnnl::matmul::desc(plain_desc(g.a, t), bd, plain_desc(g.out, y_type));
-      p->pd = dnnl::matmul::primitive_desc(d, engine());
+      dnnl::primitive_attr pa;
+      pa.set_post_ops(fused_post_ops(attrs));
+      p->pd = dnnl::matmul::primitive_desc(d, pa, engine());
       p->prim = dnnl::matmul(p->pd);
       p->ok = true;
     } catch (const dnnl::error& e) {
@@ -75,6 +81,21 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
     }
     return p;
   });
+}
+
+// Applies `act` over y in place (the loops' results; activations applied after a primitive):
+// f32 in parallel chunks, f64 with the reference's double math, half types through f32.
+void activate_output(Tensor& y, const opdef::FusedActivation& act) {
+  if (!act.active() || y.numel() == 0) return;
+  if (y.dtype() == DType::f64) {
+    double* p = y.data<double>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = act(p[i]);
+    return;
+  }
+  Tensor f = y.dtype() == DType::f32 ? y : y.cast(DType::f32);
+  float* p = f.data<float>();
+  parallel_for(f.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { activate_f32(act, p + b, e - b); });
+  if (y.dtype() != DType::f32) y.copy_(f.cast(y.dtype()));
 }
 
 // A session step's MatMul with a constant B, prepared once (KernelContext::state): the
@@ -86,13 +107,32 @@ struct PreparedMatMul {
   dnnl::primitive prim;
   dnnl::memory src, dst;
   std::unordered_map<int, dnnl::memory> args;
+  opdef::FusedActivation after;  // the fused activation porta applies after the primitive
+  Tensor y32;                    // its f32 scratch, when Y is a half type
 };
 
-void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, bool b_constant = false,
-                 std::shared_ptr<void>* prepared = nullptr, const Tensor* bias = nullptr) {
+// Runs the primitive with `args` (DST bound to y, or to y32 when an activation follows a half
+// Y), then that activation.
+void execute_then_activate(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args,
+                           const opdef::FusedActivation& after, Tensor& y, const Tensor& y32) {
+  execute(prim, args);
+  if (!after.active()) return;
+  if (!y32.defined()) return activate_output(y, after);
+  Tensor scratch = y32;
+  activate_output(scratch, after);
+  const float* src = y32.data<float>();
+  if (y.dtype() == DType::bf16) vmath::f32_to_bf16_n(src, static_cast<uint16_t*>(y.raw_data()), y.numel());
+  else vmath::f32_to_f16_n(src, static_cast<uint16_t*>(y.raw_data()), y.numel());
+}
+
+void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, const Attributes& attrs,
+                 bool b_constant = false, std::shared_ptr<void>* prepared = nullptr, const Tensor* bias = nullptr) {
   const DType t = a.dtype();
   const std::optional<DType> bias_type = bias ? std::optional<DType>(bias->dtype()) : std::nullopt;
-  auto p = matmul_primitive(g, t, y.dtype(), b_constant, bias_type);
+  const opdef::FusedActivation after = activation_after_primitive(attrs);
+  // An activation after the primitive on a half Y: the primitive writes f32 scratch first.
+  const bool via_f32 = after.active() && y.dtype() != DType::f32 && y.dtype() != DType::f64;
+  auto p = matmul_primitive(g, t, via_f32 ? DType::f32 : y.dtype(), b_constant, bias_type, attrs);
   if (!p->ok) {
     if (t == DType::f32)
       throw BackendError(str("[MatMul] oneDNN refused a ", shape_str(g.a), " x ", shape_str(g.b),
@@ -101,20 +141,21 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
     // not f32 itself).
     Tensor y32 = y.dtype() == DType::f32 ? y : Tensor::empty(y.shape(), DType::f32);
     Tensor bias32 = bias ? bias->cast(DType::f32) : Tensor();
-    matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g, false, nullptr, bias ? &bias32 : nullptr);
+    matmul_dnnl(a.cast(DType::f32), b.cast(DType::f32), y32, g, attrs, false, nullptr, bias ? &bias32 : nullptr);
     if (y.dtype() != DType::f32) y.copy_(y32.cast(y.dtype()));
     return;
   }
   dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, t), b.raw_data()),
                                               p->pd.weights_desc(), true)
                                 : wrap_ptr(p->pd.weights_desc(), b.raw_data());
+  Tensor y32 = via_f32 ? Tensor::empty(y.shape(), DType::f32) : Tensor();
+  void* dst = via_f32 ? y32.raw_data() : y.raw_data();
   if (!prepared || !b_constant) {
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), a.raw_data())},
                                                {DNNL_ARG_WEIGHTS, wts},
-                                               {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}};
+                                               {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), dst)}};
     if (bias) args.emplace(DNNL_ARG_BIAS, wrap_ptr(p->pd.bias_desc(), bias->raw_data()));
-    execute(p->prim, args);
-    return;
+    return execute_then_activate(p->prim, args, after, y, y32);
   }
   auto pm = std::make_shared<PreparedMatMul>();
   pm->a_shape = a.shape();
@@ -122,13 +163,15 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
   pm->b = b.raw_data();
   pm->prim = p->prim;
   pm->src = dnnl::memory(p->pd.src_desc(), engine(), a.raw_data());
-  pm->dst = dnnl::memory(p->pd.dst_desc(), engine(), y.raw_data());
+  pm->dst = dnnl::memory(p->pd.dst_desc(), engine(), dst);
+  pm->after = after;
+  pm->y32 = y32;
   pm->args = {{DNNL_ARG_SRC, pm->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pm->dst}};
   if (bias) {
     pm->bias = bias->raw_data();
     pm->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), const_cast<void*>(bias->raw_data())));
   }
-  execute(pm->prim, pm->args);
+  execute_then_activate(pm->prim, pm->args, after, y, y32);
   *prepared = pm;
 }
 
@@ -157,15 +200,16 @@ void matmul_cpu(KernelContext& ctx) {
       pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.raw_data() == pm->b &&
       (bias ? bias->raw_data() : nullptr) == pm->bias) {
     pm->src.set_data_handle(const_cast<void*>(a.raw_data()));
-    pm->dst.set_data_handle(y.raw_data());
-    return execute(pm->prim, pm->args);
+    if (!pm->y32.defined()) pm->dst.set_data_handle(y.raw_data());
+    return execute_then_activate(pm->prim, pm->args, pm->after, y, pm->y32);
   }
   MatMulGeometry g = geometry(a.shape(), b.shape());
   if (y.numel() == 0) return;
+  const Attributes& attrs = *ctx.attrs;
   if (g.k == 0) {  // empty reduction: every element is the sum of nothing (plus the bias)
     std::memset(y.raw_data(), 0, y.nbytes());
     if (bias) add_bias_rows(y, *bias);
-    return;
+    return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
   }
   // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
   if (y.dtype() == DType::f64 || g.out.size() > 12) {
@@ -173,7 +217,7 @@ void matmul_cpu(KernelContext& ctx) {
       Tensor a32 = a.cast(DType::f32), b32 = b.cast(DType::f32);
       batched_matmul_loop<float>(a32.data<float>(), b32.data<float>(), y.data<float>(), g.a, g.b, g.out);
       if (bias) add_bias_rows(y, *bias);
-      return;
+      return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
     }
     visit_dtype(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -184,7 +228,7 @@ void matmul_cpu(KernelContext& ctx) {
                               " matmul: oneDNN allows 12 dims at most"));
     });
     if (bias) add_bias_rows(y, *bias);
-    return;
+    return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
   }
   // A batch of rows times one matrix (b's batch dims all 1, as in a Linear layer on a
   // [batch, seq, features] input): one [batch*m, k] x [k, n] product. oneDNN's broadcasting
@@ -198,11 +242,11 @@ void matmul_cpu(KernelContext& ctx) {
     folded.a = {folded.m, g.k};
     folded.b = {g.k, g.n};
     folded.out = {folded.m, g.n};
-    return matmul_dnnl(a, b, y, folded, ctx.is_constant_input(1), &ctx.state, bias);
+    return matmul_dnnl(a, b, y, folded, attrs, ctx.is_constant_input(1), &ctx.state, bias);
   }
   // A constant 2-d B (a Linear layer's weight) is packed once for the session.
   bool b_constant = ctx.is_constant_input(1) && g.out.size() == 2;
-  matmul_dnnl(a, b, y, g, b_constant, &ctx.state, bias);
+  matmul_dnnl(a, b, y, g, attrs, b_constant, &ctx.state, bias);
 }
 
 // A few rows (all batches together) against one large B: gemv.hpp's loop streams B as stored,
@@ -231,12 +275,18 @@ void matmul_gemv(KernelContext& ctx) {
   }
   p.y = y.data<float>();
   gemv(p);
+  activate_output(y, opdef::parse_fused_activation(*ctx.attrs, "MatMul"));
 }
 
 }  // namespace
 
-// Both implementations add a fused bias (porta_bias). The onednn one also writes f32 from
-// bf16/f16 inputs (KernelDef::f32_output).
+// Both implementations add a fused bias (porta_bias) and apply the cpu's fused activations.
+// The onednn one also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+std::vector<std::string> matmul_fused() {
+  std::vector<std::string> names = cpu_fused_activations();
+  names.push_back("porta_bias");
+  return names;
+}
 namespace {
 const bool matmul_gemv_registered = register_kernel_at_load([] {
   KernelDef k;
@@ -246,7 +296,7 @@ const bool matmul_gemv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = matmul_gemv;
   k.supports = matmul_gemv_supports;
-  k.fused_activations = {"porta_bias"};
+  k.fused_activations = matmul_fused();
   return k;
 }());
 const bool matmul_onednn_registered = register_kernel_at_load([] {
@@ -257,7 +307,7 @@ const bool matmul_onednn_registered = register_kernel_at_load([] {
   k.dtypes = kF32 | kF64 | kF16 | kBF16;
   k.fn = matmul_cpu;
   k.f32_output = true;
-  k.fused_activations = {"porta_bias"};
+  k.fused_activations = matmul_fused();
   return k;
 }());
 }  // namespace

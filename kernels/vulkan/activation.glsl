@@ -17,6 +17,8 @@ float fused_activation(float x, float alpha, float beta) {
     case 7: return isnan(x) ? x : x * clamp(x / 6.0 + 0.5, 0.0, 1.0);        // HardSwish
     case 8: return x > 0.0 ? x : alpha * (exp(x) - 1.0);                     // Elu
     case 9: return x * sigmoid(x);                                           // Swish
+    case 10: return gelu_erf_form(x);                                        // Gelu
+    case 11: return gelu_tanh_form(x);                                       // GeluTanh
   }
   return x;
 }

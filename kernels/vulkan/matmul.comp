@@ -14,10 +14,13 @@
 // M, N here are the block's rows and columns, m and n local to it; a_shift and b_shift (added
 // modulo 2^32, so they may stand for negative values) map an element to its window,
 // c_base/y_base locate the block in C and in Y (row stride ldy; Partial is indexed like Y).
+// MatMul's fused activation (activation.glsl; ACT, act_alpha, act_beta) applies to what the last
+// dispatch writes: Y = Act(alpha * A x B + beta * C).
 #version 450
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
+layout(constant_id = 2) const int ACT = 0;
 layout(std430, binding = 0) readonly buffer A { STORAGE a[]; };
 layout(std430, binding = 1) readonly buffer B { STORAGE b[]; };
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -33,7 +36,10 @@ layout(push_constant) uniform Params {
   uint a_shift, b_shift;  // added to A's and B's indices (window start, block origin)
   uint c_base, y_base;    // the block's first element in C and in Y/Partial
   uint ldy;               // Y's row stride (its full N)
+  float act_alpha, act_beta;
 } p;
+
+#include "activation.glsl"
 
 const uint TILE = 64, TK = 16;
 shared float tile_a[TK][TILE];
@@ -85,7 +91,7 @@ void main() {
       }
       float v = p.alpha * sum;
       if (HAS_BIAS != 0) v += p.beta * float(c[p.c_base + m * p.scm + n * p.scn]);
-      y[at] = STORAGE(v);
+      y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
     }
   }
 }

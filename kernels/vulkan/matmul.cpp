@@ -157,6 +157,7 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
   Dims dims{g.M, g.N, g.K, batches, g.ta, g.tb, dtype_size(y.dtype()), a_in.numel(), b_in.numel(),
             c ? c->numel() : 0};
   Plan plan = plan_gemm(ctx, dims);
+  const Epilogue epi = epilogue_of(ctx);  // MatMul's fused activation (no residual)
   if (!plan.why.empty()) throw BackendError(str("[", ctx.op->name, "] ", plan.why, " (supports should decline)"));
   Tensor a = plan.window_a ? aligned(ctx, a_in) : a_in, b = plan.window_b ? aligned(ctx, b_in) : b_in;
   const size_t elem = dims.elem;
@@ -192,7 +193,7 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
           Launch l;
           l.shader = "matmul";
           l.variant = variant_for(y.dtype());
-          l.spec = {c ? 1 : 0};
+          l.spec = {c ? 1 : 0, epi.act};
           l.args = {window(a, a_start, a_count), window(b, b_start, b_count), input(c ? *c : table), input(table),
                     output(y), plan.partial ? output(partial) : input(table)};
           l.groups[0] = static_cast<uint32_t>((n1 - n0 + 63) / 64);
@@ -206,6 +207,8 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
           // Shifts modulo 2^32: the block origin less the window start, in elements.
           for (int64_t v : {m0 * g.sam - a_start, n0 * g.sbn - b_start, m0 * g.scm + n0 * g.scn, m0 * g.N + n0, g.N})
             l.push_u(static_cast<uint64_t>(v));
+          l.push_f(epi.alpha);
+          l.push_f(epi.beta);
           launch(ctx, std::move(l));
           k0 = k1;
         } while (k0 < w1);
@@ -344,7 +347,7 @@ void matmul_texel(KernelContext& ctx) {
   if (t.pack_a) a = pack_input(ctx, 0, 1, t.a_rows, t.K, t.a_rows, t.Kp);
   if (t.pack_b)
     b = t.g.b_t ? pack_input(ctx, 1, 1, t.N, t.K, t.N, t.Kp) : pack_input(ctx, 1, t.b_blocks, t.K, t.N, t.Kp, t.Np);
-  launch_texel_gemm(ctx, t.g, a, b, bias_of(ctx), ctx.out(0));
+  launch_texel_gemm(ctx, t.g, a, b, bias_of(ctx), ctx.out(0), epilogue_of(ctx));
 }
 
 std::string texel_supports(const KernelContext& ctx) {
@@ -525,7 +528,8 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   launch(ctx, std::move(l));
 }
 
-// Both MatMul implementations add a fused bias (porta_bias) of A's dtype.
+// Both MatMul implementations add a fused bias (porta_bias) of A's dtype and apply every fused
+// activation (activation.glsl).
 const bool matmul_registered = [] {
   for (auto [impl, fn, supports] : {std::tuple<KernelImpl, KernelFn, SupportsFn>{{"texel", 10}, matmul_texel, texel_supports},
                                     {{"tiled", 0}, matmul_vulkan, matmul_supports}}) {
@@ -536,7 +540,8 @@ const bool matmul_registered = [] {
     k.dtypes = kF32 | kF16;
     k.fn = fn;
     k.supports = supports;
-    k.fused_activations = {"porta_bias"};
+    k.fused_activations = fused_activation_list();
+    k.fused_activations.push_back("porta_bias");
     register_kernel_at_load(k);
   }
   return true;
