@@ -1,6 +1,11 @@
 // Gemm: Y = alpha * op(A) @ op(B) + beta * C, op() transposing when transA / transB is set;
 // C is optional and broadcasts (one way) to Y's M x N.
+// The porta-internal attributes `porta_activation`, `porta_activation_alpha` and
+// `porta_activation_beta` (ops/fused_activation.hpp) make it Act(Y): graph fusion folds the
+// activation after a Gemm (a classifier's Linear + ReLU) into it when every kernel that may
+// run the Gemm declares that activation (tests/matmul_activation_test.cpp).
 #include "ops/common.hpp"
+#include "ops/fused_activation.hpp"
 
 namespace porta::opdef {
 namespace {
@@ -30,8 +35,10 @@ PORTA_REGISTER_OP(Gemm) {
   s.inputs = {"A", "B", "C?"};
   s.outputs = {"Y"};
   s.attrs = {attr_float("alpha", 1.0), attr_float("beta", 1.0), attr_int("transA", 0),
-             attr_int("transB", 0)};
+             attr_int("transB", 0), attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
+             attr_float("porta_activation_beta", 0.0)};
   s.infer = [](InferContext& ctx) {
+    parse_fused_activation(*ctx.attrs, "Gemm");  // rejects an unknown porta_activation
     require_same_dtype(ctx);
     require_dtype(ctx, 0, kFloats);
     GemmDims d = gemm_dims(ctx.shape(0), ctx.shape(1), *ctx.attrs);
@@ -52,12 +59,13 @@ PORTA_REGISTER_OP(Gemm) {
     Tensor c;
     if (ctx.has_input(2)) c = ctx.in(2).expand({d.m, d.n}).contiguous();
     double* y = ctx.out(0).data<double>();
+    const FusedActivation act = parse_fused_activation(at, "Gemm");
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < d.k; ++p)
           acc += (ta ? a[p * d.m + i] : a[i * d.k + p]) * (tb ? b[j * d.k + p] : b[p * d.n + j]);
-        y[i * d.n + j] = alpha * acc + (c.defined() ? beta * c.data<double>()[i * d.n + j] : 0.0);
+        y[i * d.n + j] = act(alpha * acc + (c.defined() ? beta * c.data<double>()[i * d.n + j] : 0.0));
       }
   };
   s.cases = [] {

@@ -1,11 +1,12 @@
-// The activation after a MatMul folded into it (MatMul's porta-internal porta_activation
+// The activation after a MatMul or Gemm folded into it (their porta-internal porta_activation
 // attributes; runtime/graph_fusion.hpp's fuse_activations after fuse_matmul_bias): sessions
 // fold Relu, Clip, Sigmoid and GELU (PyTorch's five-node erf export, which sessions rewrite to
 // one Gelu first) after a Linear layer, with and without its bias, on both cpu implementations (gemv for a
 // few rows, onednn for more), in a bf16 session whose MatMul writes f32 for its readers or
 // bf16 for the next MatMul, and on vulkan:0 with both implementations. Eager calls carry the
 // attributes (GELU's tanh form too) in f32, f64 and bf16, through the empty reduction; an
-// unknown name is refused.
+// unknown name is refused. Gemm (a classifier's Linear on a 2-D input, transB = 1, C the bias)
+// likewise on cpu (gemv and onednn) and vulkan:0, and eagerly with transposes, alpha and beta.
 #include <string>
 #include <vector>
 
@@ -190,12 +191,67 @@ TEST(MatMulActivation, EagerCallsApplyIt) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+// x [m, k] -> Gemm(x, W [n, k], b [n], transB = 1) -> act -> out.
+ReferenceGraph gemm_act(int64_t m, int64_t k, int64_t n, Act a) {
+  ReferenceGraph g;
+  g.input("x", random_f32({m, k}, -2, 2));
+  g.initializer("w", random_f32({n, k}, -0.2, 0.2));
+  g.initializer("b", random_f32({n}));
+  g.node("Gemm", {"x", "w", "b"}, "y", {{"transB", int64_t{1}}});
+  add_activation(g, a, "y", "out");
+  g.output("out");
+  return g;
+}
+
+TEST(MatMulActivation, GemmSessionsFoldIt) {
+  std::vector<std::string> devices = {"cpu"};
+  if (device_unusable(Device::parse("vulkan:0")).empty()) devices.push_back("vulkan:0");
+  for (const std::string& d : devices)
+    for (Act a : kActs)
+      for (int64_t m : {1, 6}) {  // one row: the cpu's gemv loop; more: onednn
+        SCOPED_TRACE(str(d, ", ", m, " rows, ", act_name(a), " (seed ", seed(), ")"));
+        ReferenceGraph g = gemm_act(m, 300, 130, a);
+        SessionOptions o;
+        o.device = Device::parse(d);
+        Session s(g.model(), o);
+        const std::vector<NodePlan> plan = s.plan(g.inputs());
+        for (const NodePlan& p : plan) {
+          EXPECT_EQ(p.op, "Gemm") << p.node << " still runs: " << p.reason;
+          EXPECT_EQ(p.device, o.device) << p.node << ": " << p.reason;
+        }
+        if (d == "cpu") EXPECT_NE(plan.at(0).reason.find(m == 1 ? "'gemv'" : "'onednn'"), std::string::npos) << plan.at(0).reason;
+        Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-5);
+        EXPECT_TRUE(c.ok) << c.message;
+      }
+}
+
+TEST(MatMulActivation, EagerGemmCallsApplyIt) {
+  for (const char* name : {"Relu", "Gelu", "HardSwish"})
+    for (DType t : {DType::f32, DType::f64, DType::bf16}) {
+      SCOPED_TRACE(str(name, " ", dtype_name(t), " (seed ", seed(), ")"));
+      Attributes at = activation(name);
+      at.set("transA", int64_t{1});
+      at.set("alpha", 0.5);
+      at.set("beta", 2.0);
+      std::vector<Tensor> in = {random_f32({17, 4}, -2, 2).cast(t), random_f32({17, 9}).cast(t),
+                                random_f32({4, 1}).cast(t)};
+      std::vector<Tensor> ref_in;
+      for (const Tensor& v : in) ref_in.push_back(v.cast(DType::f64));
+      Comparison c = compare(call_op("Gemm", in, at).at(0), reference_op("Gemm", ref_in, at).at(0),
+                             t == DType::bf16 ? 2e-2 : 1e-5);
+      EXPECT_TRUE(c.ok) << c.message;
+    }
+}
+
 TEST(MatMulActivation, UnknownNamesAreRefused) {
   std::string m = error_message<InvalidArgument>(
       [&] { call_op("MatMul", {random_f32({3, 8}), random_f32({8, 6})}, activation("Softplus")); });
   EXPECT_NE(m.find("[MatMul] porta_activation"), std::string::npos) << m;
   EXPECT_NE(m.find("\"GeluTanh\""), std::string::npos) << m;
   EXPECT_NE(m.find("got \"Softplus\""), std::string::npos) << m;
+  m = error_message<InvalidArgument>(
+      [&] { call_op("Gemm", {random_f32({3, 8}), random_f32({8, 6})}, activation("Softplus")); });
+  EXPECT_NE(m.find("[Gemm] porta_activation"), std::string::npos) << m;
 }
 
 }  // namespace

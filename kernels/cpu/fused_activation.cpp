@@ -106,6 +106,19 @@ void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n) {
   }
 }
 
+void activate_tensor(Tensor& y, const opdef::FusedActivation& act) {
+  if (!act.active() || y.numel() == 0) return;
+  if (y.dtype() == DType::f64) {
+    double* p = y.data<double>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = act(p[i]);
+    return;
+  }
+  Tensor f = y.dtype() == DType::f32 ? y : y.cast(DType::f32);
+  float* p = f.data<float>();
+  parallel_for(f.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { activate_f32(act, p + b, e - b); });
+  if (y.dtype() != DType::f32) y.copy_(f.cast(y.dtype()));
+}
+
 std::string fused_activation_key(const Attributes& attrs) {
   const opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
   if (!act.active()) return "";

@@ -54,6 +54,11 @@ void apply_activation(const opdef::FusedActivation& act, float* y, int64_t n);
 /// kernels that compute the product themselves and finish it without a primitive.
 void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n);
 
+/// Applies any fused activation in place over y (f32 in parallel chunks, f64 with
+/// ops/fused_activation.hpp's double math, bf16/f16 through f32): for kernels that finish a
+/// result without a primitive, or after one (MatMul's loops, Gemm).
+void activate_tensor(Tensor& y, const opdef::FusedActivation& act);
+
 /// The part of a primitive cache key that the fused activation decides ("" for none; else the
 /// name with alpha and beta exactly).
 std::string fused_activation_key(const Attributes& attrs);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/cpu/dnn_layout.hpp"
+#include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/target_clones.hpp"
 #include "kernels/cpu/vec16.hpp"
@@ -316,17 +317,36 @@ void gemm_gemv(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(Gemm, cpu, kF32, gemm_gemv, gemm_gemv_supports, (KernelImpl{"gemv", 1}))
-// Also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+// Both implementations apply the cpu's fused activations over Y after computing it (in cache:
+// a Gemm's Y is a few rows). The onednn one also writes f32 from bf16/f16 inputs
+// (KernelDef::f32_output).
 namespace {
+template <void (*Fn)(KernelContext&)>
+void then_activate(KernelContext& ctx) {
+  Fn(ctx);
+  activate_tensor(ctx.out(0), opdef::parse_fused_activation(*ctx.attrs, "Gemm"));
+}
+
+const bool gemm_gemv_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "Gemm";
+  k.backend = DeviceType::cpu;
+  k.impl = {"gemv", 1};
+  k.dtypes = kF32;
+  k.fn = then_activate<gemm_gemv>;
+  k.supports = gemm_gemv_supports;
+  k.fused_activations = cpu_fused_activations();
+  return k;
+}());
 const bool gemm_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "Gemm";
   k.backend = DeviceType::cpu;
   k.impl = {"onednn", 0};
   k.dtypes = kF32 | kF64 | kBF16 | kF16;
-  k.fn = gemm_cpu;
+  k.fn = then_activate<gemm_cpu>;
   k.f32_output = true;
+  k.fused_activations = cpu_fused_activations();
   return k;
 }());
 }  // namespace

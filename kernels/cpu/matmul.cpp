@@ -83,21 +83,6 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
   });
 }
 
-// Applies `act` over y in place (the loops' results; activations applied after a primitive):
-// f32 in parallel chunks, f64 with the reference's double math, half types through f32.
-void activate_output(Tensor& y, const opdef::FusedActivation& act) {
-  if (!act.active() || y.numel() == 0) return;
-  if (y.dtype() == DType::f64) {
-    double* p = y.data<double>();
-    for (int64_t i = 0; i < y.numel(); ++i) p[i] = act(p[i]);
-    return;
-  }
-  Tensor f = y.dtype() == DType::f32 ? y : y.cast(DType::f32);
-  float* p = f.data<float>();
-  parallel_for(f.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { activate_f32(act, p + b, e - b); });
-  if (y.dtype() != DType::f32) y.copy_(f.cast(y.dtype()));
-}
-
 // A session step's MatMul with a constant B, prepared once (KernelContext::state): the
 // primitive, its memory objects and B in the primitive's layout; a call rebinds A and Y.
 struct PreparedMatMul {
@@ -117,9 +102,9 @@ void execute_then_activate(const dnnl::primitive& prim, std::unordered_map<int, 
                            const opdef::FusedActivation& after, Tensor& y, const Tensor& y32) {
   execute(prim, args);
   if (!after.active()) return;
-  if (!y32.defined()) return activate_output(y, after);
+  if (!y32.defined()) return activate_tensor(y, after);
   Tensor scratch = y32;
-  activate_output(scratch, after);
+  activate_tensor(scratch, after);
   const float* src = y32.data<float>();
   if (y.dtype() == DType::bf16) vmath::f32_to_bf16_n(src, static_cast<uint16_t*>(y.raw_data()), y.numel());
   else vmath::f32_to_f16_n(src, static_cast<uint16_t*>(y.raw_data()), y.numel());
@@ -209,7 +194,7 @@ void matmul_cpu(KernelContext& ctx) {
   if (g.k == 0) {  // empty reduction: every element is the sum of nothing (plus the bias)
     std::memset(y.raw_data(), 0, y.nbytes());
     if (bias) add_bias_rows(y, *bias);
-    return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
+    return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
   }
   // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
   if (y.dtype() == DType::f64 || g.out.size() > 12) {
@@ -217,7 +202,7 @@ void matmul_cpu(KernelContext& ctx) {
       Tensor a32 = a.cast(DType::f32), b32 = b.cast(DType::f32);
       batched_matmul_loop<float>(a32.data<float>(), b32.data<float>(), y.data<float>(), g.a, g.b, g.out);
       if (bias) add_bias_rows(y, *bias);
-      return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
+      return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
     }
     visit_dtype(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -228,7 +213,7 @@ void matmul_cpu(KernelContext& ctx) {
                               " matmul: oneDNN allows 12 dims at most"));
     });
     if (bias) add_bias_rows(y, *bias);
-    return activate_output(y, opdef::parse_fused_activation(attrs, "MatMul"));
+    return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
   }
   // A batch of rows times one matrix (b's batch dims all 1, as in a Linear layer on a
   // [batch, seq, features] input): one [batch*m, k] x [k, n] product. oneDNN's broadcasting
@@ -275,7 +260,7 @@ void matmul_gemv(KernelContext& ctx) {
   }
   p.y = y.data<float>();
   gemv(p);
-  activate_output(y, opdef::parse_fused_activation(*ctx.attrs, "MatMul"));
+  activate_tensor(y, opdef::parse_fused_activation(*ctx.attrs, "MatMul"));
 }
 
 }  // namespace

@@ -546,7 +546,13 @@ const bool matmul_registered = [] {
   }
   return true;
 }();
-PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, matmul_texel, texel_supports, (::porta::KernelImpl{"texel", 10}))
-PORTA_REGISTER_KERNEL(Gemm, vulkan, kF32 | kF16, gemm_vulkan, matmul_supports, (::porta::KernelImpl{"tiled", 0}))
+// Both Gemm implementations apply every fused activation where they write Y.
+const bool gemm_registered = [] {
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10},
+                                          fused_activation_list()));
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, gemm_vulkan, matmul_supports, {"tiled", 0},
+                                          fused_activation_list()));
+  return true;
+}();
 
 }  // namespace porta::vk
