@@ -16,18 +16,6 @@
 namespace porta::test {
 namespace {
 
-// The implementation the plan names for node `node` ("" when it is not a cpu kernel).
-std::string impl_of(const std::vector<NodePlan>& plan, const std::string& node) {
-  for (const NodePlan& p : plan)
-    if (p.node == node) {
-      const size_t at = p.reason.find("cpu kernel '");
-      if (at == std::string::npos) return "";
-      const size_t from = at + 12;
-      return p.reason.substr(from, p.reason.find('\'', from) - from);
-    }
-  return "";
-}
-
 struct ConvCase {
   std::string name;
   Shape x, w;
@@ -143,12 +131,12 @@ TEST(ConvSmallMap, MatchesReferenceAndOneDnnInBothLayouts) {
       SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
       Built b = build(c, layout, "", false);
       ReferenceRun r = run_against_reference(b.g, {b.out});
-      EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+      EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
       Tensor onednn;
       {
         DisabledKernels off("cpu:Conv:small_map");
         Session s(b.g.model());
-        EXPECT_EQ(impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
+        EXPECT_EQ(cpu_impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
         onednn = s.run(b.g.inputs()).at(0);
       }
       Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
@@ -162,7 +150,7 @@ TEST(ConvSmallMap, EveryPixelCount) {
     SCOPED_TRACE(str(pixels, " pixels (seed ", seed(), ")"));
     Built b = build({"1-D 1x1", {1, 384, pixels}, {352, 384, 1}, {}}, false, "", false);
     ReferenceRun r = run_against_reference(b.g, {b.out});
-    EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+    EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
   }
 }
 
@@ -175,7 +163,7 @@ TEST(ConvSmallMap, FusedResidualAndEveryActivation) {
                          layout ? ", channels-last" : ", plain", " (seed ", seed(), ")"));
         Built b = build(c, layout, act, residual);
         ReferenceRun r = run_against_reference(b.g, {b.out});
-        EXPECT_EQ(impl_of(r.plan, b.conv), "small_map");
+        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
         // The activation (and the Add) folded into the conv: no node of their own.
         if (residual) EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
         if (act[0] && std::string(act) != "SiLU") EXPECT_EQ(nodes_of_op(r.plan, act), 0) << act;
@@ -197,7 +185,7 @@ TEST(ConvSmallMap, DeclinesWithAReason) {
     SCOPED_TRACE(d.c.name);
     Built b = build(d.c, false, "", false);
     ReferenceRun r = run_against_reference(b.g, {b.out});
-    EXPECT_EQ(impl_of(r.plan, b.conv), "onednn");
+    EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "onednn");
     bool said = false;
     for (const NodePlan& p : r.plan)
       if (p.node == b.conv) said = p.reason.find(d.reason) != std::string::npos;
@@ -210,7 +198,7 @@ TEST(ConvSmallMap, DeclinesWithAReason) {
   g.node("Conv", {"x", "w"}, "y", {{"pads", V{1, 1, 1, 1}}});
   g.output("y");
   ReferenceRun r = run_against_reference(g, {"y"});
-  EXPECT_EQ(impl_of(r.plan, "Conv_0"), "onednn");
+  EXPECT_EQ(cpu_impl_of(r.plan, "Conv_0"), "onednn");
 }
 
 }  // namespace

@@ -17,17 +17,6 @@
 namespace porta::test {
 namespace {
 
-std::string cpu_impl_of(const std::vector<NodePlan>& plan) {
-  for (const NodePlan& p : plan)
-    if (p.op == "MatMul") {
-      const size_t at = p.reason.find("cpu kernel '");
-      if (at == std::string::npos) return "";
-      const size_t from = at + 12;
-      return p.reason.substr(from, p.reason.find('\'', from) - from);
-    }
-  return "";
-}
-
 enum class Act { relu, clip6, sigmoid, gelu_erf_export };
 
 const char* act_name(Act a) {
@@ -101,7 +90,7 @@ TEST(MatMulActivation, CpuSessionsFoldItOnBothImplementations) {
                          " (seed ", seed(), ")"));
         ReferenceRun r = run_against_reference(linear_act(c.x, c.n, a, bias), {"out"});
         expect_only_matmul(r.plan);
-        EXPECT_EQ(cpu_impl_of(r.plan), c.impl);
+        EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), c.impl);
       }
 }
 

@@ -16,17 +16,6 @@
 namespace porta::test {
 namespace {
 
-std::string impl_of(const std::vector<NodePlan>& plan, const std::string& op) {
-  for (const NodePlan& p : plan)
-    if (p.op == op) {
-      const size_t at = p.reason.find("cpu kernel '");
-      if (at == std::string::npos) return "";
-      const size_t from = at + 12;
-      return p.reason.substr(from, p.reason.find('\'', from) - from);
-    }
-  return "";
-}
-
 // x [shape] -> MatMul(x, W [k, n]) -> Add with the row b [n] (`bias_first`: Add(b, y)) -> out.
 ReferenceGraph linear(const Shape& x, int64_t n, bool bias_first = false, bool through_identity = false) {
   ReferenceGraph g;
@@ -63,7 +52,7 @@ TEST(MatMulBias, SessionsFoldTheBiasOnBothImplementations) {
         ReferenceRun r = run_against_reference(linear(c.x, c.n, bias_first, identity), {"out"});
         EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
         EXPECT_EQ(nodes_of_op(r.plan, "Identity"), 0);
-        EXPECT_EQ(impl_of(r.plan, "MatMul"), c.impl);
+        EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), c.impl);
       }
 }
 

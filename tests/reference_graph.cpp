@@ -152,4 +152,15 @@ int nodes_of_op(const std::vector<NodePlan>& plan, const std::string& op) {
   return n;
 }
 
+std::string cpu_impl_of(const std::vector<NodePlan>& plan, const std::string& node_or_op) {
+  for (const NodePlan& p : plan)
+    if (p.node == node_or_op || p.op == node_or_op) {
+      const size_t at = p.reason.find("cpu kernel '");
+      if (at == std::string::npos) return "";
+      const size_t from = at + 12;
+      return p.reason.substr(from, p.reason.find('\'', from) - from);
+    }
+  return "";
+}
+
 }  // namespace porta::test

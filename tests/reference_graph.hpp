@@ -58,4 +58,8 @@ ReferenceRun run_against_reference(const ReferenceGraph& g, const std::vector<st
 /// How many nodes of op `op` a plan runs.
 int nodes_of_op(const std::vector<NodePlan>& plan, const std::string& op);
 
+/// The cpu implementation the plan names for the first node whose name or op is `node_or_op`:
+/// the `impl` of "cpu kernel 'impl'" in its reason, "" when it runs no cpu kernel.
+std::string cpu_impl_of(const std::vector<NodePlan>& plan, const std::string& node_or_op);
+
 }  // namespace porta::test
