@@ -21,8 +21,15 @@ std::optional<std::pair<size_t, int>> bias_add(const Graph& g, size_t mm, Device
     return std::nullopt;
   const int y = m.outputs[0];
   if (is_output[y] || consumers[y] != 1) return std::nullopt;
-  // The product's columns: B's last axis, known when B is a constant or its shape was inferred.
-  const Value& b = g.values[m.inputs[1]];
+  // The product's columns: B's last axis, known when B is a constant (also one PyTorch's export
+  // shares through Identity nodes, as a second layer's weight) or its shape was inferred.
+  int b_source = m.inputs[1];
+  for (int p = g.values[b_source].producer; p >= 0 && !g.values[b_source].shape_known; p = g.values[b_source].producer) {
+    const Node& n = g.nodes[p];
+    if (n.op->name != "Identity" || !n.op->domain.empty() || n.inputs.size() != 1 || n.inputs[0] < 0) break;
+    b_source = n.inputs[0];
+  }
+  const Value& b = g.values[b_source];
   const Shape& b_shape = b.constant.defined() ? b.constant.shape() : b.shape;
   if ((!b.constant.defined() && !b.shape_known) || b_shape.size() < 2 || b_shape.back() < 0) return std::nullopt;
   size_t add = g.nodes.size();
