@@ -108,7 +108,7 @@ std::shared_ptr<const Graph> fuse_matmul_bias(const std::shared_ptr<const Graph>
 
 /// Fuses the activation that directly follows a node whose op has the attributes
 /// `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (Conv,
-/// BatchNormalization, MatMul) into that node, by setting them (names and meaning in
+/// BatchNormalization, MatMul, Gemm) into that node, by setting them (names and meaning in
 /// ops/fused_activation.hpp), when every kernel that may run the node on `device` for its
 /// dtype declares that activation name
 /// (KernelDef::fused_activations; the cpu's kernels too, as they take calls the device's

@@ -191,10 +191,11 @@ void matmul_cpu(KernelContext& ctx) {
   MatMulGeometry g = geometry(a.shape(), b.shape());
   if (y.numel() == 0) return;
   const Attributes& attrs = *ctx.attrs;
+  const opdef::FusedActivation act = opdef::parse_fused_activation(attrs, "MatMul");  // for the loops
   if (g.k == 0) {  // empty reduction: every element is the sum of nothing (plus the bias)
     std::memset(y.raw_data(), 0, y.nbytes());
     if (bias) add_bias_rows(y, *bias);
-    return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
+    return activate_tensor(y, act);
   }
   // oneDNN matmul takes at most 12 dims; f64 is not a oneDNN type.
   if (y.dtype() == DType::f64 || g.out.size() > 12) {
@@ -202,7 +203,7 @@ void matmul_cpu(KernelContext& ctx) {
       Tensor a32 = a.cast(DType::f32), b32 = b.cast(DType::f32);
       batched_matmul_loop<float>(a32.data<float>(), b32.data<float>(), y.data<float>(), g.a, g.b, g.out);
       if (bias) add_bias_rows(y, *bias);
-      return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
+      return activate_tensor(y, act);
     }
     visit_dtype(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -213,7 +214,7 @@ void matmul_cpu(KernelContext& ctx) {
                               " matmul: oneDNN allows 12 dims at most"));
     });
     if (bias) add_bias_rows(y, *bias);
-    return activate_tensor(y, opdef::parse_fused_activation(attrs, "MatMul"));
+    return activate_tensor(y, act);
   }
   // A batch of rows times one matrix (b's batch dims all 1, as in a Linear layer on a
   // [batch, seq, features] input): one [batch*m, k] x [k, n] product. oneDNN's broadcasting
@@ -267,12 +268,13 @@ void matmul_gemv(KernelContext& ctx) {
 
 // Both implementations add a fused bias (porta_bias) and apply the cpu's fused activations.
 // The onednn one also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+namespace {
 std::vector<std::string> matmul_fused() {
   std::vector<std::string> names = cpu_fused_activations();
   names.push_back("porta_bias");
   return names;
 }
-namespace {
+
 const bool matmul_gemv_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "MatMul";

@@ -157,7 +157,7 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
   Dims dims{g.M, g.N, g.K, batches, g.ta, g.tb, dtype_size(y.dtype()), a_in.numel(), b_in.numel(),
             c ? c->numel() : 0};
   Plan plan = plan_gemm(ctx, dims);
-  const Epilogue epi = epilogue_of(ctx);  // MatMul's fused activation (no residual)
+  const Epilogue epi = epilogue_of(ctx);  // a fused activation (MatMul, Gemm: no residual)
   if (!plan.why.empty()) throw BackendError(str("[", ctx.op->name, "] ", plan.why, " (supports should decline)"));
   Tensor a = plan.window_a ? aligned(ctx, a_in) : a_in, b = plan.window_b ? aligned(ctx, b_in) : b_in;
   const size_t elem = dims.elem;
@@ -531,19 +531,10 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
 // Both MatMul implementations add a fused bias (porta_bias) of A's dtype and apply every fused
 // activation (activation.glsl).
 const bool matmul_registered = [] {
-  for (auto [impl, fn, supports] : {std::tuple<KernelImpl, KernelFn, SupportsFn>{{"texel", 10}, matmul_texel, texel_supports},
-                                    {{"tiled", 0}, matmul_vulkan, matmul_supports}}) {
-    KernelDef k;
-    k.op = "MatMul";
-    k.backend = DeviceType::vulkan;
-    k.impl = impl;
-    k.dtypes = kF32 | kF16;
-    k.fn = fn;
-    k.supports = supports;
-    k.fused_activations = fused_activation_list();
-    k.fused_activations.push_back("porta_bias");
-    register_kernel_at_load(k);
-  }
+  std::vector<std::string> fused = fused_activation_list();
+  fused.push_back("porta_bias");
+  register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10}, fused));
+  register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_vulkan, matmul_supports, {"tiled", 0}, fused));
   return true;
 }();
 // Both Gemm implementations apply every fused activation where they write Y.
