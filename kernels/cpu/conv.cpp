@@ -21,8 +21,13 @@
 // ConvTranspose's output_padding past the end padding is rows no input reaches: the primitive
 // computes the reachable block and the rest is the bias.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <memory>
+
+#include <unistd.h>
 
 #include "kernels/cpu/conv_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
@@ -156,6 +161,7 @@ struct WindowPrimitive {
   P prim;
   typename P::primitive_desc pd;
   bool residual_post_op = false;  // a fused residual is added by the primitive (else after it)
+  bool winograd = false;
   bool low_refused = false;  // oneDNN has no implementation in the low format here (no AVX-512)
 };
 
@@ -168,15 +174,95 @@ void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivat
   });
 }
 
-// A Conv call prepared once per session step (KernelContext::state): the primitive, its memory
-// objects, the scratch buffers of the reorders around it and the weights in the primitive's
-// layout, so a call only rebinds the data pointers and executes. Measured on squeezenet1_1 at
-// 64x64 (26 small convs), building keys, looking up caches and creating memory objects per call
-// was about a third of the model's time on one thread.
-struct PreparedConv {
-  Shape x_shape, y_shape;
-  const void* weights = nullptr;
-  const void* bias = nullptr;
+// The primitive of a conv (or deconv) from x to y: the layouts, the algorithm and the post-ops
+// chosen as the comments above say. `row_block`: a row block of a Winograd conv (below), which
+// tries Winograd whatever its rows and takes its scratchpad as an argument instead of sharing
+// its creating thread's (row blocks run on other threads).
+template <typename P>
+std::shared_ptr<WindowPrimitive<P>> make_window_primitive(const char* op, const Shape& xs, const Shape& ws,
+                                                          const Tensor* bias, const Shape& y_shape, int64_t group,
+                                                          const opdef::WindowGeometry& g,
+                                                          const std::vector<int64_t>& pad_end, bool transposed,
+                                                          const Attributes* fused, LayoutSides layout, bool residual,
+                                                          DType compute, bool row_block = false) {
+  const bool any = layout_any();
+  std::vector<int64_t> dil;
+  for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
+  auto r = std::make_shared<WindowPrimitive<P>>();
+  auto tag = dnnl::memory::format_tag::any;
+  auto f32 = dnnl::memory::data_type::f32;
+  auto ct = dnnl_type(compute);  // the source's and the weights' type in the primitive
+  // oneDNN's Winograd is f32 only.
+  bool wino_candidate =
+      row_block || (compute == DType::f32 && !transposed && any && use_winograd(xs, ws, group, g));
+  bool channels_last =
+      !transposed && !wino_candidate && (layout.input(0) || layout.output) && !small_blocked(xs, y_shape, group, g);
+  auto src_tag = transposed ? tag : channels_last ? channels_last_tag(xs) : activation_tag(xs, group);
+  auto dst_tag = transposed ? tag : channels_last ? channels_last_tag(y_shape) : activation_tag(y_shape, group);
+  // A fused residual is a binary post-op over the destination, except for Winograd (which
+  // takes no binary post-op: the sum and the activation then follow the primitive). The
+  // post-op's layout must be concrete, so `any` (grouped convs between plain steps, or an
+  // output whose channels do not fill whole blocks) becomes y's stored layout. A
+  // channel-blocked input with a plain output is oneDNN's reference loop (lraspp's
+  // high_classifier, 128 -> 21 channels over 8x8 pixels with the Add fused: 5 ms against 46 us),
+  // so then both sides run channels-last instead.
+  r->residual_post_op = residual && !wino_candidate;
+  if (r->residual_post_op && dst_tag == tag) {
+    auto y_last = channels_last_tag(y_shape), x_last = channels_last_tag(xs);
+    bool blocked_src = src_tag != tag && src_tag == channel_blocked_tag(xs);
+    if (blocked_src && y_last != dnnl::memory::format_tag::undef && x_last != dnnl::memory::format_tag::undef) {
+      src_tag = x_last;
+      dst_tag = y_last;
+    } else {
+      dst_tag = layout.output && y_last != dnnl::memory::format_tag::undef ? y_last : plain_tag(y_shape.size());
+    }
+  }
+  auto src = any ? dnnl::memory::desc(dims_of(xs), ct, src_tag) : plain_desc(xs, compute);
+  auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
+  auto wd = weights_desc(ws, group, transposed, compute);
+  if (any) wd = dnnl::memory::desc(wd.dims(), ct, tag);
+  auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
+  try {
+    dnnl::primitive_attr attr;
+    if (row_block) attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;
+    if (r->residual_post_op) ops.append_binary(dnnl::algorithm::binary_add, dst);
+    if (fused && (!residual || r->residual_post_op)) append_post_ops(ops, fused_post_ops(*fused));
+    if (ops.len() > 0) attr.set_post_ops(ops);
+    auto make = [&](dnnl::algorithm alg) {
+      typename P::desc d(dnnl::prop_kind::forward_inference, alg, src, wd, bd, dst, dims_of(g.strides), dims_of(dil),
+                         dims_of(g.pad_begin), dims_of(pad_end));
+      r->pd = typename P::primitive_desc(d, attr, engine());
+    };
+    if (wino_candidate) {
+      try {
+        make(dnnl::algorithm::convolution_winograd);
+        r->winograd = true;
+      } catch (const dnnl::error&) {  // no Winograd kernel for this shape: direct below
+      }
+    }
+    if (!r->winograd)
+      make(transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct);
+    r->prim = P(r->pd);
+  } catch (const dnnl::error& e) {
+    if (compute != DType::f32) {  // computed in f32 by the caller (and remembered with the primitive)
+      r->low_refused = true;
+      return r;
+    }
+    throw BackendError(
+        str("[", op, "] oneDNN refused X ", shape_str(xs), ", W ", shape_str(ws), ": ", e.what()));
+  }
+  return r;
+}
+
+// One primitive of a prepared Conv call over a block of its output rows (all of them unless
+// the call runs as row blocks), with its memory objects and the reorders around it, so a call
+// only rebinds the data pointers and executes. Measured on squeezenet1_1 at 64x64 (26 small
+// convs), building keys, looking up caches and creating memory objects per call was about a
+// third of the model's time on one thread.
+struct ConvPart {
+  int64_t x_offset = 0, y_offset = 0;  // elements from the call's x, and from y and the residual
+  int64_t y_numel = 0;
   dnnl::primitive prim;
   dnnl::memory src_stored, src, dst_stored, dst;
   bool reorder_src = false, reorder_dst = false;
@@ -191,19 +277,19 @@ struct PreparedConv {
   dnnl::reorder to_residual;
   std::unordered_map<int, dnnl::memory> residual_args;
   opdef::FusedActivation after;  // applied over y after the primitive
-  int64_t y_numel = 0;
+  std::shared_ptr<char[]> scratchpad;  // a row block's own scratchpad (user_scratchpad)
 
-  bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
-    return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
-  }
-  void run(const void* x, void* y, const void* r) {
-    src_stored.set_data_handle(const_cast<void*>(x));
+  void run(const float* x, float* y, const float* r) {
+    x += x_offset;
+    y += y_offset;
+    if (r) r += y_offset;
+    src_stored.set_data_handle(const_cast<float*>(x));
     dst_stored.set_data_handle(y);
     // The reorders' scratch is the thread's (shared by every step), not the step's own.
     if (reorder_src) src.set_data_handle(reorder_scratch(0, src.get_desc().get_size()));
     if (reorder_dst) dst.set_data_handle(reorder_scratch(1, dst.get_desc().get_size()));
     if (has_residual) {
-      residual_stored.set_data_handle(const_cast<void*>(r));
+      residual_stored.set_data_handle(const_cast<float*>(r));
       if (reorder_residual) {
         residual.set_data_handle(reorder_scratch(2, residual.get_desc().get_size()));
         execute_reorder(to_residual, residual_args, 2 * residual.get_desc().get_size());
@@ -213,11 +299,176 @@ struct PreparedConv {
     execute(prim, args);
     if (reorder_dst) execute_reorder(from_dst, dst_args, dst.get_desc().get_size() + dst_stored.get_desc().get_size());
     if (residual_after)
-      add_residual(static_cast<float*>(y), static_cast<const float*>(residual.get_data_handle()), y_numel, activation);
+      add_residual(y, static_cast<const float*>(residual.get_data_handle()), y_numel, activation);
     else
-      apply_activation(after, static_cast<float*>(y), y_numel);
+      apply_activation(after, y, y_numel);
   }
 };
+
+// A part over the primitive `p` between x and y stored as `x_stored` and `y_stored` (and a
+// residual stored as `residual_stored` when the conv has one).
+template <typename P>
+ConvPart make_part(const WindowPrimitive<P>& p, const dnnl::memory::desc& x_stored, const dnnl::memory::desc& y_stored,
+                   const dnnl::memory& wts, const Tensor* bias, const dnnl::memory::desc* residual_stored,
+                   const opdef::FusedActivation& after, const opdef::FusedActivation& whole, bool user_scratchpad) {
+  ConvPart pc;
+  pc.prim = p.prim;
+  pc.src_stored = dnnl::memory(x_stored, engine(), nullptr);
+  pc.reorder_src = x_stored != p.pd.src_desc();
+  pc.src = pc.reorder_src ? dnnl::memory(p.pd.src_desc(), engine(), nullptr) : pc.src_stored;
+  pc.dst_stored = dnnl::memory(y_stored, engine(), nullptr);
+  pc.reorder_dst = y_stored != p.pd.dst_desc();
+  pc.dst = pc.reorder_dst ? dnnl::memory(p.pd.dst_desc(), engine(), nullptr) : pc.dst_stored;
+  if (pc.reorder_src) pc.to_src = dnnl::reorder(dnnl::reorder::primitive_desc(pc.src_stored, pc.src));
+  if (pc.reorder_dst) pc.from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(pc.dst, pc.dst_stored));
+  pc.args = {{DNNL_ARG_SRC, pc.src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pc.dst}};
+  if (bias) pc.args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.pd.bias_desc(), engine(), bias->raw_data()));
+  if (user_scratchpad) {
+    const dnnl::memory::desc sd = p.pd.scratchpad_desc();
+    const size_t bytes = sd.get_size();
+    pc.scratchpad.reset(new char[bytes + 64]);
+    auto at = reinterpret_cast<uintptr_t>(pc.scratchpad.get());
+    pc.args.emplace(DNNL_ARG_SCRATCHPAD,
+                    dnnl::memory(sd, engine(), reinterpret_cast<void*>((at + 63) & ~uintptr_t{63})));
+  }
+  if (residual_stored) {
+    const dnnl::memory::desc want = p.residual_post_op ? p.pd.dst_desc() : y_stored;
+    pc.has_residual = true;
+    pc.residual_stored = dnnl::memory(*residual_stored, engine(), nullptr);
+    pc.residual_after = !p.residual_post_op;
+    pc.activation = whole;
+    pc.reorder_residual = *residual_stored != want;
+    pc.residual = pc.reorder_residual ? dnnl::memory(want, engine(), nullptr) : pc.residual_stored;
+    if (pc.reorder_residual) {
+      pc.to_residual = dnnl::reorder(dnnl::reorder::primitive_desc(pc.residual_stored, pc.residual));
+      pc.residual_args = {{DNNL_ARG_FROM, pc.residual_stored}, {DNNL_ARG_TO, pc.residual}};
+    }
+    if (p.residual_post_op) pc.args.emplace(kResidualArg, pc.residual);
+  }
+  pc.src_args = {{DNNL_ARG_FROM, pc.src_stored}, {DNNL_ARG_TO, pc.src}};
+  pc.dst_args = {{DNNL_ARG_FROM, pc.dst}, {DNNL_ARG_TO, pc.dst_stored}};
+  pc.after = after;
+  pc.y_numel = shape_numel(y_stored.dims());
+  return pc;
+}
+
+std::atomic<uint64_t> row_block_runs{0};
+
+// A Conv call prepared once per session step (KernelContext::state): one part, or row blocks.
+struct PreparedConv {
+  Shape x_shape, y_shape;
+  const void* weights = nullptr;
+  const void* bias = nullptr;
+  std::vector<ConvPart> parts;
+
+  bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
+    return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
+  }
+  void run(const void* xv, void* yv, const void* rv) {
+    const auto* x = static_cast<const float*>(xv);
+    auto* y = static_cast<float*>(yv);
+    const auto* r = static_cast<const float*>(rv);
+    const int n = static_cast<int>(parts.size());
+    const int threads = std::min(n, call_thread_budget());
+    if (threads <= 1) {
+      for (ConvPart& part : parts) part.run(x, y, r);
+      return;
+    }
+    row_block_runs.fetch_add(1, std::memory_order_relaxed);
+    std::exception_ptr error;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int i = 0; i < n; ++i) {
+      try {
+        parts[static_cast<size_t>(i)].run(x, y, r);
+      } catch (...) {
+#pragma omp critical(porta_conv_rows_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  }
+};
+
+// Winograd convs run as row blocks, one per thread of the call's budget (call_thread_budget),
+// each block a primitive of its own over its output rows and the input rows they read: oneDNN
+// splits one Winograd primitive over threads poorly at these sizes (AMD EPYC Zen 5, f32, 2
+// threads, in-cache loop of the primitive and its nhwc<->nChw16c reorders: 32->64 channels over
+// 16x16 pixels 25.6 us on one thread, 29.5 us on two, 15.1 us as two row blocks; 64->64 over
+// 32x32 225 / 130 / 88 us; 16->64 over 15x15 15.4 / 14.2 / 12.8 us). Every block reads all the
+// transformed weights, so convs whose transformed weights pass kRowBlockMaxWeights keep
+// oneDNN's split (256->256 over 8x8, 9.4 MB: 92 us on two threads, 172 us as blocks). A block
+// has at least one Winograd tile row (4 output rows). Only a session step whose x, y (and
+// residual) are stored channels-last at batch 1 splits: there a block of rows is a contiguous
+// slice of each.
+// PORTA_CONV_ROW_BLOCKS=0 keeps every conv one primitive.
+constexpr size_t kRowBlockMaxWeights = size_t{2} << 20;
+constexpr int64_t kRowBlockMinRows = 3;
+
+size_t l2_bytes() {
+  static const size_t bytes = [] {
+    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? static_cast<size_t>(v) : size_t{1} << 20;
+  }();
+  return bytes;
+}
+
+bool row_blocks_enabled() {
+  static const bool enabled = [] {
+    const char* e = std::getenv("PORTA_CONV_ROW_BLOCKS");
+    return !(e && std::string(e) == "0");
+  }();
+  return enabled;
+}
+
+template <typename P>
+bool prepare_row_blocks(PreparedConv& pc, const WindowPrimitive<P>& whole_conv, const char* op, const Shape& xs,
+                        const Tensor& w, const Tensor* bias, const Shape& ys, const opdef::WindowGeometry& g, const Attributes* fused, bool residual,
+                        const opdef::FusedActivation& after, const opdef::FusedActivation& whole) {
+  const int blocks = static_cast<int>(std::min<int64_t>(call_thread_budget(), ys[2] / kRowBlockMinRows));
+  if (blocks < 2) return false;
+  const int64_t in_rows = xs[2], in_cols = xs[3], channels = xs[1], out_cols = ys[3], out_channels = ys[1];
+  const int64_t stride = g.strides[0], reach = (g.kernel[0] - 1) * g.dilations[0];
+  const LayoutSides all_last{residual ? 9u : 1u, true};  // x, y (and the residual) channels-last
+  std::vector<ConvPart> parts;
+  const std::string impl = whole_conv.pd.impl_info_str();
+  for (int b = 0; b < blocks; ++b) {
+    const int64_t r0 = ys[2] * b / blocks, r1 = ys[2] * (b + 1) / blocks;
+    const int64_t first = r0 * stride - g.pad_begin[0], last = (r1 - 1) * stride - g.pad_begin[0] + reach;
+    const int64_t from = std::max<int64_t>(0, first), to = std::min(in_rows - 1, last);
+    if (to < from) return false;  // a block that reads only padding
+    opdef::WindowGeometry gb = g;
+    gb.in[0] = to - from + 1;
+    gb.out[0] = r1 - r0;
+    gb.pad_begin[0] = from - first;
+    gb.pad_end[0] = last - to;
+    const Shape xb{1, channels, gb.in[0], in_cols}, yb{1, out_channels, gb.out[0], out_cols};
+    std::shared_ptr<WindowPrimitive<P>> p;
+    try {
+      p = make_window_primitive<P>(op, xb, w.shape(), bias, yb, 1, gb, gb.pad_end, false, fused, all_last, residual,
+                                   DType::f32, true);
+    } catch (const Error&) {
+      return false;  // no primitive for a block: the call stays whole
+    }
+    // oneDNN picks its Winograd kernel by shape: F(2x2) tiles (jit_fp32_wino_2x3) only for
+    // evenly padded maps, so a block of such a conv runs F(4x4) (jit_wino_4x3), whose
+    // transformed weights are 2.25x as large; each block streams them. Such a block is kept
+    // while its weights fit in half the core's L2 (squeezenet1_1's 16->64 3x3 over 15x15, 2
+    // threads: 22 -> 11.5 us); beyond, it was slower than the whole conv (inception_v3's 96->96
+    // over 7x7, 1.3 MB: 31 -> 68 us; densenet121's 128->32 over 16x16, 590 KB: 37 -> 40 us).
+    const bool same_kernel = impl == p->pd.impl_info_str();
+    if (!p->winograd || !(same_kernel || p->pd.weights_desc().get_size() <= l2_bytes() / 2)) return false;
+    const dnnl::memory wts = weights_for(w, wrap_ptr(weights_desc(w.shape(), 1, false), w.raw_data()),
+                                         p->pd.weights_desc(), true);
+    const dnnl::memory::desc y_stored = stored_desc(yb, true);
+    ConvPart part = make_part(*p, stored_desc(xb, true), y_stored, wts, bias, residual ? &y_stored : nullptr, after,
+                              whole, true);
+    part.x_offset = from * in_cols * channels;
+    part.y_offset = r0 * out_cols * out_channels;
+    parts.push_back(std::move(part));
+  }
+  pc.parts = std::move(parts);
+  return true;
+}
 
 // Runs a conv (or deconv) primitive from x to a dense y of shape `y_shape`. With `prepared`
 // (a session step whose weights are constant) it also leaves the call prepared there.
@@ -227,76 +478,14 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
                 const std::vector<int64_t>& pad_end, bool transposed, bool weights_constant, const Attributes* fused = nullptr,
                 LayoutSides layout = {}, std::shared_ptr<void>* prepared = nullptr, const Tensor* residual = nullptr,
                 DType compute = DType::f32) {
-  bool any = layout_any();
   std::vector<int64_t> dil;
-  for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts the gaps
+  for (int64_t d : g.dilations) dil.push_back(d - 1);
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
-                     bias != nullptr, any, fused ? fused_activation_key(*fused) : std::string(), layout.input(0) || layout.output,
-                     residual != nullptr, layout.output, compute);
+                     bias != nullptr, layout_any(), fused ? fused_activation_key(*fused) : std::string(),
+                     layout.input(0) || layout.output, residual != nullptr, layout.output, compute);
   auto p = cached<WindowPrimitive<P>>(key, [&] {
-    auto r = std::make_shared<WindowPrimitive<P>>();
-    auto tag = dnnl::memory::format_tag::any;
-    auto f32 = dnnl::memory::data_type::f32;
-    auto ct = dnnl_type(compute);  // the source's and the weights' type in the primitive
-    // oneDNN's Winograd is f32 only.
-    bool wino_candidate = compute == DType::f32 && !transposed && any && use_winograd(x.shape(), w.shape(), group, g);
-    bool channels_last = !transposed && !wino_candidate && (layout.input(0) || layout.output) &&
-                         !small_blocked(x.shape(), y_shape, group, g);
-    auto src_tag = transposed ? tag : channels_last ? channels_last_tag(x.shape()) : activation_tag(x.shape(), group);
-    auto dst_tag = transposed ? tag : channels_last ? channels_last_tag(y_shape) : activation_tag(y_shape, group);
-    // A fused residual is a binary post-op over the destination, except for Winograd (which
-    // takes no binary post-op: the sum and the activation then follow the primitive). The
-    // post-op's layout must be concrete, so `any` (grouped convs between plain steps, or an
-    // output whose channels do not fill whole blocks) becomes y's stored layout. A
-    // channel-blocked input with a plain output is oneDNN's reference loop (lraspp's
-    // high_classifier, 128 -> 21 channels over 8x8 pixels with the Add fused: 5 ms against 46 us),
-    // so then both sides run channels-last instead.
-    r->residual_post_op = residual && !wino_candidate;
-    if (r->residual_post_op && dst_tag == tag) {
-      auto y_last = channels_last_tag(y_shape), x_last = channels_last_tag(x.shape());
-      bool blocked_src = src_tag != tag && src_tag == channel_blocked_tag(x.shape());
-      if (blocked_src && y_last != dnnl::memory::format_tag::undef && x_last != dnnl::memory::format_tag::undef) {
-        src_tag = x_last;
-        dst_tag = y_last;
-      } else {
-        dst_tag = layout.output && y_last != dnnl::memory::format_tag::undef ? y_last : plain_tag(y_shape.size());
-      }
-    }
-    auto src = any ? dnnl::memory::desc(dims_of(x.shape()), ct, src_tag) : plain_desc(x.shape(), compute);
-    auto dst = any ? dnnl::memory::desc(dims_of(y_shape), f32, dst_tag) : plain_desc(y_shape, DType::f32);
-    auto wd = weights_desc(w.shape(), group, transposed, compute);
-    if (any) wd = dnnl::memory::desc(wd.dims(), ct, tag);
-    auto bd = bias ? plain_desc(bias->shape(), DType::f32) : dnnl::memory::desc();
-    try {
-      dnnl::primitive_attr attr;
-      dnnl::post_ops ops;
-      if (r->residual_post_op) ops.append_binary(dnnl::algorithm::binary_add, dst);
-      if (fused && (!residual || r->residual_post_op)) append_post_ops(ops, fused_post_ops(*fused));
-      if (ops.len() > 0) attr.set_post_ops(ops);
-      auto make = [&](dnnl::algorithm alg) {
-        typename P::desc d(dnnl::prop_kind::forward_inference, alg, src, wd, bd, dst, dims_of(g.strides),
-                           dims_of(dil), dims_of(g.pad_begin), dims_of(pad_end));
-        r->pd = typename P::primitive_desc(d, attr, engine());
-      };
-      bool wino = false;
-      if (wino_candidate) {
-        try {
-          make(dnnl::algorithm::convolution_winograd);
-          wino = true;
-        } catch (const dnnl::error&) {  // no Winograd kernel for this shape: direct below
-        }
-      }
-      if (!wino) make(transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct);
-      r->prim = P(r->pd);
-    } catch (const dnnl::error& e) {
-      if (compute != DType::f32) {  // computed in f32 below (and remembered with the primitive)
-        r->low_refused = true;
-        return r;
-      }
-      throw BackendError(str("[", op, "] oneDNN refused X ", shape_str(x.shape()), ", W ", shape_str(w.shape()),
-                             ": ", e.what()));
-    }
-    return r;
+    return make_window_primitive<P>(op, x.shape(), w.shape(), bias, y_shape, group, g, pad_end, transposed, fused,
+                                    layout, residual != nullptr, compute);
   });
   // A CPU where oneDNN has no bf16 convolution (bf16 needs AVX-512) computes the call in f32,
   // as MatMul does: the session asked for speed, and f32 is the more accurate answer.
@@ -337,34 +526,15 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   pc->y_shape = y_shape;
   pc->weights = w.raw_data();
   pc->bias = bias ? bias->raw_data() : nullptr;
-  pc->prim = p->prim;
-  pc->src_stored = dnnl::memory(stored_desc(x.shape(), layout.input(0)), engine(), const_cast<void*>(x.raw_data()));
-  pc->reorder_src = pc->src_stored.get_desc() != p->pd.src_desc();
-  pc->src = pc->reorder_src ? dnnl::memory(p->pd.src_desc(), engine(), nullptr) : pc->src_stored;
-  pc->dst_stored = dnnl::memory(stored_dst.get_desc(), engine(), y);
-  pc->reorder_dst = pc->dst_stored.get_desc() != p->pd.dst_desc();
-  pc->dst = pc->reorder_dst ? dnnl::memory(p->pd.dst_desc(), engine(), nullptr) : pc->dst_stored;
-  if (pc->reorder_src) pc->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(pc->src_stored, pc->src));
-  if (pc->reorder_dst) pc->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(pc->dst, pc->dst_stored));
-  pc->args = {{DNNL_ARG_SRC, pc->src}, {DNNL_ARG_WEIGHTS, wts}, {DNNL_ARG_DST, pc->dst}};
-  if (bias) pc->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), bias->raw_data()));
-  if (residual) {
-    pc->has_residual = true;
-    pc->residual_stored = dnnl::memory(residual_stored_desc, engine(), const_cast<void*>(residual->raw_data()));
-    pc->residual_after = !p->residual_post_op;
-    pc->activation = whole;
-    pc->reorder_residual = residual_stored_desc != residual_want;
-    pc->residual = pc->reorder_residual ? dnnl::memory(residual_want, engine(), nullptr) : pc->residual_stored;
-    if (pc->reorder_residual) {
-      pc->to_residual = dnnl::reorder(dnnl::reorder::primitive_desc(pc->residual_stored, pc->residual));
-      pc->residual_args = {{DNNL_ARG_FROM, pc->residual_stored}, {DNNL_ARG_TO, pc->residual}};
-    }
-    if (p->residual_post_op) pc->args.emplace(kResidualArg, pc->residual);
-  }
-  pc->src_args = {{DNNL_ARG_FROM, pc->src_stored}, {DNNL_ARG_TO, pc->src}};
-  pc->dst_args = {{DNNL_ARG_FROM, pc->dst}, {DNNL_ARG_TO, pc->dst_stored}};
-  pc->after = after;
-  pc->y_numel = shape_numel(y_shape);
+  const bool rows_contiguous = !transposed && x.rank() == 4 && x.dim(0) == 1 && layout.input(0) && layout.output &&
+                               (!residual || layout.input(3));
+  const bool split = rows_contiguous && p->winograd && row_blocks_enabled() &&
+                     p->pd.weights_desc().get_size() <= kRowBlockMaxWeights &&
+                     prepare_row_blocks<P>(*pc, *p, op, x.shape(), w, bias, y_shape, g, fused, residual != nullptr, after,
+                                           whole);
+  if (!split)
+    pc->parts.push_back(make_part(*p, stored_desc(x.shape(), layout.input(0)), stored_dst.get_desc(), wts, bias,
+                                  residual ? &residual_stored_desc : nullptr, after, whole, false));
   *prepared = pc;
 }
 
@@ -481,6 +651,8 @@ void conv_transpose_cpu(KernelContext& ctx) {
 }
 
 }  // namespace
+
+uint64_t conv_row_block_runs() { return row_block_runs.load(std::memory_order_relaxed); }
 
 // Conv declares the fused activations (oneDNN post-ops) and oneDNN's channels-last activation
 // layout (kernels/cpu/dnn_layout.hpp) for its input X and output Y.

@@ -10,4 +10,8 @@ namespace porta::cpu {
 /// Conv implementation declares them all (declining in `supports` what it leaves to another).
 KernelDef conv_kernel_def();
 
+/// Prepared Conv calls run as row blocks, one thread each (kernels/cpu/conv.cpp), since the
+/// process started: how tests know that path ran.
+uint64_t conv_row_block_runs();
+
 }  // namespace porta::cpu

@@ -52,12 +52,20 @@ size_t call_bytes(const KernelContext& ctx) {
   return bytes;
 }
 
-bool cores_oversubscribed() {
-  static const bool adaptive = [] {
+namespace {
+std::atomic<bool>& adaptive_policy() {
+  static std::atomic<bool> adaptive{[] {
     const char* v = std::getenv("PORTA_THREAD_POLICY");
     return !(v && std::string(v) == "fixed");
-  }();
-  if (!adaptive) return false;
+  }()};
+  return adaptive;
+}
+}  // namespace
+
+void set_thread_policy_adaptive(bool adaptive) { adaptive_policy().store(adaptive, std::memory_order_relaxed); }
+
+bool cores_oversubscribed() {
+  if (!adaptive_policy().load(std::memory_order_relaxed)) return false;
   static std::atomic<int64_t> next_check_ns{0};
   static std::atomic<bool> busy{false};
   int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -69,6 +77,28 @@ bool cores_oversubscribed() {
     if (getloadavg(&load, 1) == 1) busy.store(load > cores + 1.0, std::memory_order_relaxed);
   }
   return busy.load(std::memory_order_relaxed);
+}
+
+namespace {
+thread_local int budget_of_call = 0;  // 0 outside a cpu kernel call
+
+// Sets the calling thread's budget for the duration of one kernel call (calls do not nest on
+// one thread; a kernel calling another directly keeps the outer budget).
+class BudgetScope {
+ public:
+  explicit BudgetScope(int threads) : saved_(budget_of_call) { budget_of_call = threads; }
+  ~BudgetScope() { budget_of_call = saved_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  int saved_;
+};
+}  // namespace
+
+int call_thread_budget() {
+  if (omp_in_parallel()) return 1;
+  return budget_of_call > 0 ? budget_of_call : omp_get_max_threads();
 }
 
 int threads_for(size_t bytes, double flops) {
@@ -140,9 +170,11 @@ void run_translating_onednn_errors(const KernelDef& kernel, KernelContext& ctx) 
 // is not oversubscribed (where every call runs on one thread).
 void cpu_kernel_call(const KernelDef& kernel, KernelContext& ctx) {
   if (omp_get_max_threads() <= 1 || omp_in_parallel() || cores_oversubscribed()) {
+    BudgetScope budget(1);
     ThreadScope scope(1);
     return run_translating_onednn_errors(kernel, ctx);
   }
+  BudgetScope budget(omp_get_max_threads());
   size_t bytes = call_bytes(ctx);
   int threads = bytes >= parallel_min_bytes() ? threads_for(bytes) : threads_for(bytes, call_flops_memo(ctx, bytes));
   ThreadScope scope(threads);

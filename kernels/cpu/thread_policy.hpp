@@ -34,9 +34,20 @@ size_t call_bytes(const KernelContext& ctx);
 /// PORTA_THREAD_POLICY=fixed turns this adaptation off (threads then follow size only).
 bool cores_oversubscribed();
 
+/// Turns that adaptation on or off for the whole process (tests of a parallel path that must
+/// run whatever the machine's load); PORTA_THREAD_POLICY=fixed starts with it off.
+void set_thread_policy_adaptive(bool adaptive);
+
 /// Threads for a call that moves `bytes` and computes `flops`: 1 for small calls or an
 /// oversubscribed machine, else omp_get_max_threads().
 int threads_for(size_t bytes, double flops = 0);
+
+/// Threads the running cpu kernel call may use at most: OpenMP's count when the call began, or 1
+/// when the policy keeps every call on one thread (an oversubscribed machine, a call made
+/// inside a parallel region). A call's ThreadScope may be narrower (small calls run on one
+/// thread); a kernel that splits its work itself (the Winograd Conv's row blocks) or that
+/// earns threads by its own measure (Conv's flops threshold) widens it up to this.
+int call_thread_budget();
 
 /// Limits the OpenMP threads of the calling thread's parallel regions (and of oneDNN
 /// primitives created and run) while it lives; restores the previous limit after.
