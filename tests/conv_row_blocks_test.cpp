@@ -3,42 +3,21 @@
 // as one primitive per block of output rows; each result is checked against the float64
 // reference (first, prepared and unfused runs) and against the same session on one thread
 // (one primitive over all rows): row counts that split evenly and unevenly (7 = 3 + 4), valid
-// and padded convs, asymmetric and wide pads (blocks whose first input row is padding), a
-// fused residual, activations fused as post-ops and after the primitive, and the calls that
-// stay whole (batch 2, a graph input or output on either side).
-#include <omp.h>
-
+// and padded convs, padding on the top or the bottom only, tall and narrow maps, a fused
+// residual, activations fused as post-ops and after the primitive, and the calls that stay
+// whole (batch 2, plain activations, maps too short, direct convs).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/conv_common.hpp"
-#include "kernels/cpu/thread_policy.hpp"
+#include "tests/cpu_threads.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
 namespace {
-
-// Two OpenMP threads, and no load adaptation (a loaded CI machine would otherwise keep every
-// call on one thread), while it lives.
-class TwoThreads {
- public:
-  TwoThreads() : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(2);
-    cpu::set_thread_policy_adaptive(false);
-  }
-  ~TwoThreads() {
-    cpu::set_thread_policy_adaptive(true);
-    omp_set_num_threads(saved_);
-  }
-  TwoThreads(const TwoThreads&) = delete;
-  TwoThreads& operator=(const TwoThreads&) = delete;
-
- private:
-  int saved_;
-};
 
 bool has_winograd() { return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core; }
 

@@ -5,10 +5,12 @@
 // strides, dilations, asymmetric pads, taps that read only padding, output channels that leave
 // a partial panel, batches, 1 to 16 pixels (one and two passes over each panel), a fused
 // residual and every fused activation, with the activations plain (graph inputs and outputs)
-// and in the channels-last layout between convs. And the calls it declines, with the reason.
+// and in the channels-last layout between convs, on one thread and on two. And the calls it
+// declines, with the reason.
 #include <string>
 #include <vector>
 
+#include "tests/cpu_threads.hpp"
 #include "tests/custom_test_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
@@ -141,6 +143,18 @@ TEST(ConvSmallMap, MatchesReferenceAndOneDnnInBothLayouts) {
       }
       Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
       EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
+    }
+}
+
+// The same with the panels split over two threads (from 16 Ki weights per thread).
+TEST(ConvSmallMap, PanelsSplitOverTwoThreads) {
+  TwoThreads threads;
+  for (const ConvCase& c : taken_cases())
+    for (bool layout : {false, true}) {
+      SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
+      Built b = build(c, layout, "Relu", true);
+      ReferenceRun r = run_against_reference(b.g, {b.out});
+      EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
     }
 }
 
