@@ -205,33 +205,81 @@ void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, flo
   }
 }
 
+// What a session step keeps between calls (KernelContext::state): the geometry, the packed
+// panels and the layouts, so a call does no more than gather and multiply. Measured on
+// mnasnet0_5 at one thread (perf): recomputing the geometry, formatting the panels' cache key
+// and looking it up took ~1 us per call, of calls taking 2-5 us.
+struct SmallMapStep {
+  Shape x_shape;
+  const void* weights = nullptr;
+  Geometry geo;
+  std::shared_ptr<const std::vector<float>> packed;
+  bool x_last = false, y_last = false, r_last = false;
+  // The input already is the patch matrix (rows x K): one tap over every input pixel in order
+  // (a 1x1 conv, stride 1, no padding, or a kernel cropped to one tap of that kind), with the
+  // input channels-last or a single pixel per image. No gather then.
+  bool x_is_patches = false;
+  opdef::FusedActivation act;
+
+  bool fits(const Tensor& x, const Tensor& w) const { return x.shape() == x_shape && w.raw_data() == weights; }
+};
+
+std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  const Tensor& y = ctx.out(0);
+  auto st = std::make_shared<SmallMapStep>();
+  st->x_shape = x.shape();
+  st->weights = w.raw_data();
+  st->geo = geometry_of(ctx);
+  const Geometry& geo = st->geo;
+  std::string what = "conv-panels";
+  for (size_t i = 0; i < geo.g.spatial(); ++i) what += str("|", geo.first[i], ":", geo.last[i]);
+  st->packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
+    return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
+  }));
+  const LayoutSides layout = activation_layout(*ctx.attrs);
+  st->x_last = layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef;
+  st->y_last = layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  st->r_last = ctx.has_input(3) && layout.input(3) && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  bool identity = geo.taps == 1 && geo.in_pixels == geo.out_pixels;
+  for (size_t i = 0; i < geo.g.spatial(); ++i)
+    identity = identity && geo.g.strides[i] == 1 && geo.first[i] * geo.g.dilations[i] == geo.g.pad_begin[i];
+  st->x_is_patches = identity && (st->x_last || geo.in_pixels == 1);
+  st->act = opdef::parse_fused_activation(*ctx.attrs);
+  return st;
+}
+
 void conv_small_map(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  const Geometry geo = geometry_of(ctx);
-  std::string what = "conv-panels";
-  for (size_t i = 0; i < geo.g.spatial(); ++i) what += str("|", geo.first[i], ":", geo.last[i]);
-  auto packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
-    return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
-  }));
-  const LayoutSides layout = activation_layout(*ctx.attrs);
-  const bool x_last = layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef;
-  const bool y_last = layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  auto* step = static_cast<SmallMapStep*>(ctx.state.get());
+  std::shared_ptr<SmallMapStep> fresh;
+  if (!step || !step->fits(x, w)) {
+    fresh = prepare(ctx);
+    step = fresh.get();
+    // Kept only for a session's constant weights: their storage, the key, never changes.
+    if (ctx.is_constant_input(1)) ctx.state = fresh;
+  }
+  const Geometry& geo = step->geo;
+  const std::vector<float>* packed = step->packed.get();
+  const bool y_last = step->y_last, r_last = step->r_last;
   const Tensor* residual = ctx.has_input(3) ? &ctx.in(3) : nullptr;
-  const bool r_last = residual && layout.input(3) && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
   const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
-  const opdef::FusedActivation act = opdef::parse_fused_activation(*ctx.attrs);
+  const opdef::FusedActivation& act = step->act;
 
-  thread_local std::vector<float> cols;
-  cols.resize(static_cast<size_t>(geo.rows * geo.k));
-  gather_patches(x, x_last, geo, cols.data());
+  const float* a = x.data<float>();
+  if (!step->x_is_patches) {
+    thread_local std::vector<float> cols;
+    cols.resize(static_cast<size_t>(geo.rows * geo.k));
+    gather_patches(x, step->x_last, geo, cols.data());
+    a = cols.data();
+  }
 
   const int64_t oc = geo.out_channels, k = geo.k, rows = geo.rows, pixels = geo.out_pixels;
   const int64_t panels = (oc + kPanel - 1) / kPanel;
   // Passes over a panel: rows split evenly into groups of at most kRowsPerPass.
   const int64_t passes = (rows + kRowsPerPass - 1) / kRowsPerPass, per_pass = (rows + passes - 1) / passes;
-  const float* a = cols.data();
   float* yd = y.data<float>();
   const float* rd = residual ? residual->data<float>() : nullptr;
   // Panels split over the threads of the call's budget from 16 Ki weights (64 KB, a few us
