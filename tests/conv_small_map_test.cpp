@@ -158,7 +158,7 @@ TEST(ConvSmallMap, PanelsSplitOverTwoThreads) {
     }
 }
 
-// Every pixel count the kernel takes (1 to 16: one pass over each panel up to 8, two after).
+// Every pixel count the kernel takes (1 to 16: one pass over each panel up to 12, two after).
 TEST(ConvSmallMap, EveryPixelCount) {
   for (int64_t pixels = 1; pixels <= 16; ++pixels) {
     SCOPED_TRACE(str(pixels, " pixels (seed ", seed(), ")"));
