@@ -5,6 +5,9 @@
 //    fused into its pass (runtime/graph_fusion.hpp, fuse_activations; kernels/cpu/batch_norm.cpp),
 //    then a Conv. An activation the BatchNormalization kernel does not declare (Sigmoid) stays
 //    a step, and a BatchNormalization on a graph input fuses in the plain layout;
+//  - a network's first conv: a plain image of a few channels into a channels-last output
+//    (16 or 32 channels run through oneDNN's blocked layout, others channels-last; strides,
+//    odd sizes, batches, a Relu fused), then a conv reading it;
 //  - MaxPool and AveragePool between convs (kernels/cpu/pool_channels_last.hpp): 1-D, 2-D and
 //    3-D, pads past a 1x1 image (Inception v3's last blocks), ceil_mode windows reaching past the
 //    pads, count_include_pad both ways, dilations, odd channel counts.
@@ -106,6 +109,26 @@ TEST(ChannelsLastSteps, BatchNormReluOnOddChannelCounts) {
       EXPECT_NE(cat->reason.find("input and output kept"), std::string::npos) << cat->reason;
     }
   }
+}
+
+// Image -> Conv (stride 1 or 2, + Relu) -> Conv: the first conv reads the plain graph input
+// and writes the channels-last value the second reads.
+TEST(ChannelsLastSteps, FirstConvFromAPlainImage) {
+  for (int64_t cout : {16, 32, 48, 8})
+    for (const Shape& xs : {Shape{1, 3, 17, 16}, Shape{2, 3, 9, 11}, Shape{1, 1, 8, 8}, Shape{1, 4, 6, 5}})
+      for (int64_t stride : {1, 2}) {
+        SCOPED_TRACE(str(cout, " channels, x ", shape_str(xs), ", stride ", stride));
+        ReferenceGraph g;
+        g.input("x", pattern(xs, -0.5));
+        g.initializer("w0", pattern({cout, xs[1], 3, 3}, -0.5, 3));
+        g.initializer("b0", pattern({cout}, -0.5));
+        g.node("Conv", {"x", "w0", "b0"}, "c", {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{stride, stride}}});
+        g.node("Relu", {"c"}, "r");
+        conv(g, "r", "y", cout, 5);
+        g.output("y");
+        ReferenceRun r = run_against_reference(g, {"y"});
+        EXPECT_EQ(nodes_of_op(r.plan, "Relu"), 0);
+      }
 }
 
 // The activations the kernel declares fuse (with their parameters); Sigmoid does not.
