@@ -32,8 +32,9 @@ using C = PrecisionClass;
 
 // Keyed by OpSchema::qualified_name(). A kernel registered for bf16 or f16 of a `lower` op
 // accumulates in f32 (cpu: oneDNN matmul; vulkan and cuda/hip: float accumulators).
-// The RNN gates join `lower` once their kernels take the low formats with f32 accumulation; LSTM and GRU stay here as keep_f32 until a kernel keeps the cell state in f32
-// while the gates run low.
+// The RNN gates are `lower_inside`: their products go low only in a kernel that keeps the gates'
+// arithmetic and the cell and hidden state in f32 (the cpu's, in bf16); where no kernel of the
+// device does that (vulkan's f16 sequence kernel would hold the state in f16) they stay f32.
 const std::unordered_map<std::string_view, C>& table() {
   static const std::unordered_map<std::string_view, C> t = {
       // Products: the work that low formats speed up.
@@ -98,8 +99,8 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Gelu", C::keep_f32},
       {"HardSigmoid", C::keep_f32},
       {"HardSwish", C::keep_f32},
-      {"LSTM", C::keep_f32},
-      {"GRU", C::keep_f32},
+      {"LSTM", C::lower_inside},
+      {"GRU", C::lower_inside},
   };
   return t;
 }
@@ -116,6 +117,7 @@ bool precision_listed(const OpSchema& op) { return table().count(op.qualified_na
 std::string_view precision_class_name(PrecisionClass c) {
   switch (c) {
     case C::lower: return "lower";
+    case C::lower_inside: return "lower inside";
     case C::follow: return "follow";
     case C::keep_f32: return "keep f32";
   }
@@ -145,6 +147,10 @@ int64_t product_macs(const OpSchema& op, const std::vector<Shape>& in, const Att
       for (int64_t st : attrs.get_ints("strides")) pixels /= std::max<int64_t>(st, 1);
     return pixels * numel(in[1]);
   }
+  // X [S, N, I] (or [N, S, I]), W [D, G*H, I], R [D, G*H, H]: every row of X times W and R.
+  if ((name == "LSTM" || name == "GRU") && in.size() >= 3 && in[0].size() == 3 && in[1].size() == 3 &&
+      in[2].size() == 3 && in[0][2] > 0)
+    return numel(in[0]) / in[0][2] * (numel(in[1]) + numel(in[2]));
   if (name == "ai.porta::ScaledDotProductAttention" && in.size() >= 3 && in[0].size() == 4 && in[1].size() == 4 &&
       in[2].size() == 4)
     return in[0][0] * in[0][1] * in[0][2] * in[1][2] * (in[0][3] + in[2][3]);

@@ -15,6 +15,8 @@ namespace porta::detail {
 /// What a session with a low precision does with an op (one table, as autocast's lists).
 enum class PrecisionClass : uint8_t {
   lower,     ///< computes in the low format (kernels accumulate in f32)
+  lower_inside,  ///< its products in the low format only inside a kernel that keeps the rest in
+                 ///< f32 (KernelDef::computes_in: the LSTM/GRU cell and hidden state); else f32
   follow,    ///< exact in any format: runs in the low format when all its float inputs are
   keep_f32,  ///< numerically sensitive (or not yet judged): always gets f32 inputs
 };
@@ -26,7 +28,7 @@ bool precision_listed(const OpSchema& op);
 std::string_view precision_class_name(PrecisionClass c);
 
 /// Multiply-adds of one call of a `lower` op (MatMul, Gemm, Conv, ConvTranspose, fused
-/// attention) from its input shapes (absent inputs: empty shapes), or -1 when the op is not one
+/// attention, LSTM and GRU) from its input shapes (absent inputs: empty shapes), or -1 when the op is not one
 /// of those or a shape is missing. Conv counts padding as computed.
 int64_t product_macs(const OpSchema& op, const std::vector<Shape>& inputs, const Attributes& attrs);
 

@@ -283,7 +283,7 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
   // Constant inputs fold (in the model's dtypes); ops without float inputs have no format.
   if (!any_float || all_constant) return Lowering::f32;
   const PrecisionClass cls = precision_class(op);
-  if (cls == PrecisionClass::lower) {
+  if (cls == PrecisionClass::lower || cls == PrecisionClass::lower_inside) {
     if (!model_f32) {
       lowered_back_to_f32();
       say("as exported: its float inputs are not all f32 in the model");
@@ -304,8 +304,14 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
     // they are: no Cast on either side, the weights converted by the kernel once per session.
     if (computes_inside(op)) {
       lowered_back_to_f32();
-      say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: lower)"));
+      say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: ", precision_class_name(cls), ")"));
       return Lowering::inside;
+    }
+    if (cls == PrecisionClass::lower_inside) {
+      lowered_back_to_f32();
+      say(str("f32: no kernel on ", options_.device.str(), " computes ", op.name, "'s products in ", low,
+              " while keeping its state in f32 (policy: lower inside)"));
+      return Lowering::f32;
     }
     // The low kernel is resolved by the ordinary dispatch (native, composite, cpu fallback);
     // only where none of those exists does the node stay in f32.
@@ -625,7 +631,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
   if (low_ != DType::f32) {
     read_low_.assign(graph_.values.size(), false);
     for (const Node& n : graph_.nodes)
-      if (precision_class(*n.op) != PrecisionClass::keep_f32)
+      if (precision_class(*n.op) != PrecisionClass::keep_f32 && precision_class(*n.op) != PrecisionClass::lower_inside)
         for (int v : n.inputs)
           if (v >= 0) read_low_[v] = true;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/rnn_common.hpp"
 #include "porta/check.hpp"
 #include "runtime/precision.hpp"
 #include "tests/reference_graph.hpp"
@@ -474,6 +475,58 @@ TEST(Precision, AttentionComputesInsideItsKernel) {
     for (const Tensor& t : in) in64.push_back(t.cast(DType::f64));
     Tensor ref = reference_op(op->qualified_name(), in64, plain, 1).at(0);
     expect_low_precision_result(call.outputs[0], ref, DType::bf16, c.d + c.skv, "attention");
+  }
+}
+
+// LSTM and GRU (policy: lower inside): on the cpu their products run in bf16 inside the kernel
+// (f32 in and out, no Casts), the gates and the cell and hidden state in f32; within bf16's
+// bound of the float64 reference (k = input + hidden terms per product, over seq steps whose
+// errors add). A format no kernel takes that way (f16 on the cpu; vulkan:0, whose f16 sequence
+// kernel would keep the state in f16) leaves them in f32, saying why.
+TEST(Precision, RnnProductsInsideTheirKernels) {
+  const int64_t seq = 7, batch = 2, input = 24, hidden = 40;
+  for (const std::string op : {"LSTM", "GRU"}) {
+    SCOPED_TRACE(op);
+    const int64_t gates = op == "LSTM" ? 4 : 3;
+    ReferenceGraph g;
+    g.input("x", random_f32({seq, batch, input}));
+    g.initializer("w", random_f32({1, gates * hidden, input}, -0.3, 0.3));
+    g.initializer("r", random_f32({1, gates * hidden, hidden}, -0.3, 0.3));
+    g.initializer("b", random_f32({1, 2 * gates * hidden}, -0.3, 0.3));
+    Attributes attrs{{"hidden_size", hidden}};
+    if (op == "GRU") attrs.set("linear_before_reset", int64_t{1});
+    g.node(op, {"x", "w", "r", "b"}, std::vector<std::string>{"y", "yh"}, attrs);
+    g.output("y");
+    g.output("yh");
+    SessionOptions o = with_precision(Precision::bf16);
+    o.profile = true;
+    Session s(g.model(), o);
+    std::vector<NodePlan> plan = s.plan(g.inputs());
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].precision, DType::bf16) << plan[0].precision_note;
+    EXPECT_NE(plan[0].precision_note.find("policy: lower inside"), std::string::npos) << plan[0].precision_note;
+    std::vector<Tensor> out = s.run(g.inputs());
+    EXPECT_TRUE(cast_steps(s.profile()).empty());
+    const double u = unit_roundoff(DType::bf16), bound = 3 * u * std::sqrt(static_cast<double>(seq * (input + hidden)));
+    for (size_t i = 0; i < 2; ++i) {
+      ASSERT_EQ(out[i].dtype(), DType::f32);
+      Comparison c = compare(out[i], g.reference(i == 0 ? "y" : "yh"), bound);
+      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message << " (bound " << bound << ")";
+      if (cpu::rnn_bf16_supported()) EXPECT_GT(c.rel, u / 16) << "output " << i << ": as accurate as f32";
+    }
+    {
+      Session f16(g.model(), with_precision(Precision::f16));
+      const NodePlan p = f16.plan(g.inputs()).at(0);
+      EXPECT_EQ(p.precision, DType::f32);
+      EXPECT_NE(p.precision_note.find("while keeping its state in f32"), std::string::npos) << p.precision_note;
+    }
+    Device vk{DeviceType::vulkan, 0};
+    if (!device_unusable(vk).empty()) continue;
+    for (Precision pr : {Precision::f16, Precision::bf16}) {
+      Session v(g.model(), with_precision(pr, vk));
+      const NodePlan p = v.plan(g.inputs()).at(0);
+      EXPECT_EQ(p.precision, DType::f32) << p.precision_note;
+    }
   }
 }
 

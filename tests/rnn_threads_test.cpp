@@ -4,7 +4,8 @@
 // than the sequence (one of them 0), initial states, peepholes, clip, both layouts, both
 // linear_before_reset, f32 and f64, with W and R as session constants (prepared once and
 // cached), and once per shape as plain inputs. Each call is checked against the op's float64
-// reference. Then the team itself: the barrier between phases, exceptions, its size.
+// reference; the same calls computing their products in bf16 against bf16's bound. Then the
+// team itself: the barrier between phases, exceptions, its size.
 //
 // The cpu kernel is called directly, on two OpenMP threads and with the team's minimum work per
 // thread set to 0: through call_op the thread policy would keep calls this small on one thread.
@@ -50,13 +51,16 @@ const KernelDef* cpu_kernel(std::string_view op) {
 
 // Runs the cpu kernel of `op` on `inputs` (inputs 1 and 2, W and R, marked session constants
 // when `constant`) and compares every output with the reference.
+// With `bf16`, the call computes its products in bf16 (the attribute a bf16 session sets,
+// porta_compute 16): its outputs are held to bf16's bound instead (rel_bound, relative L2).
 void check(std::string_view op, const std::vector<Tensor>& inputs, const Attributes& attrs, int num_outputs,
-           bool constant, const std::string& what) {
+           bool constant, const std::string& what, bool bf16 = false, double rel_bound = 0) {
   SCOPED_TRACE(what + (constant ? " constant W, R" : " W, R per call") + " (seed " + std::to_string(seed()) + ")");
   const OpSchema* schema = find_op(op);
   const KernelDef* kernel = cpu_kernel(op);
   ASSERT_TRUE(schema && kernel);
   Attributes full = complete_attributes(*schema, attrs, op);
+  if (bf16) full.set("porta_compute", int64_t{16});
   std::vector<DType> dtypes;
   std::vector<Tensor> want = reference_op(op, inputs, attrs, num_outputs, &dtypes);
   KernelContext ctx;
@@ -69,8 +73,15 @@ void check(std::string_view op, const std::vector<Tensor>& inputs, const Attribu
   // With constant weights twice: the second call takes the packed R and reordered W from the
   // caches.
   for (int call = 0; call < (constant ? 2 : 1); ++call) {
+    for (Tensor& out : ctx.outputs)  // poisoned: every output element is written
+      out.copy_(Tensor::scalar(1e30, out.dtype()).expand(out.shape()));
     kernel->fn(ctx);
     for (size_t i = 0; i < want.size(); ++i) {
+      if (bf16) {
+        Comparison c = compare(ctx.outputs[i], want[i], rel_bound);
+        EXPECT_TRUE(c.ok) << "output " << i << " call " << call << ": " << c.message << " (bound " << rel_bound << ")";
+        continue;
+      }
       double tol = default_tolerance(dtypes[i]);
       Comparison c = compare(ctx.outputs[i], want[i], tol);
       EXPECT_TRUE(c.ok) << "output " << i << " call " << call << ": " << c.message;
@@ -129,7 +140,40 @@ void run_all(int gates, DType dt) {
         }
 }
 
+// The products in bf16 (R packed in bf16 pairs, W in oneDNN's bf16 layout, h and x rounded
+// to bf16; f32 sums, gates and state): against the float64 reference within bf16's bound, 3u
+// sqrt(k) for products of k = input + hidden terms, over the 6 steps whose errors add (u = 2^-8,
+// rel L2). Odd hidden sizes leave a zero row in the last pair. On a CPU without AVX-512 BF16
+// the call computes in f32, which the bound holds too.
+void run_all_bf16(int gates) {
+  TwoThreadTeams teams;
+  const char* op = gates == 4 ? "LSTM" : "GRU";
+  SCOPED_TRACE(cpu::rnn_bf16_supported() ? "AVX-512 BF16 products" : "no AVX-512 BF16 here: f32 products");
+  for (int64_t batch : {1, 3})
+    for (int64_t hidden : {1, 17, 100, 257})
+      for (std::string direction : {"forward", "bidirectional"})
+        for (int variant = 0; variant < 3; ++variant) {
+          const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+          const int64_t layout = (hidden + variant) % 2;
+          const Shape4 s{6, batch, 5, hidden};
+          Attributes attrs{{"direction", direction}, {"hidden_size", hidden}, {"layout", layout}};
+          if (variant == 1) attrs.set("clip", 0.7);
+          std::vector<bool> lbrs = gates == 3 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+          for (bool lbr : lbrs) {
+            if (gates == 3) attrs.set("linear_before_reset", int64_t{lbr});
+            std::string what = str(op, " bf16 batch ", batch, " hidden ", hidden, " ", direction, " layout ", layout,
+                                   " variant ", variant, gates == 3 ? str(" lbr ", lbr) : "");
+            std::vector<Tensor> in = rnn_inputs(gates, s, dirs, layout, variant, DType::f32);
+            const double bound = 3 * std::ldexp(1.0, -8) * std::sqrt(static_cast<double>(s.seq * (s.input + hidden)));
+            check(op, in, attrs, gates == 4 ? 3 : 2, true, what, true, bound);
+            if (variant == 0) check(op, in, attrs, gates == 4 ? 3 : 2, false, what, true, bound);
+          }
+        }
+}
+
 TEST(RnnThreads, LstmF32) { run_all(4, DType::f32); }
+TEST(RnnThreads, LstmBf16) { run_all_bf16(4); }
+TEST(RnnThreads, GruBf16) { run_all_bf16(3); }
 TEST(RnnThreads, LstmF64) { run_all(4, DType::f64); }
 TEST(RnnThreads, GruF32) { run_all(3, DType::f32); }
 TEST(RnnThreads, GruF64) { run_all(3, DType::f64); }

@@ -4,14 +4,19 @@
 // multiplies the reset gate after the recurrent product, so z, r and the candidate's product
 // all read h: one pass over a thread's blocks and one barrier per step. linear_before_reset 0
 // multiplies it before: the candidate's product reads r * h of every unit, so a step has two
-// phases (z and r, then the candidate) with a barrier after each.
+// phases (z and r, then the candidate) with a barrier after each. In a bf16 session the
+// products read bf16 weights and sum in f32, as LSTM's (lstm.cpp); gates and h stay f32.
+#include <type_traits>
+
 #include "kernels/cpu/rnn_common.hpp"
 #include "ops/rnn_util.hpp"
 
 namespace porta::cpu {
 namespace {
 
-template <typename T>
+// W: the packed recurrent weights' type: T, or uint16_t (bf16) for a call computing in bf16,
+// whose input projection then runs in bf16 too (f32 accumulation, f32 gates and state).
+template <typename T, typename W = T>
 void gru_typed(KernelContext& ctx) {
   opdef::RnnDims n = opdef::rnn_dims(ctx);
   std::vector<int64_t> lens = opdef::rnn_lengths(ctx, n);
@@ -23,7 +28,7 @@ void gru_typed(KernelContext& ctx) {
   T *Y = optional_output<T>(ctx, 0), *Yh = optional_output<T>(ctx, 1);
   if (Y) std::fill_n(Y, ctx.out(0).numel(), T(0));  // steps past a sequence length stay 0
   if (H == 0 || N == 0) return;
-  std::shared_ptr<const RnnPacked<T>> packed = packed_recurrent<T>(ctx, 3);
+  std::shared_ptr<const RnnPacked<W>> packed = packed_recurrent<W>(ctx, 3);
   const int64_t NB = packed->blocks, Hp = NB * kRnnBlock, row = 3 * kRnnBlock;
   const int threads = rnn_step_threads(NB, N * G * H);
   const int64_t chunk = N > 1 ? 64 : H;  // rows of a block each entry reuses from L1 (see lstm.cpp)
@@ -31,10 +36,15 @@ void gru_typed(KernelContext& ctx) {
   // h: this step's and the next; rh: r * h (linear_before_reset 0); z: per thread and entry,
   // its units of the gates z, r and the candidate's product.
   AlignedArray<T> hbuf(2 * N * Hp), rh(lbr ? 0 : N * Hp), zbuf(threads * N * 3 * Hp);
+  constexpr bool bf16 = std::is_same_v<W, uint16_t>;
+  AlignedArray<uint32_t> h2buf(bf16 ? threads * N * Hp / 2 : 0);  // per thread: the product's h as bf16 pairs
   for (int64_t d = 0; d < n.directions; ++d) {
     bool reverse = opdef::rnn_reverse(*ctx.attrs, d);
     const T* Rb = B ? B + d * 2 * G + G : nullptr;
-    project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, static_cast<const T*>(nullptr), S * N, I, G, xw.data());
+    if constexpr (std::is_same_v<W, uint16_t>)
+      project_input_bf16(ctx, d, X, B ? B + d * 2 * G : nullptr, nullptr, S * N, I, G, xw.data());
+    else
+      project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, static_cast<const T*>(nullptr), S * N, I, G, xw.data());
     for (int64_t b = 0; b < N; ++b)
       for (int64_t j = 0; j < H; ++j) hbuf.data()[b * Hp + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
     // Phase 0: the product of h with the gates z, r (and with linear_before_reset the
@@ -53,13 +63,21 @@ void gru_typed(KernelContext& ctx) {
       auto product = [&](const T* src, int q0, int nq) {
         for (int64_t b = 0; b < N; ++b)
           if (active(b)) std::fill_n(z + (b * 3 + q0) * Up, nq * Up, T(0));
+        uint32_t* h2 = bf16 ? h2buf.data() + th * N * Hp / 2 : nullptr;
+        if constexpr (bf16)
+          for (int64_t b = 0; b < N; ++b) to_bf16_pairs(src + b * Hp, Hp, h2 + b * Hp / 2);
         for (int64_t blk = b0; blk < b1; ++blk) {
-          const T* wb = packed->block(d, blk) + q0 * kRnnBlock;
+          const W* wb = packed->block(d, blk) + q0 * kRnnBlock * (bf16 ? 2 : 1);
           for (int64_t k0 = 0; k0 < H; k0 += chunk)
             for (int64_t b = 0; b < N; ++b)
-              if (active(b))
-                accumulate_block(src + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, nq,
-                                 z + (b * 3 + q0) * Up + (blk - b0) * kRnnBlock, Up);
+              if (active(b)) {
+                if constexpr (bf16)
+                  accumulate_block_bf16(h2 + (b * Hp + k0) / 2, wb + k0 * row, (std::min(chunk, H - k0) + 1) / 2,
+                                        2 * row, nq, z + (b * 3 + q0) * Up + (blk - b0) * kRnnBlock, Up);
+                else
+                  accumulate_block(src + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, nq,
+                                   z + (b * 3 + q0) * Up + (blk - b0) * kRnnBlock, Up);
+              }
         }
       };
       if (phase == 0) {
@@ -110,11 +128,20 @@ void gru_typed(KernelContext& ctx) {
 
 void gru_cpu(KernelContext& ctx) {
   if (ctx.in(0).dtype() == DType::f64) gru_typed<double>(ctx);
+  else if (rnn_computes_bf16(ctx) && rnn_bf16_supported()) gru_typed<float, uint16_t>(ctx);
   else gru_typed<float>(ctx);
 }
 
-}  // namespace
+const bool gru_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "GRU";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32 | kF64;
+  k.computes_in = kBF16;  // the products in bf16 (f32 sums); gates and hidden state f32
+  k.fn = gru_cpu;
+  return k;
+}());
 
-PORTA_REGISTER_KERNEL(GRU, cpu, kF32 | kF64, gru_cpu)
+}  // namespace
 
 }  // namespace porta::cpu

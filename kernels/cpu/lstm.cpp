@@ -5,8 +5,11 @@
 // peepholes, and runs the vectorized gate update on its units; one barrier per step publishes
 // the new h. Own loops rather than oneDNN's lstm_forward: that primitive has no sequence_lens
 // and orders gates ifco, not ONNX's iofc. A per-step oneDNN matmul for the recurrent product
-// (batch x 4H x H, tiny) cost more in call overhead than its arithmetic.
+// (batch x 4H x H, tiny) cost more in call overhead than its arithmetic. In a bf16 session
+// (porta_compute 16) both products read bf16 weights (R packed in bf16, W in oneDNN's bf16
+// layout, X rounded per call) and sum in f32; the gates, the cell and h stay f32.
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/rnn_common.hpp"
 #include "ops/rnn_util.hpp"
@@ -14,7 +17,9 @@
 namespace porta::cpu {
 namespace {
 
-template <typename T>
+// W: the packed recurrent weights' type: T, or uint16_t (bf16) for a call computing in bf16,
+// whose input projection then runs in bf16 too (f32 accumulation, f32 gates and state).
+template <typename T, typename W = T>
 void lstm_typed(KernelContext& ctx) {
   opdef::RnnDims n = opdef::rnn_dims(ctx);
   std::vector<int64_t> lens = opdef::rnn_lengths(ctx, n);
@@ -26,7 +31,7 @@ void lstm_typed(KernelContext& ctx) {
   T *Y = optional_output<T>(ctx, 0), *Yh = optional_output<T>(ctx, 1), *Yc = optional_output<T>(ctx, 2);
   if (Y) std::fill_n(Y, ctx.out(0).numel(), T(0));  // steps past a sequence length stay 0
   if (H == 0 || N == 0) return;
-  std::shared_ptr<const RnnPacked<T>> packed = packed_recurrent<T>(ctx, 4);
+  std::shared_ptr<const RnnPacked<W>> packed = packed_recurrent<W>(ctx, 4);
   const int64_t NB = packed->blocks, Hp = NB * kRnnBlock, row = 4 * kRnnBlock;
   const int threads = rnn_step_threads(NB, N * G * H);
   // With several batch entries a block is walked in chunks of rows that each entry reuses
@@ -34,10 +39,15 @@ void lstm_typed(KernelContext& ctx) {
   const int64_t chunk = N > 1 ? 64 : H;
   std::vector<T> xw(static_cast<size_t>(S * N * G));
   AlignedArray<T> hbuf(2 * N * Hp), c(N * Hp), zbuf(threads * N * 4 * Hp);  // h: this step's and the next
+  constexpr bool bf16 = std::is_same_v<W, uint16_t>;
+  AlignedArray<uint32_t> h2buf(bf16 ? threads * N * Hp / 2 : 0);  // per thread: h as bf16 pairs
   for (int64_t d = 0; d < n.directions; ++d) {
     bool reverse = opdef::rnn_reverse(*ctx.attrs, d);
     const T* Pd = P ? P + d * 3 * H : nullptr;
-    project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
+    if constexpr (std::is_same_v<W, uint16_t>)
+      project_input_bf16(ctx, d, X, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
+    else
+      project_input(ctx, d, X, B ? B + d * 2 * G : nullptr, B ? B + d * 2 * G + G : nullptr, S * N, I, G, xw.data());
     for (int64_t b = 0; b < N; ++b)
       for (int64_t j = 0; j < H; ++j) {
         hbuf.data()[b * Hp + j] = H0 ? H0[n.state_offset(d, b) + j] : T(0);
@@ -53,13 +63,21 @@ void lstm_typed(KernelContext& ctx) {
       for (int64_t b = 0; b < N; ++b)
         if (step < lens[b]) std::fill_n(z + b * 4 * Up, 4 * Up, T(0));
       // z += h . R^T (the previous step's h) for this thread's units.
+      uint32_t* h2 = bf16 ? h2buf.data() + th * N * Hp / 2 : nullptr;
+      if constexpr (bf16)
+        for (int64_t b = 0; b < N; ++b) to_bf16_pairs(hcur + b * Hp, Hp, h2 + b * Hp / 2);
       for (int64_t blk = b0; blk < b1; ++blk) {
-        const T* wb = packed->block(d, blk);
+        const W* wb = packed->block(d, blk);
         for (int64_t k0 = 0; k0 < H; k0 += chunk)
           for (int64_t b = 0; b < N; ++b)
-            if (step < lens[b])
-              accumulate_block(hcur + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, 4,
-                               z + b * 4 * Up + (blk - b0) * kRnnBlock, Up);
+            if (step < lens[b]) {
+              if constexpr (bf16)
+                accumulate_block_bf16(h2 + (b * Hp + k0) / 2, wb + k0 * row, (std::min(chunk, H - k0) + 1) / 2, 2 * row,
+                                      4, z + b * 4 * Up + (blk - b0) * kRnnBlock, Up);
+              else
+                accumulate_block(hcur + b * Hp + k0, wb + k0 * row, std::min(chunk, H - k0), row, 4,
+                                 z + b * 4 * Up + (blk - b0) * kRnnBlock, Up);
+            }
       }
       for (int64_t b = 0; b < N; ++b) {
         const T* hb = hcur + b * Hp + u0;
@@ -107,11 +125,20 @@ void lstm_typed(KernelContext& ctx) {
 
 void lstm_cpu(KernelContext& ctx) {
   if (ctx.in(0).dtype() == DType::f64) lstm_typed<double>(ctx);
+  else if (rnn_computes_bf16(ctx) && rnn_bf16_supported()) lstm_typed<float, uint16_t>(ctx);
   else lstm_typed<float>(ctx);
 }
 
-}  // namespace
+const bool lstm_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "LSTM";
+  k.backend = DeviceType::cpu;
+  k.dtypes = kF32 | kF64;
+  k.computes_in = kBF16;  // the products in bf16 (f32 sums); gates, cell and hidden state f32
+  k.fn = lstm_cpu;
+  return k;
+}());
 
-PORTA_REGISTER_KERNEL(LSTM, cpu, kF32 | kF64, lstm_cpu)
+}  // namespace
 
 }  // namespace porta::cpu

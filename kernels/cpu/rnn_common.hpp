@@ -69,6 +69,14 @@ void project_input(const KernelContext& ctx, int64_t d, const float* x, const fl
                    int64_t rows, int64_t k, int64_t outs, float* out);
 void project_input(const KernelContext& ctx, int64_t d, const double* x, const double* bias_a, const double* bias_b,
                    int64_t rows, int64_t k, int64_t outs, double* out);
+/// project_input computing in bf16 with f32 accumulation (a session's `porta_compute` 16):
+/// x converted per call, W once per session (or per call when not a constant); out f32.
+void project_input_bf16(const KernelContext& ctx, int64_t d, const float* x, const float* bias_a,
+                        const float* bias_b, int64_t rows, int64_t k, int64_t outs, float* out);
+
+/// Whether a call computes its products in bf16: the attribute `porta_compute` a session with
+/// a low precision sets (KernelDef::computes_in); f32 without it. Other codes are refused.
+bool rnn_computes_bf16(const KernelContext& ctx);
 
 // ---------------------------------------------------------------------------------------
 // Recurrent weights in blocks (rnn_recurrent.cpp)
@@ -99,19 +107,25 @@ struct AlignedArray {
 /// repacked by blocks: direction d, block b (hidden units 16b .. 16b+15), row k of the
 /// product, gate q, unit u at ((d * blocks + b) * hidden + k) * gates * 16 + q * 16 + u. Units
 /// past `hidden` in the last block are zero.
+/// For bf16 (T = uint16_t: an f32 R rounded to bf16, to nearest even) the rows of a block go
+/// in pairs: pair row p holds, per gate q and unit u, R^T's rows 2p and 2p+1 next to each other
+/// at p * gates * 32 + q * 32 + 2u + (0 or 1), the operand order of AVX-512 BF16's dot product
+/// (an odd hidden size gets a zero row).
 template <typename T>
 struct RnnPacked {
   int64_t hidden = 0, gates = 0, blocks = 0;
+  int64_t rows = 0;  ///< rows of a block: hidden, rounded up to even for bf16
   AlignedArray<T> w;
-  /// Block b of direction d: `hidden` rows of gates * 16 values.
-  const T* block(int64_t d, int64_t b) const { return w.data() + (d * blocks + b) * hidden * gates * kRnnBlock; }
+  /// Block b of direction d: `rows` rows of gates * 16 values.
+  const T* block(int64_t d, int64_t b) const { return w.data() + (d * blocks + b) * rows * gates * kRnnBlock; }
 };
 
 /// R (input 2 of an LSTM / GRU call with `gates` gates) packed for the step loop. A session
 /// constant is packed once and cached keyed on its storage (cached_derived); otherwise it is
-/// packed on every call.
-template <typename T>
-std::shared_ptr<const RnnPacked<T>> packed_recurrent(const KernelContext& ctx, int64_t gates);
+/// packed on every call. W is the packed values' type: T itself, or uint16_t for an f32 R
+/// rounded to bf16 (to nearest even) for calls that compute in bf16.
+template <typename W>
+std::shared_ptr<const RnnPacked<W>> packed_recurrent(const KernelContext& ctx, int64_t gates);
 
 /// out[q * out_stride + u] += sum_{i < k} h[i] * w[i * stride + q * 16 + u] for q < nq (1..4),
 /// u < 16: one block's product with one batch entry's hidden state, accumulated in registers.
@@ -119,6 +133,19 @@ void accumulate_block(const float* h, const float* w, int64_t k, int64_t stride,
                       int64_t out_stride);
 void accumulate_block(const double* h, const double* w, int64_t k, int64_t stride, int nq, double* out,
                       int64_t out_stride);
+
+/// Whether this CPU has AVX-512 BF16's dot product, which the bf16 recurrent product uses; a
+/// bf16 call on a CPU without it computes in f32 (the more accurate answer, as MatMul's).
+bool rnn_bf16_supported();
+
+/// The bf16 recurrent product of one block: out[q * out_stride + u] += sum over pair rows
+/// p < pairs of h2[p] . w[p * pair_stride + q * 32 + 2u ..+1] for q < nq (1..4), u < 16, with
+/// h2[p] the pair (h[2p], h[2p+1]) in bf16 and f32 sums.
+void accumulate_block_bf16(const uint32_t* h2, const uint16_t* w, int64_t pairs, int64_t pair_stride, int nq,
+                           float* out, int64_t out_stride);
+
+/// h (n floats, n even) as bf16 pairs, rounded to nearest even: n / 2 values.
+void to_bf16_pairs(const float* h, int64_t n, uint32_t* h2);
 
 
 // ---------------------------------------------------------------------------------------

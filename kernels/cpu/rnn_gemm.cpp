@@ -8,6 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/dnnl_context.hpp"
+#include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/rnn_common.hpp"
 
@@ -91,6 +92,38 @@ void project_input(const KernelContext& ctx, int64_t d, const float* x, const fl
   Tensor wv = w.slice(0, d, d + 1);
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x)},
                     {DNNL_ARG_WEIGHTS, weights_for(wv, wrap_ptr(w_plain, wd), p->pd.weights_desc(), true)},
+                    {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), out)}});
+  add_biases(bias_a, bias_b, rows, outs, out);
+}
+
+void project_input_bf16(const KernelContext& ctx, int64_t d, const float* x, const float* bias_a,
+                        const float* bias_b, int64_t rows, int64_t k, int64_t outs, float* out) {
+  if (rows == 0 || outs == 0 || k == 0) return project(x, ctx.in(1).data<float>() + d * outs * k, bias_a, bias_b, rows, k, outs, out);
+  using dnnl::memory;
+  const Tensor& w = ctx.in(1);
+  const float* wd = w.data<float>() + d * outs * k;
+  auto w_plain = strided_desc({k, outs}, {1, k}, DType::f32);  // W_d is [outs, k] row-major
+  auto p = cached<MaybePrimitive<dnnl::matmul>>(dnn_key("rnn_projection_bf16", rows, outs, k), [&] {
+    auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
+    try {
+      memory::desc w_any(dims_of({k, outs}), memory::data_type::bf16, memory::format_tag::any);
+      r->pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(plain_desc({rows, k}, DType::bf16), w_any, plain_desc({rows, outs}, DType::f32)), engine());
+      r->prim = dnnl::matmul(r->pd);
+      r->ok = true;
+    } catch (const dnnl::error& e) {
+      r->why = e.what();
+    }
+    return r;
+  });
+  // No bf16 matmul on this CPU (oneDNN needs AVX-512 for it): f32, the more accurate answer.
+  if (!p->ok) return project_input(ctx, d, x, bias_a, bias_b, rows, k, outs, out);
+  thread_local std::vector<uint16_t> xb;
+  xb.resize(static_cast<size_t>(rows * k));
+  vmath::f32_to_bf16_n(x, xb.data(), rows * k);
+  Tensor wv = w.slice(0, d, d + 1);
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), xb.data())},
+                    {DNNL_ARG_WEIGHTS, weights_for(wv, wrap_ptr(w_plain, wd), p->pd.weights_desc(), ctx.is_constant_input(1))},
                     {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), out)}});
   add_biases(bias_a, bias_b, rows, outs, out);
 }
