@@ -11,6 +11,32 @@ std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape) 
 
 BroadcastIter::BroadcastIter(const Shape& out, const std::vector<const Tensor*>& inputs) : shape(out) {
   for (const Tensor* t : inputs) strides.push_back(broadcast_strides(*t, out));
+  // Adjacent axes that every input walks as one (its stride on the outer one is its stride on
+  // the inner one times the inner extent, 0 and 0 included) become one axis, and axes of
+  // extent 1 go: runs are as long as the operands allow. A per-channel scale [C, 1, 1] of an
+  // [N, C, H, W] activation runs H*W at a time instead of W (convnext_tiny's layer scales over
+  // 16x16 maps: 28.7 us per Mul with runs of 16).
+  if (shape.size() > 1) {
+    Shape merged{shape.back()};
+    std::vector<std::vector<int64_t>> mstrides;
+    for (const auto& st : strides) mstrides.push_back({st.back()});
+    for (size_t i = shape.size() - 1; i-- > 0;) {
+      if (shape[i] == 1) continue;
+      bool join = true;
+      for (size_t k = 0; k < strides.size(); ++k) join = join && strides[k][i] == mstrides[k].front() * merged.front();
+      if (merged.front() == 1) {  // the axis below was of extent 1: this one takes its place
+        merged.front() = shape[i];
+        for (size_t k = 0; k < strides.size(); ++k) mstrides[k].front() = strides[k][i];
+      } else if (join) {
+        merged.front() *= shape[i];
+      } else {
+        merged.insert(merged.begin(), shape[i]);
+        for (size_t k = 0; k < strides.size(); ++k) mstrides[k].insert(mstrides[k].begin(), strides[k][i]);
+      }
+    }
+    shape = std::move(merged);
+    strides = std::move(mstrides);
+  }
   inner = shape.empty() ? 1 : shape.back();
   for (auto& s : strides) inner_stride.push_back(s.empty() ? 0 : s.back());
 }
