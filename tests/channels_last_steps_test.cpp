@@ -8,6 +8,10 @@
 //  - a network's first conv: a plain image of a few channels into a channels-last output
 //    (16 or 32 channels run through oneDNN's blocked layout, others channels-last; strides,
 //    odd sizes, batches, a Relu fused), then a conv reading it;
+//  - convnext's block: a depthwise Conv, a Transpose to channels-last, per-pixel layers, a
+//    Transpose back, a per-channel scale of lower rank and the residual Add, then a Conv: the
+//    Transposes read and write the convs' channels-last layout as flat copies (2-D and 3-D; 1-D
+//    reads it only);
 //  - MaxPool and AveragePool between convs (kernels/cpu/pool_channels_last.hpp): 1-D, 2-D and
 //    3-D, pads past a 1x1 image (Inception v3's last blocks), ceil_mode windows reaching past the
 //    pads, count_include_pad both ways, dilations, odd channel counts.
@@ -129,6 +133,60 @@ TEST(ChannelsLastSteps, FirstConvFromAPlainImage) {
         ReferenceRun r = run_against_reference(g, {"y"});
         EXPECT_EQ(nodes_of_op(r.plan, "Relu"), 0);
       }
+}
+
+// x -> Conv -> Conv (depthwise) -> Transpose (channels last) -> LayerNormalization -> MatMul ->
+// Transpose (channels first) -> Mul by a [C, 1...] scale -> Add x' -> Conv -> y.
+TEST(ChannelsLastSteps, PermutesAroundPerPixelLayers) {
+  for (size_t spatial : {1, 2, 3}) {
+    SCOPED_TRACE(str(spatial, " spatial axes"));
+    const int64_t c = 24;
+    Shape xs{1, c};
+    for (size_t i = 0; i < spatial; ++i) xs.push_back(static_cast<int64_t>(5 + i));
+    const int64_t r = static_cast<int64_t>(xs.size());
+    Ints to_last{0}, to_first{0, r - 1};
+    for (int64_t i = 2; i < r; ++i) to_last.push_back(i);
+    to_last.push_back(1);
+    for (int64_t i = 1; i < r - 1; ++i) to_first.push_back(i);
+    ReferenceGraph g;
+    g.input("x", pattern(xs, -0.5));
+    conv(g, "x", "a", c, c, spatial);
+    Shape dw{c, 1};
+    dw.insert(dw.end(), spatial, 3);
+    g.initializer("dw", pattern(dw, -0.5, 7));
+    g.node("Conv", {"a", "dw"}, "d", {{"pads", Ints(2 * spatial, 1)}, {"group", c}});
+    g.node("Transpose", {"d"}, "t", {{"perm", to_last}});
+    g.initializer("ln_s", pattern({c}, 0.5));
+    g.initializer("ln_b", pattern({c}, -0.5));
+    g.node("LayerNormalization", {"t", "ln_s", "ln_b"}, "n", {{"axis", int64_t{-1}}});
+    g.initializer("w", pattern({c, c}, -0.5, 5));
+    g.node("MatMul", {"n", "w"}, "m");
+    g.node("Transpose", {"m"}, "u", {{"perm", to_first}});
+    Shape ss{c};
+    ss.insert(ss.end(), spatial, 1);
+    g.initializer("scale", pattern(ss, 0.5, 3));
+    g.node("Mul", {"scale", "u"}, "v");
+    g.node("Add", {"v", "a"}, "s");
+    conv(g, "s", "y", c, 5, spatial);
+    g.output("y");
+    ReferenceRun run = run_against_reference(g, {"y"});
+    int kept = 0;
+    for (const NodePlan& p : run.plan)
+      if (p.op == "Transpose") kept += p.reason.find("kept in the kernel's onednn-channels-last layout") != std::string::npos;
+    // At rank 3 both permutations are (0, 2, 1), which the kernel takes as reading the layout.
+    EXPECT_EQ(kept, spatial == 1 ? 1 : 2);
+    const NodePlan* mul = plan_of(run.plan, "Mul");
+    ASSERT_NE(mul, nullptr);
+    if (spatial > 1) EXPECT_NE(mul->reason.find("input and output kept"), std::string::npos) << mul->reason;
+  }
+  // The same permutations on plain values (a graph input, a graph output): ordinary copies.
+  ReferenceGraph g;
+  g.input("x", pattern({2, 3, 4, 5}, -0.5));
+  g.node("Transpose", {"x"}, "t", {{"perm", Ints{0, 2, 3, 1}}});
+  g.node("Transpose", {"t"}, "y", {{"perm", Ints{0, 3, 1, 2}}});
+  g.output("t");
+  g.output("y");
+  run_against_reference(g, {"t", "y"});
 }
 
 // The activations the kernel declares fuse (with their parameters); Sigmoid does not.

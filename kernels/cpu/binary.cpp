@@ -30,7 +30,7 @@ void channel_scale_channels_last(const Tensor& x, const Tensor& s, Tensor& y) {
   const float* xp = x.data<float>();
   const float* sp = s.data<float>();
   float* yp = y.data<float>();
-  const bool per_image = s.dim(0) != 1;
+  const bool per_image = s.rank() == x.rank() && s.dim(0) != 1;
   parallel_for(n * pixels, std::max<int64_t>(1, 8192 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* srow = sp + (per_image ? r / pixels : 0) * c;
@@ -42,14 +42,16 @@ void channel_scale_channels_last(const Tensor& x, const Tensor& s, Tensor& y) {
 }
 
 // Which input of a Mul is the activation x of a per-channel scale (the other being N or 1 x C x
-// 1... of x's rank), or -1.
+// 1... of x's rank, or C x 1... one rank lower), or -1.
 int channel_scaled_input(const KernelContext& call) {
   if (call.inputs.size() != 2 || !call.has_input(0) || !call.has_input(1) || call.outputs.empty()) return -1;
   const Shape& y = call.outputs[0].shape();
   if (y.size() < 3 || y.size() > 5 || call.in(0).dtype() != DType::f32) return -1;
   for (int full = 0; full < 2; ++full) {
     const Shape& x = call.in(full).shape();
-    const Shape& s = call.in(1 - full).shape();
+    Shape s = call.in(1 - full).shape();
+    // A scale of lower rank broadcasts from the right ([C, 1, 1] against [N, C, H, W]).
+    if (s.size() < y.size() && s.size() + 1 >= y.size()) s.insert(s.begin(), y.size() - s.size(), 1);
     if (x != y || s == y || s.size() != y.size() || shape_numel(s) == 1) continue;
     bool per_channel = (s[0] == 1 || s[0] == y[0]) && s[1] == y[1];
     for (size_t i = 2; i < s.size(); ++i) per_channel &= s[i] == 1;
