@@ -116,9 +116,17 @@ std::vector<Tensor> rnn_inputs(int gates, const Shape4& s, int64_t dirs, int64_t
   return in;
 }
 
-void run_all(int gates, DType dt) {
+// With `bf16` the calls compute their products in bf16 (R packed in bf16 pairs, W in oneDNN's
+// bf16 layout, h and x rounded to bf16; f32 sums, gates and state): against the float64
+// reference within bf16's bound, 3u sqrt(k) for products of k = input + hidden terms, over
+// the steps whose errors add (u = 2^-8, rel L2). Odd hidden sizes leave a zero row in the last
+// pair. On a CPU without AVX-512 BF16 the call computes in f32, which the bound holds too.
+void run_all(int gates, DType dt, bool bf16 = false) {
   TwoThreadTeams teams;
   const char* op = gates == 4 ? "LSTM" : "GRU";
+  SCOPED_TRACE(!bf16                          ? "products in the call's dtype"
+               : cpu::rnn_bf16_supported() ? "AVX-512 BF16 products"
+                                           : "no AVX-512 BF16 here: f32 products");
   for (int64_t batch : {1, 3})
     for (int64_t hidden : {1, 17, 100, 257})
       for (std::string direction : {"forward", "reverse", "bidirectional"})
@@ -131,49 +139,20 @@ void run_all(int gates, DType dt) {
           std::vector<bool> lbrs = gates == 3 ? std::vector<bool>{false, true} : std::vector<bool>{false};
           for (bool lbr : lbrs) {
             if (gates == 3) attrs.set("linear_before_reset", int64_t{lbr});
-            std::string what = str(op, " ", dtype_name(dt), " batch ", batch, " hidden ", hidden, " ", direction,
-                                   " layout ", layout, " variant ", variant, gates == 3 ? str(" lbr ", lbr) : "");
+            std::string what = str(op, " ", bf16 ? "bf16" : dtype_name(dt), " batch ", batch, " hidden ", hidden, " ",
+                                   direction, " layout ", layout, " variant ", variant,
+                                   gates == 3 ? str(" lbr ", lbr) : "");
             std::vector<Tensor> in = rnn_inputs(gates, s, dirs, layout, variant, dt);
-            check(op, in, attrs, gates == 4 ? 3 : 2, true, what);
-            if (variant == 0) check(op, in, attrs, gates == 4 ? 3 : 2, false, what);
-          }
-        }
-}
-
-// The products in bf16 (R packed in bf16 pairs, W in oneDNN's bf16 layout, h and x rounded
-// to bf16; f32 sums, gates and state): against the float64 reference within bf16's bound, 3u
-// sqrt(k) for products of k = input + hidden terms, over the 6 steps whose errors add (u = 2^-8,
-// rel L2). Odd hidden sizes leave a zero row in the last pair. On a CPU without AVX-512 BF16
-// the call computes in f32, which the bound holds too.
-void run_all_bf16(int gates) {
-  TwoThreadTeams teams;
-  const char* op = gates == 4 ? "LSTM" : "GRU";
-  SCOPED_TRACE(cpu::rnn_bf16_supported() ? "AVX-512 BF16 products" : "no AVX-512 BF16 here: f32 products");
-  for (int64_t batch : {1, 3})
-    for (int64_t hidden : {1, 17, 100, 257})
-      for (std::string direction : {"forward", "bidirectional"})
-        for (int variant = 0; variant < 3; ++variant) {
-          const int64_t dirs = direction == "bidirectional" ? 2 : 1;
-          const int64_t layout = (hidden + variant) % 2;
-          const Shape4 s{6, batch, 5, hidden};
-          Attributes attrs{{"direction", direction}, {"hidden_size", hidden}, {"layout", layout}};
-          if (variant == 1) attrs.set("clip", 0.7);
-          std::vector<bool> lbrs = gates == 3 ? std::vector<bool>{false, true} : std::vector<bool>{false};
-          for (bool lbr : lbrs) {
-            if (gates == 3) attrs.set("linear_before_reset", int64_t{lbr});
-            std::string what = str(op, " bf16 batch ", batch, " hidden ", hidden, " ", direction, " layout ", layout,
-                                   " variant ", variant, gates == 3 ? str(" lbr ", lbr) : "");
-            std::vector<Tensor> in = rnn_inputs(gates, s, dirs, layout, variant, DType::f32);
             const double bound = 3 * std::ldexp(1.0, -8) * std::sqrt(static_cast<double>(s.seq * (s.input + hidden)));
-            check(op, in, attrs, gates == 4 ? 3 : 2, true, what, true, bound);
-            if (variant == 0) check(op, in, attrs, gates == 4 ? 3 : 2, false, what, true, bound);
+            check(op, in, attrs, gates == 4 ? 3 : 2, true, what, bf16, bound);
+            if (variant == 0) check(op, in, attrs, gates == 4 ? 3 : 2, false, what, bf16, bound);
           }
         }
 }
 
 TEST(RnnThreads, LstmF32) { run_all(4, DType::f32); }
-TEST(RnnThreads, LstmBf16) { run_all_bf16(4); }
-TEST(RnnThreads, GruBf16) { run_all_bf16(3); }
+TEST(RnnThreads, LstmBf16) { run_all(4, DType::f32, true); }
+TEST(RnnThreads, GruBf16) { run_all(3, DType::f32, true); }
 TEST(RnnThreads, LstmF64) { run_all(4, DType::f64); }
 TEST(RnnThreads, GruF32) { run_all(3, DType::f32); }
 TEST(RnnThreads, GruF64) { run_all(3, DType::f64); }

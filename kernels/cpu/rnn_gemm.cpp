@@ -48,6 +48,25 @@ AbtEntry& abt_entry(int64_t m, int64_t n, int64_t k) {
   return e;
 }
 
+// The input projection's matmul, x [rows, k] times W^T in the layout oneDNN picks, in `t` (f32,
+// or bf16 operands with an f32 result), or why oneDNN refused it.
+std::shared_ptr<MaybePrimitive<dnnl::matmul>> projection_primitive(int64_t rows, int64_t outs, int64_t k, DType t) {
+  using dnnl::memory;
+  return cached<MaybePrimitive<dnnl::matmul>>(dnn_key("rnn_projection", t, rows, outs, k), [&] {
+    auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
+    try {
+      memory::desc w_any(dims_of({k, outs}), dnnl_type(t), memory::format_tag::any);
+      r->pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(plain_desc({rows, k}, t), w_any, plain_desc({rows, outs}, DType::f32)), engine());
+      r->prim = dnnl::matmul(r->pd);
+      r->ok = true;
+    } catch (const dnnl::error& e) {
+      r->why = e.what();
+    }
+    return r;
+  });
+}
+
 }  // namespace
 
 void gemm_abt(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
@@ -70,21 +89,8 @@ void project_input(const KernelContext& ctx, int64_t d, const float* x, const fl
   const float* wd = w.data<float>() + d * outs * k;
   if (!ctx.is_constant_input(1) || rows == 0 || outs == 0 || k == 0)
     return project(x, wd, bias_a, bias_b, rows, k, outs, out);
-  using dnnl::memory;
   auto w_plain = strided_desc({k, outs}, {1, k}, DType::f32);  // W_d is [outs, k] row-major
-  auto p = cached<MaybePrimitive<dnnl::matmul>>(dnn_key("rnn_projection", rows, outs, k), [&] {
-    auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
-    try {
-      memory::desc w_any(dims_of({k, outs}), memory::data_type::f32, memory::format_tag::any);
-      r->pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(plain_desc({rows, k}, DType::f32), w_any, plain_desc({rows, outs}, DType::f32)), engine());
-      r->prim = dnnl::matmul(r->pd);
-      r->ok = true;
-    } catch (const dnnl::error& e) {
-      r->why = e.what();
-    }
-    return r;
-  });
+  auto p = projection_primitive(rows, outs, k, DType::f32);
   if (!p->ok) return project(x, wd, bias_a, bias_b, rows, k, outs, out);
   // Direction d's own view, so each direction's reordered copy has its own cache entry. The
   // layout oneDNN 2.6 picks for W does not depend on the row count (checked for 1 to 64000
@@ -98,24 +104,11 @@ void project_input(const KernelContext& ctx, int64_t d, const float* x, const fl
 
 void project_input_bf16(const KernelContext& ctx, int64_t d, const float* x, const float* bias_a,
                         const float* bias_b, int64_t rows, int64_t k, int64_t outs, float* out) {
-  if (rows == 0 || outs == 0 || k == 0) return project(x, ctx.in(1).data<float>() + d * outs * k, bias_a, bias_b, rows, k, outs, out);
-  using dnnl::memory;
   const Tensor& w = ctx.in(1);
   const float* wd = w.data<float>() + d * outs * k;
+  if (rows == 0 || outs == 0 || k == 0) return project(x, wd, bias_a, bias_b, rows, k, outs, out);
   auto w_plain = strided_desc({k, outs}, {1, k}, DType::f32);  // W_d is [outs, k] row-major
-  auto p = cached<MaybePrimitive<dnnl::matmul>>(dnn_key("rnn_projection_bf16", rows, outs, k), [&] {
-    auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
-    try {
-      memory::desc w_any(dims_of({k, outs}), memory::data_type::bf16, memory::format_tag::any);
-      r->pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(plain_desc({rows, k}, DType::bf16), w_any, plain_desc({rows, outs}, DType::f32)), engine());
-      r->prim = dnnl::matmul(r->pd);
-      r->ok = true;
-    } catch (const dnnl::error& e) {
-      r->why = e.what();
-    }
-    return r;
-  });
+  auto p = projection_primitive(rows, outs, k, DType::bf16);
   // No bf16 matmul on this CPU (oneDNN needs AVX-512 for it): f32, the more accurate answer.
   if (!p->ok) return project_input(ctx, d, x, bias_a, bias_b, rows, k, outs, out);
   thread_local std::vector<uint16_t> xb;
