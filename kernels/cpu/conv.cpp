@@ -66,21 +66,6 @@ dnnl::memory::desc weights_desc(const Shape& w, int64_t group, bool transposed, 
   return strided_desc(dims, strides, t);
 }
 
-// The format a call computes in (KernelDef::computes_in): the attribute `porta_compute` a session
-// with a low precision sets (an ONNX dtype code), f32 without it. Activations stay f32 outside
-// the kernel: the source is converted by the reorder into the primitive's layout (which a
-// channel-blocked conv does anyway), weights once per session, and the primitive accumulates in
-// f32 and writes f32.
-DType compute_dtype(const Attributes* attrs) {
-  const int64_t code = attrs ? attrs->get_int("porta_compute", 0) : 0;
-  switch (code) {
-    case 0:
-    case 1: return DType::f32;
-    case 16: return DType::bf16;
-    default: throw InvalidArgument(str("[Conv] porta_compute should be 16 (bf16) on the cpu, got ", code));
-  }
-}
-
 // Layout of a Conv activation (input or output) in `any` mode when both sides are stored plain
 // (an eager call, or a session value that a plain-only kernel reads). With format_tag::any
 // oneDNN 2.6 picks channels-last (brgconv) for f32; channel-blocked nC[D]HW16c (8c without AVX-512) runs its direct jit
@@ -612,7 +597,7 @@ void conv_cpu(KernelContext& ctx) {
   }
   run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, constant, ctx.attrs,
-                                         activation_layout(*ctx.attrs), &ctx.state, residual, compute_dtype(ctx.attrs));
+                                         activation_layout(*ctx.attrs), &ctx.state, residual, compute_format(ctx));
   // The prepared call recognises the step by the weights it is given, not their cut copy.
   if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); cut_w && pc) pc->weights = w.raw_data();
 }
@@ -622,7 +607,7 @@ void conv_transpose_cpu(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   int64_t group = ctx.attrs->get_int("group");
-  const DType compute = compute_dtype(ctx.attrs);
+  const DType compute = compute_format(ctx);
   Shape k(w.shape().begin() + 2, w.shape().end());
   std::vector<int64_t> opad;
   opdef::WindowGeometry g = opdef::transposed_geometry("ConvTranspose", x.shape(), k, *ctx.attrs, &opad);

@@ -1,12 +1,27 @@
 // porta cpu kernels — broadcast indexing helpers.
 #include "kernels/cpu/cpu_common.hpp"
 
+#include "porta/error.hpp"
+#include "porta/util.hpp"
+
 #include "ops/broadcast_util.hpp"
 
 namespace porta::cpu {
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape) {
   return opdef::broadcast_strides(t.shape(), t.strides(), out_shape);
+}
+
+DType compute_format(const KernelContext& ctx) {
+  const int64_t code = ctx.attrs ? ctx.attrs->get_int("porta_compute", 0) : 0;
+  switch (code) {
+    case 0:
+    case 1: return DType::f32;
+    case 16: return DType::bf16;
+    default:
+      throw InvalidArgument(str("[", ctx.op ? ctx.op->name : std::string("cpu kernel"),
+                                "] porta_compute should be 16 (bf16) on the cpu, got ", code));
+  }
 }
 
 BroadcastIter::BroadcastIter(const Shape& out, const std::vector<const Tensor*>& inputs) : shape(out) {

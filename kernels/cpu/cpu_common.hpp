@@ -94,6 +94,11 @@ std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& w
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape);
 
+/// The format a call computes its products in (KernelDef::computes_in): the attribute
+/// `porta_compute` a session with a low precision sets (an ONNX dtype code), f32 without it;
+/// InvalidArgument, naming the op, for a code the cpu kernels do not take (only bf16, 16).
+DType compute_format(const KernelContext& ctx);
+
 /// Calls f(out_index, in_offsets...) style iteration for up to 3 inputs broadcast to an
 /// output shape; the innermost axis is handed over as a run: f(out_begin, count, offsets,
 /// inner_strides). Used by binary/ternary elementwise kernels.

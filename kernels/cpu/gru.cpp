@@ -128,7 +128,7 @@ void gru_typed(KernelContext& ctx) {
 
 void gru_cpu(KernelContext& ctx) {
   if (ctx.in(0).dtype() == DType::f64) gru_typed<double>(ctx);
-  else if (rnn_computes_bf16(ctx) && rnn_bf16_supported()) gru_typed<float, uint16_t>(ctx);
+  else if (compute_format(ctx) == DType::bf16 && rnn_bf16_supported()) gru_typed<float, uint16_t>(ctx);
   else gru_typed<float>(ctx);
 }
 

@@ -125,7 +125,7 @@ void lstm_typed(KernelContext& ctx) {
 
 void lstm_cpu(KernelContext& ctx) {
   if (ctx.in(0).dtype() == DType::f64) lstm_typed<double>(ctx);
-  else if (rnn_computes_bf16(ctx) && rnn_bf16_supported()) lstm_typed<float, uint16_t>(ctx);
+  else if (compute_format(ctx) == DType::bf16 && rnn_bf16_supported()) lstm_typed<float, uint16_t>(ctx);
   else lstm_typed<float>(ctx);
 }
 

@@ -74,10 +74,6 @@ void project_input(const KernelContext& ctx, int64_t d, const double* x, const d
 void project_input_bf16(const KernelContext& ctx, int64_t d, const float* x, const float* bias_a,
                         const float* bias_b, int64_t rows, int64_t k, int64_t outs, float* out);
 
-/// Whether a call computes its products in bf16: the attribute `porta_compute` a session with
-/// a low precision sets (KernelDef::computes_in); f32 without it. Other codes are refused.
-bool rnn_computes_bf16(const KernelContext& ctx);
-
 // ---------------------------------------------------------------------------------------
 // Recurrent weights in blocks (rnn_recurrent.cpp)
 

@@ -266,14 +266,6 @@ template std::shared_ptr<const RnnPacked<float>> packed_recurrent<float>(const K
 template std::shared_ptr<const RnnPacked<double>> packed_recurrent<double>(const KernelContext&, int64_t);
 template std::shared_ptr<const RnnPacked<uint16_t>> packed_recurrent<uint16_t>(const KernelContext&, int64_t);
 
-bool rnn_computes_bf16(const KernelContext& ctx) {
-  const int64_t code = ctx.attrs ? ctx.attrs->get_int("porta_compute", 0) : 0;
-  if (code == 0 || code == 1) return false;
-  if (code == 16) return true;
-  throw InvalidArgument(str("[", ctx.op ? ctx.op->name : std::string("RNN"),
-                            "] porta_compute should be 16 (bf16) on the cpu, got ", code));
-}
-
 int64_t set_rnn_min_step_macs(int64_t macs) { return g_min_step_macs.exchange(macs); }
 int64_t rnn_min_step_macs() { return g_min_step_macs.load(std::memory_order_relaxed); }
 

@@ -50,9 +50,8 @@ void transpose_cpu(KernelContext& ctx) {
   // The input stored channels-last and moved to channels-last, or the output stored
   // channels-last and moved back: the stored bytes are the result (the tags apply to both
   // shapes, so producer and consumer agree on the layout: dnn_layout.hpp).
-  const int kind = channels_perm(perm);
-  const bool flat = (kind == 1 && layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef) ||
-                    (kind == -1 && layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef);
+  const int kind = channels_perm(perm);  // only ranks 3 to 5, which channels_last_tag covers
+  const bool flat = (kind == 1 && layout.input(0)) || (kind == -1 && layout.output);
   if (flat && x.is_contiguous()) {
     if (y.nbytes() > 0) std::memcpy(y.raw_data(), x.raw_data(), y.nbytes());
     return;
