@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 #include "porta/error.hpp"
 #include "porta/session.hpp"
@@ -48,10 +49,39 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
   return detail::fuse_activations(fused, o.device, on);
 }
 
+// Live sessions per model graph: a session frees weights its kernels hold (release_if_held)
+// only while it is the one session of its model, and creating another waits while it does.
+struct SessionRegistry {
+  std::mutex mutex;
+  std::unordered_map<const Graph*, int> live;
+};
+SessionRegistry& session_registry() {
+  static SessionRegistry* r = new SessionRegistry();
+  return *r;
+}
+
 }  // namespace
+
+// A session's place in the registry, from before anything of it reads the model's weights
+// (the graph rewrites fold some) until it is gone.
+struct SessionRegistration {
+  const Graph* graph;
+  explicit SessionRegistration(const Graph* g) : graph(g) {
+    std::lock_guard lock(session_registry().mutex);
+    ++session_registry().live[graph];
+  }
+  ~SessionRegistration() {
+    std::lock_guard lock(session_registry().mutex);
+    auto it = session_registry().live.find(graph);
+    if (it != session_registry().live.end() && --it->second <= 0) session_registry().live.erase(it);
+  }
+  SessionRegistration(const SessionRegistration&) = delete;
+  SessionRegistration& operator=(const SessionRegistration&) = delete;
+};
 
 struct Session::Impl {
   Model model;
+  SessionRegistration registration{model.graph_ptr().get()};
   SessionOptions options;
   std::shared_ptr<const Graph> graph;  // the model's graph after inference-only rewrites
   // Keyed by input shapes plus the bytes of shape-deciding inputs.
@@ -93,6 +123,40 @@ struct Session::Impl {
     auto plan = detail::compile_plan(*g, options, shapes, values, &converted);
     plan->graph = g;  // the plan's steps were made from this graph; it lives as long
     return *plans.emplace(key, std::move(plan)).first->second;
+  }
+
+  // Per constant slot of `plan` read by kernel steps: those steps (in order) and the inputs.
+  struct ConstantReaders {
+    std::vector<std::pair<int, size_t>> steps;  // (step index, input index)
+  };
+
+  // Frees the bytes of constant slot `slot` when every step of `plan` that reads it keeps it in
+  // its prepared state (KernelContext::held: a weight packed for a primitive), so the session
+  // holds one copy of such a weight, not two; the storage rebuilds its bytes from that state
+  // if anything reads it again (Storage::release). Called on a plan's first run, after the
+  // slot's last reader ran (so the weights go one by one: the peak is not plain + packed).
+  // Only while this is the one live session of its model (session_registry), so no other
+  // session can be reading the bytes; never for values the session reports (keep_values,
+  // graph outputs) or constants that are views of a larger storage.
+  void release_if_held(detail::Plan& plan, int slot, const ConstantReaders& readers) {
+    const detail::Slot& sl = plan.slots[slot];
+    const Tensor& t = sl.constant;
+    if (sl.graph_output || !t.defined() || t.offset() != 0 || !t.is_contiguous() ||
+        t.nbytes() != t.storage()->bytes() || t.storage()->released())
+      return;
+    std::function<void(void*)> rebuild;
+    for (auto [k, i] : readers.steps) {
+      const detail::Step& step = plan.steps[k];
+      const KernelContext::HeldInput* held = nullptr;
+      for (const auto& h : step.ctx.held)
+        if (h.input == i) held = &h;
+      if (!held) return;
+      if (!rebuild) rebuild = held->rebuild;
+    }
+    if (!rebuild) return;
+    std::lock_guard lock(session_registry().mutex);
+    if (session_registry().live[registration.graph] != 1) return;
+    t.storage()->release(std::move(rebuild));
   }
 };
 
@@ -270,6 +334,20 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   }
   const bool profiling = impl_->options.profile;
   impl_->profile.clear();
+  // A plan's first run frees weights its kernels hold (Impl::release_if_held): each constant
+  // slot's readers, and the step after which to look.
+  std::map<int, Impl::ConstantReaders> readers;
+  std::vector<std::vector<int>> release_after;
+  if (!plan.weights_released && !impl_->options.keep_values) {
+    for (size_t k = 0; k < plan.steps.size(); ++k)
+      for (size_t i = 0; i < plan.steps[k].inputs.size(); ++i) {
+        const int s = plan.steps[k].inputs[i];
+        if (s >= 0 && slots[s].constant.defined()) readers[s].steps.push_back({static_cast<int>(k), i});
+      }
+    release_after.resize(plan.steps.size());
+    for (auto& [s, r] : readers) release_after[r.steps.back().first].push_back(s);
+  }
+  plan.weights_released = true;
 
   Backend* batch_backend = nullptr;
   Device batch_device;
@@ -286,7 +364,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     }
   };
   try {
-    for (auto& step : plan.steps) {
+    for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
+      detail::Step& step = plan.steps[step_index];
       if (step.device.type != DeviceType::cpu && (!batch_backend || batch_device != step.device)) {
         end_batch();
         batch_backend = &backend_for(step.device);
@@ -333,6 +412,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
       } catch (...) {
         detail::rethrow_with_context(node_label(step));
       }
+      if (!release_after.empty())
+        for (int s : release_after[step_index]) impl_->release_if_held(plan, s, readers.at(s));
       if (batch_backend) batch_last = node_label(step);
       if (profiling) {
         double us;

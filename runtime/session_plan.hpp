@@ -59,6 +59,7 @@ struct Plan {
   std::vector<std::pair<std::string, int>> kept_slots;
   std::vector<std::pair<std::string, Tensor>> kept_constants;
   bool allocated = false;
+  bool weights_released = false;  ///< release_held_weights has looked at this plan (session.cpp)
   std::shared_ptr<const Graph> graph;  ///< the graph compiled, when rewritten for these shapes
 };
 

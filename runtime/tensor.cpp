@@ -46,10 +46,47 @@ Storage::Storage(Device device, Backend* backend, void* handle, size_t bytes, bo
       keep_alive_(std::move(keep_alive)) {}
 
 Storage::~Storage() {
-  if (owned_ && backend_) {
+  if (owned_ && backend_ && !released_.load(std::memory_order_relaxed)) {
     backend_->deallocate(device_.index, handle_, bytes_);
     detail::note_free(device_, bytes_);
   }
+}
+
+bool Storage::release(std::function<void(void*)> rebuild) {
+  if (!owned_ || !backend_ || keep_alive_ || device_.type != DeviceType::cpu || !rebuild || bytes_ == 0)
+    return false;
+  std::lock_guard lock(release_mutex_);
+  if (released_.load(std::memory_order_relaxed)) return false;
+  backend_->deallocate(device_.index, handle_, bytes_);
+  detail::note_free(device_, bytes_);
+  handle_ = nullptr;
+  rebuild_ = std::move(rebuild);
+  released_.store(true, std::memory_order_release);
+  return true;
+}
+
+void* Storage::rebuilt() const {
+  std::lock_guard lock(release_mutex_);
+  if (!released_.load(std::memory_order_relaxed)) return handle_;
+  detail::check_allocation(device_, bytes_);
+  void* h = nullptr;
+  try {
+    h = backend_->allocate(device_.index, bytes_);
+  } catch (...) {
+    detail::note_failed(device_, bytes_);
+    throw;
+  }
+  try {
+    rebuild_(h);
+  } catch (...) {
+    backend_->deallocate(device_.index, h, bytes_);
+    detail::note_free(device_, bytes_);
+    throw;
+  }
+  handle_ = h;
+  rebuild_ = nullptr;
+  released_.store(false, std::memory_order_release);
+  return handle_;
 }
 
 std::shared_ptr<Storage> Storage::allocate(Device device, size_t bytes) {

@@ -7,7 +7,8 @@
 #      and device-check tests on cuda:0; Conv once more with cuDNN off (PORTA_CUDNN=0), so
 #      porta's own implicit-GEMM kernel is checked too;
 #   3. the example models on cuda:0 against PyTorch's saved outputs, what runs where
-#      (`porta ops`: every node should say native), and their time (`porta run`); the plugin
+#      (`porta ops`: every node should say native), and their time (`porta run`, in f32 and
+#      with `--precision bf16`; the bf16/f16 sessions' test, Precision.Gpu*, in stage 2); the plugin
 #      example examples/fused_leaky_relu (its .cu built by porta_add_plugin) on cuda:0;
 #   4. compute-sanitizer memcheck over the cuda:0 conformance cases of every kernel family and
 #      every kernel added with the custom-op set, racecheck over the kernels that share memory between threads;
@@ -119,7 +120,7 @@ PORTA=$BUILD/bin/porta
 CONF='Ops/Conformance.*cuda_0'
 if needs "$TESTS" "conformance + backend tests on cuda:0"; then
   run "conformance + backend tests on cuda:0" 120 "$TESTS" --gtest_brief=1 \
-    --gtest_filter="$CONF:*GpuBackend*cuda*:*GpuKernel*cuda*" --gtest_output=xml:"$OUT_DIR/conformance.xml"
+    --gtest_filter="$CONF:*GpuBackend*cuda*:*GpuKernel*cuda*:Precision.Gpu*" --gtest_output=xml:"$OUT_DIR/conformance.xml"
   run "Conv on cuda:0 without cuDNN (implicit GEMM)" 60 env PORTA_CUDNN=0 "$TESTS" --gtest_brief=1 \
     --gtest_filter='Ops/Conformance.*/Conv_*cuda_0'
   run "models vs PyTorch on cuda:0" 90 "$TESTS" --gtest_filter='ModelTest.*cuda0*'
@@ -137,6 +138,8 @@ if needs "$PORTA" "models: placement and time on cuda:0"; then
       "$PORTA" ops "$m/model.onnx" --device cuda:0 | grep -iE "fallback|composite" || true
       t=$("$PORTA" run "$m/model.onnx" --device cuda:0 --repeat 50) || rc=1
       echo "$t" | grep -E "median_us" | sed "s/^/MODEL|$name|/"
+      t=$("$PORTA" run "$m/model.onnx" --device cuda:0 --precision bf16 --repeat 50) || rc=1
+      echo "$t" | grep -E "median_us" | sed "s/^/MODEL|$name bf16|/"
     done
     exit $rc'
 fi

@@ -637,6 +637,54 @@ TEST(Precision, VulkanF16) {
   }
 }
 
+// bf16 and f16 on the CUDA/HIP kernels (and the emulator that runs their sources): products
+// and convolutions read low operands and accumulate in f32 there (gemm_tiled.cu's float
+// accumulators, the direct and cuDNN convs), every node on the device; the policy keeps
+// Softmax and the norm in f32 with Casts at the boundaries.
+TEST(Precision, GpuBf16AndF16) {
+  int devices = 0;
+  for (DeviceType kind : gpu_device_types())
+    for (int index : {0, 1}) {
+      Device d{kind, index};
+      if (!device_unusable(d).empty()) continue;
+      ++devices;
+      for (Precision p : {Precision::bf16, Precision::f16}) {
+        const DType low = p == Precision::bf16 ? DType::bf16 : DType::f16;
+        SCOPED_TRACE(str(d.str(), " ", dtype_name(low), " (seed ", seed(), ")"));
+        {
+          ReferenceGraph g = policy_graph(6, 64);
+          Session s(g.model(), with_precision(p, d));
+          std::vector<NodePlan> plan = s.plan(g.inputs());
+          for (const NodePlan& n : plan) EXPECT_EQ(n.path, Path::native) << n.node << ": " << n.reason;
+          EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, low);
+          EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, low);
+          EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+          EXPECT_EQ(plan_of(plan, "LayerNormalization").precision, DType::f32);
+          std::vector<Tensor> out = s.run(g.inputs());
+          expect_low_precision_result(out.at(1).to(Device::cpu()), g.reference("h"), low, 64, "h");
+          expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), low, 64, "y");
+        }
+        for (const ConvCase& cc : conv_cases()) {
+          if (cc.x[0] == 0) continue;
+          SCOPED_TRACE(cc.name);
+          ReferenceGraph g;
+          g.input("x", random_f32(cc.x));
+          g.initializer("w", random_f32(cc.w));
+          g.node(cc.transposed ? "ConvTranspose" : "Conv", {"x", "w"}, "y", cc.attrs);
+          g.output("y");
+          Session s(g.model(), with_precision(p, d));
+          std::vector<NodePlan> plan = s.plan(g.inputs());
+          const NodePlan& conv = plan_of(plan, cc.transposed ? "ConvTranspose" : "Conv");
+          EXPECT_EQ(conv.path, Path::native) << conv.reason;
+          EXPECT_EQ(conv.precision, low) << conv.precision_note;
+          expect_low_precision_result(s.run(g.inputs()).at(0).to(Device::cpu()), g.reference("y"), low, cc.k,
+                                      cc.name);
+        }
+      }
+    }
+  if (devices == 0) GTEST_SKIP() << "no CUDA, HIP or emulated GPU device here";
+}
+
 TEST(Precision, BadValuesAreRefused) {
   std::string msg = error_message<InvalidArgument>([] { parse_precision("fp8"); });
   EXPECT_NE(msg.find("f32, bf16, f16, auto"), std::string::npos) << msg;

@@ -57,6 +57,14 @@ void ReferenceGraph::input(const std::string& name, const Tensor& value) {
   refs_[name] = as_reference(value);
 }
 
+void ReferenceGraph::input(const std::string& name, const Tensor& value, const std::string& dim_param) {
+  onnx::ValueInfoProto* v = proto_->model.mutable_graph()->add_input();
+  declare(v, name, value.shape());
+  v->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(dim_param);
+  inputs_[name] = value;
+  refs_[name] = as_reference(value);
+}
+
 void ReferenceGraph::initializer(const std::string& name, const Tensor& value) {
   onnx::TensorProto* t = proto_->model.mutable_graph()->add_initializer();
   t->set_name(name);

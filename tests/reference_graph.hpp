@@ -20,6 +20,9 @@ class ReferenceGraph {
 
   /// A graph input fed `value` (f32).
   void input(const std::string& name, const Tensor& value);
+  /// The same with its first dimension declared symbolic (`dim_param`), so a session takes
+  /// other sizes there too (a new plan each).
+  void input(const std::string& name, const Tensor& value, const std::string& dim_param);
   /// An initializer (f32, i64 or bool).
   void initializer(const std::string& name, const Tensor& value);
   /// A Constant node whose `value` attribute is `value` (f32, i64 or bool).

@@ -32,6 +32,28 @@ struct DeviceState {
   std::vector<std::function<void(int64_t)>> checks;
 };
 
+// The low formats whose products the device runs faster than f32 (what `--precision auto`
+// takes, bf16 first): CUDA from compute capability 8.0 (bf16 and f16 tensor cores; f16 alone
+// from 7.0); AMD's gfx9 data-centre parts with matrix cores (gfx908 on: bf16 and f16) and
+// f16 on other GPUs with packed f16 math (gfx9 and later). The emulator computes every format
+// in f32 on the host, so none is faster there.
+DTypeSet fast_dtypes(const DeviceState& d) {
+  const DTypeSet both = dtype_bit(DType::bf16) | dtype_bit(DType::f16);
+#if defined(PORTA_GPU_EMU)
+  (void)d;
+  (void)both;
+  return 0;
+#elif defined(PORTA_HIP)
+  const std::string& a = d.arch;
+  if (a.rfind("gfx908", 0) == 0 || a.rfind("gfx90a", 0) == 0 || a.rfind("gfx94", 0) == 0 || a.rfind("gfx95", 0) == 0)
+    return both;
+  return d.info.major >= 9 ? dtype_bit(DType::f16) : 0;
+#else
+  if (d.info.major >= 8) return both;
+  return d.info.major >= 7 ? dtype_bit(DType::f16) : 0;
+#endif
+}
+
 // What the runtime said when asked for devices, once per process.
 struct Probe {
   std::string reason;  // empty when at least one device answered
@@ -162,6 +184,7 @@ class GpuBackend final : public Backend {
     c.dtypes = (1u << kNumDTypes) - 1;
     c.subgroup_size = d.info.warp_size;
     c.timestamps = true;
+    c.fast_dtypes = fast_dtypes(d);
     // "auto" prefers a CUDA device, then a HIP one, to any Vulkan device (100 and less), and
     // never picks the emulator (0).
     c.preference = PORTA_GPU_PREFERENCE;

@@ -73,6 +73,16 @@ struct KernelContext {
   /// only ever used by one thread at a time; an eager call starts empty. A kernel checks that
   /// what it finds fits the call (shapes, constant weights) before using it.
   std::shared_ptr<void> state;
+  /// Constant inputs the kernel's `state` holds in full and exactly (a weight packed in its own
+  /// dtype), set by the kernel when it prepares that state: while later calls fit the state
+  /// the kernel does not read those inputs' data (it tells them apart by storage and offset,
+  /// not by reading raw_data()), and `rebuild` writes the input's contents, in C order, into
+  /// `dst`. A session may then free the constant's own bytes (Storage::release).
+  struct HeldInput {
+    size_t input = 0;
+    std::function<void(void* dst)> rebuild;
+  };
+  std::vector<HeldInput> held;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
   bool is_constant_input(size_t i) const { return i < 64 && ((constant_inputs >> i) & 1); }

@@ -5,8 +5,11 @@
 // (Tensor::to, copy_from_host, copy_to_host).
 #pragma once
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -39,17 +42,34 @@ class Storage {
 
   Device device() const { return device_; }
   Backend* backend() const { return backend_; }
-  /// Backend-specific handle: a host pointer on cpu, an opaque buffer record elsewhere.
-  void* handle() const { return handle_; }
+  /// Backend-specific handle: a host pointer on cpu, an opaque buffer record elsewhere. A
+  /// released storage (release()) gets its bytes back first, so every reader sees them.
+  void* handle() const {
+    return released_.load(std::memory_order_acquire) ? rebuilt() : handle_;
+  }
   size_t bytes() const { return bytes_; }
 
+  /// Frees the bytes of an owned host storage whose contents something else holds exactly (a
+  /// kernel's packed copy of a weight, in the same dtype): the next handle() allocates them
+  /// again and has `rebuild` write them back. A Session does this only for constants that
+  /// nothing outside it can reach (docs/ARCHITECTURE.md, "Released weights"); a reader that
+  /// still holds a pointer from before must not exist. False (and nothing freed) when the
+  /// storage is borrowed, not on the cpu, or already released.
+  bool release(std::function<void(void*)> rebuild);
+  bool released() const { return released_.load(std::memory_order_acquire); }
+
  private:
+  void* rebuilt() const;
+
   Device device_;
   Backend* backend_;
-  void* handle_;
+  mutable void* handle_;
   size_t bytes_;
   bool owned_;
   std::shared_ptr<void> keep_alive_;
+  mutable std::atomic<bool> released_{false};
+  mutable std::mutex release_mutex_;
+  mutable std::function<void(void*)> rebuild_;
 };
 
 /// An n-dimensional view of a Storage. Copying a Tensor shares the storage.

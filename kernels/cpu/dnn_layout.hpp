@@ -113,4 +113,10 @@ inline void reorder_into(const dnnl::memory& from, const dnnl::memory& to) {
 /// storage; otherwise it is reordered per call. `plain` itself when it already matches.
 dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl::memory::desc& want, bool constant);
 
+/// Declares (KernelContext::held) that a prepared state keeps constant input `input` as
+/// `packed`, a reordered copy in the input's own dtype, so a session may free the input's bytes:
+/// rebuilding them reorders `packed` back into `stored` (the layout the tensor has). Nothing
+/// when `packed` is the stored memory itself or another dtype (a lossy copy cannot rebuild it).
+void hold_packed(KernelContext& ctx, size_t input, const dnnl::memory& packed, const dnnl::memory::desc& stored);
+
 }  // namespace porta::cpu

@@ -84,7 +84,8 @@ using GemmPrimitive = MaybePrimitive<dnnl::matmul>;
 // (KernelContext::state): primitive, memory objects and B in the primitive's layout.
 struct PreparedGemm {
   Shape a_shape, y_shape;
-  const void* b = nullptr;
+  const Storage* b_storage = nullptr;  // B by identity: a session may have released its bytes
+  int64_t b_offset = 0;
   const void* c = nullptr;
   dnnl::primitive prim;
   dnnl::memory src, dst;
@@ -152,7 +153,8 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   auto pg = std::make_shared<PreparedGemm>();
   pg->a_shape = ctx.in(0).shape();
   pg->y_shape = ctx.out(0).shape();
-  pg->b = ctx.in(1).raw_data();
+  pg->b_storage = ctx.in(1).storage().get();
+  pg->b_offset = ctx.in(1).offset();
   pg->c = g.c_as_bias ? ctx.in(2).raw_data() : nullptr;
   pg->prim = p->prim;
   pg->src = dnnl::memory(p->pd.src_desc(), engine(), ctx.in(0).raw_data());
@@ -160,6 +162,8 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   pg->args = {{DNNL_ARG_SRC, pg->src}, {DNNL_ARG_WEIGHTS, args.at(DNNL_ARG_WEIGHTS)}, {DNNL_ARG_DST, pg->dst}};
   if (g.c_as_bias) pg->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), ctx.in(2).raw_data()));
   ctx.state = pg;
+  ctx.held.clear();
+  hold_packed(ctx, 1, args.at(DNNL_ARG_WEIGHTS), b_plain);
 }
 
 // Small products (the Linear layers of mlp: 4x64x128, 4x128x128, 4x128x16; cnn's 1x64x10)
@@ -255,7 +259,8 @@ void gemm_small(KernelContext& ctx, const GemmCall& g) {
 
 void gemm_cpu(KernelContext& ctx) {
   if (auto* pg = static_cast<PreparedGemm*>(ctx.state.get());
-      pg && ctx.in(0).shape() == pg->a_shape && ctx.out(0).shape() == pg->y_shape && ctx.in(1).raw_data() == pg->b &&
+      pg && ctx.in(0).shape() == pg->a_shape && ctx.out(0).shape() == pg->y_shape &&
+      ctx.in(1).storage().get() == pg->b_storage && ctx.in(1).offset() == pg->b_offset &&
       (ctx.has_input(2) ? ctx.in(2).raw_data() : nullptr) == pg->c) {
     pg->src.set_data_handle(ctx.in(0).raw_data());
     pg->dst.set_data_handle(ctx.out(0).raw_data());

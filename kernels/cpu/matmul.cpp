@@ -87,7 +87,8 @@ std::shared_ptr<MatMulPrimitive> matmul_primitive(const MatMulGeometry& g, DType
 // primitive, its memory objects and B in the primitive's layout; a call rebinds A and Y.
 struct PreparedMatMul {
   Shape a_shape, y_shape;
-  const void* b = nullptr;
+  const Storage* b_storage = nullptr;  // B by identity: a session may have released its bytes
+  int64_t b_offset = 0;
   const void* bias = nullptr;  // a fused bias: a session constant, bound once
   dnnl::primitive prim;
   dnnl::memory src, dst;
@@ -111,7 +112,7 @@ void execute_then_activate(const dnnl::primitive& prim, std::unordered_map<int, 
 }
 
 void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, const Attributes& attrs,
-                 bool b_constant = false, std::shared_ptr<void>* prepared = nullptr, const Tensor* bias = nullptr) {
+                 bool b_constant = false, KernelContext* prepared = nullptr, const Tensor* bias = nullptr) {
   const DType t = a.dtype();
   const std::optional<DType> bias_type = bias ? std::optional<DType>(bias->dtype()) : std::nullopt;
   const opdef::FusedActivation after = activation_after_primitive(attrs);
@@ -145,7 +146,8 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
   auto pm = std::make_shared<PreparedMatMul>();
   pm->a_shape = a.shape();
   pm->y_shape = y.shape();
-  pm->b = b.raw_data();
+  pm->b_storage = b.storage().get();
+  pm->b_offset = b.offset();
   pm->prim = p->prim;
   pm->src = dnnl::memory(p->pd.src_desc(), engine(), a.raw_data());
   pm->dst = dnnl::memory(p->pd.dst_desc(), engine(), dst);
@@ -157,7 +159,9 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
     pm->args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->pd.bias_desc(), engine(), const_cast<void*>(bias->raw_data())));
   }
   execute_then_activate(pm->prim, pm->args, after, y, y32);
-  *prepared = pm;
+  prepared->state = pm;
+  prepared->held.clear();
+  hold_packed(*prepared, 1, wts, plain_desc(g.b, t));
 }
 
 // y += bias along y's last axis (the loops that have no bias of their own).
@@ -182,7 +186,8 @@ void matmul_cpu(KernelContext& ctx) {
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   Tensor& y = ctx.out(0);
   if (auto* pm = static_cast<PreparedMatMul*>(ctx.state.get());
-      pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.raw_data() == pm->b &&
+      pm && a.shape() == pm->a_shape && y.shape() == pm->y_shape && b.storage().get() == pm->b_storage &&
+      b.offset() == pm->b_offset &&
       (bias ? bias->raw_data() : nullptr) == pm->bias) {
     pm->src.set_data_handle(const_cast<void*>(a.raw_data()));
     if (!pm->y32.defined()) pm->dst.set_data_handle(y.raw_data());
@@ -228,11 +233,11 @@ void matmul_cpu(KernelContext& ctx) {
     folded.a = {folded.m, g.k};
     folded.b = {g.k, g.n};
     folded.out = {folded.m, g.n};
-    return matmul_dnnl(a, b, y, folded, attrs, ctx.is_constant_input(1), &ctx.state, bias);
+    return matmul_dnnl(a, b, y, folded, attrs, ctx.is_constant_input(1), &ctx, bias);
   }
   // A constant 2-d B (a Linear layer's weight) is packed once for the session.
   bool b_constant = ctx.is_constant_input(1) && g.out.size() == 2;
-  matmul_dnnl(a, b, y, g, attrs, b_constant, &ctx.state, bias);
+  matmul_dnnl(a, b, y, g, attrs, b_constant, &ctx, bias);
 }
 
 // A few rows (all batches together) against one large B: gemv.hpp's loop streams B as stored,

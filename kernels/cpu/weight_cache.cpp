@@ -83,4 +83,10 @@ dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl:
   return *std::static_pointer_cast<const dnnl::memory>(made);
 }
 
+void hold_packed(KernelContext& ctx, size_t input, const dnnl::memory& packed, const dnnl::memory::desc& stored) {
+  if (packed.get_desc() == stored || packed.get_desc().data_type() != stored.data_type()) return;
+  if (packed.get_data_handle() == nullptr) return;
+  ctx.held.push_back({input, [packed, stored](void* dst) { reorder_into(packed, dnnl::memory(stored, engine(), dst)); }});
+}
+
 }  // namespace porta::cpu

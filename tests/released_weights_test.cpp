@@ -1,0 +1,189 @@
+// Weights a session's kernels hold packed (KernelContext::held) have their own bytes freed
+// (Storage::release) and rebuilt on the next read: a session then keeps one copy of a MatMul's
+// or Gemm's weights, not the model's plus the packed one. Checked: results against the float64
+// reference on the first run and after, the bytes read back exactly as the model had them
+// (and the model still running after that), and every case that must keep them: another live
+// session of the model, keep_values, a reader that does not hold them (the gemv loop, an Add),
+// a weight that is also a graph output. The Storage's own release and rebuild, and what it
+// refuses.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/graph.hpp"
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+// The constant `name` of the model's graph (an initializer).
+const Tensor& weight(const Model& m, const std::string& name) {
+  const int v = m.graph().find(name);
+  EXPECT_GE(v, 0) << name;
+  return m.graph().values.at(v).constant;
+}
+
+// x [rows, k] -> MatMul(x, w [k, n]) -> Relu -> MatMul(., w2 [n, 24]) -> out: both products on
+// oneDNN (more rows than the gemv loop takes) with their weights packed for the session.
+ReferenceGraph two_linears(int64_t rows, int64_t k, int64_t n) {
+  ReferenceGraph g;
+  g.input("x", random_f32({rows, k}), "rows");
+  g.initializer("w", random_f32({k, n}, -0.2, 0.2));
+  g.initializer("w2", random_f32({n, 24}, -0.2, 0.2));
+  g.node("MatMul", {"x", "w"}, "h");
+  g.node("Relu", {"h"}, "r");
+  g.node("MatMul", {"r", "w2"}, "out");
+  g.output("out");
+  return g;
+}
+
+void expect_matches(const ReferenceGraph& g, const std::vector<Tensor>& out, const char* what) {
+  Comparison c = compare(out.at(0), g.reference("out"), 1e-5);
+  EXPECT_TRUE(c.ok) << what << ": " << c.message;
+}
+
+std::vector<float> values_of(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  std::memcpy(v.data(), t.raw_data(), t.nbytes());
+  return v;
+}
+
+TEST(ReleasedWeights, PackedMatMulWeightsAreFreedAndReadBackExactly) {
+  SCOPED_TRACE(str("seed ", seed()));
+  ReferenceGraph g = two_linears(16, 96, 160);
+  Model model = g.model();
+  const std::vector<float> w_before = values_of(weight(model, "w"));
+  Session session(model);
+  expect_matches(g, session.run(g.inputs()), "first run");
+  EXPECT_TRUE(weight(model, "w").storage()->released());
+  EXPECT_TRUE(weight(model, "w2").storage()->released());
+  expect_matches(g, session.run(g.inputs()), "second run, weights released");
+  // Reading the weight brings its bytes back, exactly the model's.
+  EXPECT_EQ(values_of(weight(model, "w")), w_before);
+  EXPECT_FALSE(weight(model, "w").storage()->released());
+  expect_matches(g, session.run(g.inputs()), "after the read");
+}
+
+TEST(ReleasedWeights, ANewPlanAndAnotherDeviceReadThemBack) {
+  SCOPED_TRACE(str("seed ", seed()));
+  ReferenceGraph g = two_linears(16, 96, 160);
+  Model model = g.model();
+  {
+    Session session(model);
+    expect_matches(g, session.run(g.inputs()), "first run");
+    ASSERT_TRUE(weight(model, "w").storage()->released());
+    // Other input shapes: a new plan whose kernels pack from the (rebuilt) weights; against a
+    // session of a model of its own, which never released anything.
+    Tensor x = random_f32({40, 96});
+    std::vector<Tensor> out = session.run({{"x", x}});
+    Tensor expect = Session(g.model()).run({{"x", x}}).at(0);
+    Comparison c = compare(out.at(0), expect.cast(DType::f64), 1e-6);
+    EXPECT_TRUE(c.ok) << "new plan: " << c.message;
+    expect_matches(g, session.run(g.inputs()), "the first plan again");
+  }
+  // The session is gone; its packed copies rebuild the weights for whoever reads them next.
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s2(model, o);
+    expect_matches(g, s2.run(g.inputs()), "a later session");
+  }
+}
+
+TEST(ReleasedWeights, KeptWhereTheyMustBe) {
+  SCOPED_TRACE(str("seed ", seed()));
+  {  // two live sessions of one model: neither frees what the other may be reading
+    ReferenceGraph g = two_linears(16, 96, 160);
+    Model model = g.model();
+    Session a(model), b(model);
+    expect_matches(g, a.run(g.inputs()), "a");
+    expect_matches(g, b.run(g.inputs()), "b");
+    EXPECT_FALSE(weight(model, "w").storage()->released());
+  }
+  {  // keep_values: the session reports its values
+    ReferenceGraph g = two_linears(16, 96, 160);
+    Model model = g.model();
+    SessionOptions o;
+    o.keep_values = true;
+    Session s(model, o);
+    expect_matches(g, s.run(g.inputs()), "keep_values");
+    EXPECT_FALSE(weight(model, "w").storage()->released());
+  }
+  {  // a reader that does not hold it: one row runs the gemv loop, which streams the weight
+    ReferenceGraph g = two_linears(1, 300, 700);
+    Model model = g.model();
+    Session s(model);
+    expect_matches(g, s.run(g.inputs()), "gemv");
+    EXPECT_FALSE(weight(model, "w").storage()->released());
+  }
+  {  // the weight also read by an Add, and a weight that is a graph output
+    ReferenceGraph g;
+    g.input("x", random_f32({64, 64}));
+    g.initializer("w", random_f32({64, 64}, -0.2, 0.2));
+    g.initializer("v", random_f32({64, 32}, -0.2, 0.2));
+    g.node("MatMul", {"x", "w"}, "h");
+    g.node("Add", {"h", "w"}, "out");  // x is 64 rows: h is 64x64 like w
+    g.node("MatMul", {"out", "v"}, "out2");
+    g.output("out");
+    g.output("out2");
+    g.output("v");
+    Model model = g.model();
+    Session s(model);
+    std::vector<Tensor> out = s.run(g.inputs());
+    EXPECT_TRUE(compare(out.at(0), g.reference("out"), 1e-5).ok);
+    EXPECT_TRUE(compare(out.at(1), g.reference("out2"), 1e-5).ok);
+    EXPECT_TRUE(compare(out.at(2), g.reference("v"), 0).ok);
+    EXPECT_FALSE(weight(model, "w").storage()->released());
+  }
+}
+
+TEST(ReleasedWeights, GemmWeightsToo) {
+  SCOPED_TRACE(str("seed ", seed()));
+  for (int trans_b : {0, 1}) {
+    ReferenceGraph g;
+    g.input("x", random_f32({24, 128}));
+    g.initializer("w", random_f32(trans_b ? Shape{200, 128} : Shape{128, 200}, -0.2, 0.2));
+    g.initializer("c", random_f32({200}));
+    Attributes a;
+    a.set("transB", int64_t{trans_b});
+    g.node("Gemm", {"x", "w", "c"}, "out", a);
+    g.output("out");
+    Model model = g.model();
+    const std::vector<float> w_before = values_of(weight(model, "w"));
+    Session s(model);
+    expect_matches(g, s.run(g.inputs()), "first run");
+    EXPECT_TRUE(weight(model, "w").storage()->released()) << "transB " << trans_b;
+    expect_matches(g, s.run(g.inputs()), "second run");
+    EXPECT_EQ(values_of(weight(model, "w")), w_before) << "transB " << trans_b;
+  }
+}
+
+TEST(ReleasedWeights, StorageReleaseAndRebuild) {
+  Tensor t = random_f32({1000});
+  const std::vector<float> before = values_of(t);
+  int rebuilds = 0;
+  ASSERT_TRUE(t.storage()->release([&](void* dst) {
+    ++rebuilds;
+    std::memcpy(dst, before.data(), before.size() * sizeof(float));
+  }));
+  EXPECT_TRUE(t.storage()->released());
+  EXPECT_FALSE(t.storage()->release([](void*) {})) << "already released";
+  EXPECT_EQ(values_of(t), before);
+  EXPECT_EQ(values_of(t), before);
+  EXPECT_EQ(rebuilds, 1);
+  // A rebuild that fails leaves the storage released, and the next read tries again.
+  ASSERT_TRUE(t.storage()->release([](void*) { throw InvalidArgument("no"); }));
+  EXPECT_THROW(t.raw_data(), InvalidArgument);
+  EXPECT_TRUE(t.storage()->released());
+  // Borrowed memory is not the storage's to free; a storage dropped while released is fine.
+  std::vector<float> mine(8, 1.0f);
+  Tensor wrapped = Tensor::wrap_host(mine.data(), {8}, DType::f32);
+  EXPECT_FALSE(wrapped.storage()->release([](void*) {}));
+  EXPECT_FALSE(random_f32({4}).storage()->release(nullptr)) << "no rebuild";
+}
+
+}  // namespace
+}  // namespace porta::test
