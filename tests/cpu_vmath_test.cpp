@@ -232,6 +232,49 @@ TEST(CpuVmath, ExpWithin2UlpOverTheFloatRange) {
   EXPECT_EQ(out[4], inf);
 }
 
+// The softmax rows of bf16 attention: every value is exp(x - shift) rounded to bf16, equal to
+// the correctly rounded float64 value or one bf16 step from it (only where the exact value is
+// within 2.5e-6 relative of a rounding midpoint), 0 for -inf and below the float range, zeros
+// up to the width, and the returned sum is the sum of the rounded values. Row lengths cover
+// the 32-wide loop, the 16-wide one and the tail.
+TEST(CpuVmath, ExpShiftedSumToBf16) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-30.f, 5.f);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto bf16_value = [](uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); };
+  for (int64_t n : {0, 1, 7, 16, 17, 31, 32, 33, 48, 100, 512, 515}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = dist(rng);
+    if (n > 2) x[1] = -inf, x[2] = -1e30f;  // a masked key, and one far below exp's range
+    float shift = -inf;
+    for (float v : x) shift = std::max(shift, v);
+    if (n == 0) shift = 0;
+    const int64_t width = n + 5;
+    std::vector<uint16_t> y(static_cast<size_t>(width), 0xffff);  // poisoned
+    const float sum = vmath::exp_shifted_sum_to_bf16(x.data(), shift, y.data(), n, width);
+    double rounded_sum = 0;
+    for (int64_t i = 0; i < width; ++i) {
+      const float got = bf16_value(y[i]);
+      if (i >= n) {
+        EXPECT_EQ(y[i], 0) << "past n, at " << i;
+        continue;
+      }
+      const double exact = std::exp(static_cast<double>(x[i]) - shift);
+      const float want = porta::bf16_to_f32(porta::f32_to_bf16(static_cast<float>(exact)));
+      if (exact < 1e-37) {
+        EXPECT_LE(got, 1e-37f) << "x " << x[i];
+      } else if (got != want) {  // a near-tie: the neighbour, and the exact value near the midpoint
+        EXPECT_NEAR(got, want, std::ldexp(std::abs(want), -7)) << "x " << x[i];
+        const double mid = (static_cast<double>(got) + want) / 2;
+        EXPECT_LT(std::abs(exact - mid) / exact, 5e-6) << "x " << x[i] << ": not a near-tie";
+      }
+      rounded_sum += got;
+    }
+    EXPECT_NEAR(sum, rounded_sum, 1e-6 * std::max(1.0, rounded_sum));
+  }
+}
+
 TEST(CpuVmath, TanhAndSigmoidMatchFloat64) {
   check_against_float64(vmath::tanh_f32, tanh_ref, -20.0f, 20.0f, 3e-7, 4.0, "tanh");
   check_against_float64(vmath::sigmoid_f32, sigmoid_ref, -30.0f, 30.0f, 3e-7, 4.0, "sigmoid");

@@ -68,6 +68,9 @@ float max_f32(const float* x, int64_t n) { PORTA_VMATH_DISPATCH(max_f32(x, n)) }
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_f32(x, shift, y, n, prefetch))
 }
+float exp_shifted_sum_to_bf16(const float* x, float shift, uint16_t* y, int64_t n, int64_t width) {
+  PORTA_VMATH_DISPATCH(exp_shifted_sum_to_bf16(x, shift, y, n, width))
+}
 float extreme_nan_f32(const float* x, int64_t n, bool want_max) {
   PORTA_VMATH_DISPATCH(extreme_nan_f32(x, n, want_max))
 }

@@ -39,6 +39,11 @@ float max_f32(const float* x, int64_t n);
 /// y[i] = exp(x[i] - shift) (y may alias x, or be null to only sum); returns the sum.
 /// `prefetch`, when not null: n floats (e.g. the next row) to pull into the caches meanwhile.
 float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, const float* prefetch = nullptr);
+/// y[i] = bf16(exp(x[i] - shift)) for i < n (bits, round to nearest even) and 0 up to
+/// `width`; returns the sum of the rounded values. For softmax rows whose products read the
+/// probabilities in bf16: every x[i] - shift must be <= 0 (shift at least the row's max), and
+/// exp is computed only as accurately as bf16 keeps it (relative error below 2.5e-6).
+float exp_shifted_sum_to_bf16(const float* x, float shift, uint16_t* y, int64_t n, int64_t width);
 /// x[i] *= factor in place.
 void scale_f32(float* x, float factor, int64_t n);
 /// Sum of x[i]^2 (float lanes, then added in double).

@@ -246,6 +246,79 @@ static __attribute__((noinline)) float exp_shifted_sum_to_f32(const float* x, fl
   return sum;
 }
 
+// e^x for x <= 0 to the accuracy of a bf16 result: exp_parts' reduction with a degree-5
+// polynomial for e^r (|r| <= ln2 / 2: relative error below 2.5e-6, a thousandth of bf16's
+// rounding step, 2^-9), 0 below -87.3 (and for -inf).
+PORTA_INLINE vf vexp_nonpositive_bf16(vf x) {
+  vi underflow = x < -87.33654f;
+  x = select(underflow, splat(0.f), x);
+  const float magic = 12582912.f;
+  vf shifted = x * 1.44269504088896341f + magic;
+  vf nf = shifted - magic;
+  vi n = (vi)shifted - (vi)splat(magic);
+  vf r = x - nf * 0.693145751953125f - nf * 1.428606765330187e-06f;
+  vf p = splat(1.f / 120);
+  p = p * r + 1.f / 24;
+  p = p * r + 1.f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  vf res = p * (vf)((n + 127) << 23);
+  return select(underflow, splat(0.f), res);
+}
+
+// Rounds 16 floats (none NaN) to bf16 (nearest even): the bf16 bits in the low halves, and the
+// rounded values as floats in `as_float`.
+PORTA_INLINE vi round_bf16(vf x, vf& as_float) {
+  vi v = (vi)x;
+  vi rounded = (vi)(((v + 0x7fff + ((v >> 16) & 1)) >> 16) & 0xffff);
+  as_float = (vf)(rounded << 16);
+  return rounded;
+}
+
+PORTA_INLINE void store_bf16(uint16_t* y, vi bits) {
+  typedef uint16_t vh __attribute__((vector_size(kLanes * 2)));
+  vh h = __builtin_convertvector(bits, vh);
+  std::memcpy(y, &h, sizeof h);
+}
+
+// y[i] = bf16(exp(x[i] - shift)) for i < n and 0 for n <= i < width; returns the sum of the
+// rounded values (so a row normalised by it sums to 1 in the products that read y). Every
+// x[i] - shift <= 0 (shift is the row's max).
+static __attribute__((noinline)) float exp_shifted_sum_to_bf16(const float* x, float shift, uint16_t* y, int64_t n,
+                                                               int64_t width) {
+  vf acc0 = splat(0.f), acc1 = splat(0.f);
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    vf r0, r1;
+    vi b0 = round_bf16(vexp_nonpositive_bf16(load(x + i) - shift), r0);
+    vi b1 = round_bf16(vexp_nonpositive_bf16(load(x + i + kLanes) - shift), r1);
+    store_bf16(y + i, b0);
+    store_bf16(y + i + kLanes, b1);
+    acc0 += r0;
+    acc1 += r1;
+  }
+  for (; i < n; i += kLanes) {
+    const int64_t m = n - i < kLanes ? n - i : kLanes;
+    vf v = m == kLanes ? load(x + i) : load_tail(x + i, m, -std::numeric_limits<float>::infinity());
+    vf r;
+    vi b = round_bf16(vexp_nonpositive_bf16(v - shift), r);
+    if (m == kLanes) {
+      store_bf16(y + i, b);
+    } else {
+      uint16_t buf[kLanes];
+      store_bf16(buf, b);
+      for (int64_t k = 0; k < m; ++k) y[i + k] = buf[k];
+    }
+    acc0 += r;  // padded lanes are exp(-inf) = 0
+  }
+  for (int64_t k = n; k < width; ++k) y[k] = 0;
+  acc0 += acc1;
+  float sum = 0;
+  for (int k = 0; k < kLanes; ++k) sum += acc0[k];
+  return sum;
+}
+
 // Max / min of a row where a NaN anywhere makes the result NaN (PyTorch's and ONNX Runtime's
 // reductions); -inf / +inf for n = 0.
 static __attribute__((noinline)) float extreme_nan_f32(const float* x, int64_t n, bool want_max) {

@@ -9,8 +9,9 @@
 // Declines D or Dv > 128 (the composite runs).
 // In bf16 (a session's precision, KernelDef::computes_in): Q, K and V are rounded to bf16 once
 // per call, both products run as oneDNN bf16 matmuls with f32 accumulation (the scale applied to
-// the f32 scores), the softmax stays in f32 (the precision policy), and its probabilities are
-// rounded to bf16 for the second product. Inputs and output stay f32.
+// the f32 scores), the softmax stays in f32 (the precision policy) and writes its probabilities
+// straight to bf16 for the second product (an exp as accurate as bf16 keeps, the row sums
+// taken over the rounded values). Inputs and output stay f32.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -151,18 +152,21 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
       }
       float m_new = vis > 0 ? std::max(m[r], vmath::max_f32(srow, vis)) : m[r];
       if (m_new == ninf) {  // every key so far is hidden from this query: nothing to add yet
-        std::fill(srow, srow + cols, 0.f);
+        if (bf16) std::fill(sh.data() + r * cols, sh.data() + (r + 1) * cols, uint16_t{0});
+        else std::fill(srow, srow + cols, 0.f);
         continue;
       }
       float rescale = std::exp(m[r] - m_new);  // 0 when m[r] = -inf
-      float sum = vmath::exp_shifted_sum_to_f32(srow, m_new, srow, vis);
-      std::fill(srow + vis, srow + cols, 0.f);
+      // bf16 products: the probabilities go straight to bf16 (and the row sum is theirs, so
+      // the row the product reads sums to 1); f32: in place.
+      float sum = bf16 ? vmath::exp_shifted_sum_to_bf16(srow, m_new, sh.data() + r * cols, vis, cols)
+                       : vmath::exp_shifted_sum_to_f32(srow, m_new, srow, vis);
+      if (!bf16) std::fill(srow + vis, srow + cols, 0.f);
       l[r] = l[r] * rescale + sum;
       m[r] = m_new;
       if (rescale != 1.f) vmath::scale_f32(acc.data() + r * p.Dv, rescale, p.Dv);
     }
     if (bf16) {
-      vmath::f32_to_bf16_n(s.data(), sh.data(), rows * cols);
       gemm_bf16(false, rows, p.Dv, cols, 1.f, sh.data(), cols, p.vh + (bh * p.Skv + j0) * p.Dv, p.Dv, true, acc.data(),
                 p.Dv);
     } else {
@@ -200,21 +204,24 @@ void sdpa_cpu(KernelContext& ctx) {
   // bf16 products (attribute porta_compute, set by a bf16 session); an empty head (D or Dv 0)
   // has no product to round, and a CPU without oneDNN's bf16 matmul computes in f32.
   const bool bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0 && bf16_matmul_available();
-  Tensor qh, kh, vh;
   if (bf16) {
-    auto round = [](const Tensor& t) {
-      Tensor h = Tensor::empty(t.shape(), DType::bf16);
-      const float* src = t.data<float>();
-      uint16_t* dst = reinterpret_cast<uint16_t*>(h.data<BFloat16>());
-      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
-      return h;
+    // The rounded copies live in the step's state between calls (a session's step sees one
+    // shape: no allocation, and no page faults, per call).
+    struct Rounded {
+      std::vector<uint16_t> q, k, v;
     };
-    qh = round(ctx.in(0));
-    kh = round(ctx.in(1));
-    vh = round(ctx.in(2));
-    p.qh = reinterpret_cast<const uint16_t*>(qh.data<BFloat16>());
-    p.kh = reinterpret_cast<const uint16_t*>(kh.data<BFloat16>());
-    p.vh = reinterpret_cast<const uint16_t*>(vh.data<BFloat16>());
+    if (!ctx.state) ctx.state = std::make_shared<Rounded>();  // only this kernel sets its step's state
+    auto& rounded = *std::static_pointer_cast<Rounded>(ctx.state);
+    auto round = [](const Tensor& t, std::vector<uint16_t>& h) {
+      h.resize(static_cast<size_t>(t.numel()));
+      const float* src = t.data<float>();
+      uint16_t* dst = h.data();
+      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
+      return dst;
+    };
+    p.qh = round(ctx.in(0), rounded.q);
+    p.kh = round(ctx.in(1), rounded.k);
+    p.vh = round(ctx.in(2), rounded.v);
   }
   int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
