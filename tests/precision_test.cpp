@@ -82,23 +82,25 @@ ReferenceGraph policy_graph(int64_t m, int64_t k) {
   return g;
 }
 
+// The planner's casts, weight conversions and f32 destinations, in f16 on the cpu (whose MatMul
+// computes bf16 inside its kernel, without casts: MatMulAndGemmComputeInsideInBf16 below).
 TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
   ReferenceGraph g = policy_graph(6, 64);
-  SessionOptions o = with_precision(Precision::bf16);
+  SessionOptions o = with_precision(Precision::f16);
   o.profile = true;
   Session session(g.model(), o);
   std::vector<NodePlan> plan = session.plan(g.inputs());
   ASSERT_EQ(plan.size(), 4u);
-  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::f16);
   EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
-  EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, DType::f16);
   EXPECT_EQ(plan_of(plan, "LayerNormalization").precision, DType::f32);
   for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
   const std::string& first = plan_of(plan, "MatMul", 0).precision_note;
   EXPECT_NE(first.find("policy: lower"), std::string::npos) << first;
   EXPECT_NE(first.find("written as f32"), std::string::npos) << first;
-  EXPECT_NE(first.find("x cast to bf16"), std::string::npos) << first;
-  EXPECT_NE(first.find("w1 converted to bf16"), std::string::npos) << first;
+  EXPECT_NE(first.find("x cast to f16"), std::string::npos) << first;
+  EXPECT_NE(first.find("w1 converted to f16"), std::string::npos) << first;
   EXPECT_NE(plan_of(plan, "LayerNormalization").precision_note.find("policy: keep f32"), std::string::npos);
 
   std::vector<Tensor> out = session.run(g.inputs());
@@ -107,13 +109,72 @@ TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
   // them; weights are converted at compile time, not per run.
   std::vector<std::string> casts = cast_steps(session.profile());
   EXPECT_EQ(casts.size(), 2u);
-  EXPECT_TRUE(has(casts, "cast x to bf16"));
-  EXPECT_TRUE(has(casts, "cast s to bf16"));
+  EXPECT_TRUE(has(casts, "cast x to f16"));
+  EXPECT_TRUE(has(casts, "cast s to f16"));
   ASSERT_EQ(out.size(), 2u);
-  expect_low_precision_result(out[1], g.reference("h"), DType::bf16, 64, "h");
+  expect_low_precision_result(out[1], g.reference("h"), DType::f16, 64, "h");
   // Softmax of values of size ~sqrt(k)/3 turns their absolute error into relative error of
   // its output, and the second product adds its own: the bound of the larger product holds.
-  expect_low_precision_result(out[0], g.reference("y"), DType::bf16, 64, "y");
+  expect_low_precision_result(out[0], g.reference("y"), DType::f16, 64, "y");
+}
+
+// In bf16 the cpu MatMul and Gemm compute inside their oneDNN kernel (KernelDef::computes_in):
+// no Cast steps, A rounded per call, a constant B reordered once straight into the bf16
+// packed layout, f32 accumulation, and the bias and the output in f32. Shapes: a Linear
+// layer (2-d and batched A), one row (which the gemv loop would take in f32), a product of
+// two activations, a batched constant B, Gemm with transB and a bias, and an empty one.
+TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
+  struct Case {
+    std::string name;
+    Shape a, b;
+    bool b_constant;
+    bool gemm = false;
+  };
+  const std::vector<Case> cases = {
+      {"linear", {6, 64}, {64, 48}, true},
+      {"linear_batched_a", {3, 7, 64}, {64, 40}, true},
+      {"one_row", {1, 300}, {300, 700}, true},
+      {"activations", {2, 5, 9, 32}, {2, 5, 32, 11}, false},
+      {"batched_constant_b", {4, 6, 32}, {4, 32, 12}, true},
+      {"gemm_transb_bias", {9, 70}, {30, 70}, true, true},
+      {"gemm_one_row", {1, 300}, {500, 300}, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(str(c.name, " (seed ", seed(), ")"));
+    ReferenceGraph g;
+    g.input("a", random_f32(c.a));
+    if (c.b_constant) g.initializer("b", random_f32(c.b));
+    else g.input("b", random_f32(c.b));
+    int64_t k = c.a.back();
+    if (c.gemm) {
+      g.initializer("c", random_f32({c.b[0]}));
+      g.node("Gemm", {"a", "b", "c"}, "y", {{"transB", int64_t{1}}});
+    } else {
+      g.node("MatMul", {"a", "b"}, "y");
+    }
+    g.output("y");
+    SessionOptions o = with_precision(Precision::bf16);
+    o.profile = true;
+    Session s(g.model(), o);
+    std::vector<NodePlan> plan = s.plan(g.inputs());
+    const NodePlan& p = plan_of(plan, c.gemm ? "Gemm" : "MatMul");
+    EXPECT_EQ(p.precision, DType::bf16) << p.precision_note;
+    EXPECT_NE(p.precision_note.find("inside its kernel"), std::string::npos) << p.precision_note;
+    EXPECT_NE(p.reason.find("'onednn'"), std::string::npos) << p.reason;
+    for (int run = 0; run < 2; ++run) {  // the first call prepares, the second reuses it
+      std::vector<Tensor> out = s.run(g.inputs());
+      EXPECT_TRUE(cast_steps(s.profile()).empty());
+      expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, k, c.name);
+    }
+  }
+  // An empty product: zeros (plus the f32 bias), no error.
+  ReferenceGraph g;
+  g.input("a", random_f32({3, 0}));
+  g.initializer("b", random_f32({0, 5}));
+  g.node("MatMul", {"a", "b"}, "y");
+  g.output("y");
+  Session s(g.model(), with_precision(Precision::bf16));
+  EXPECT_TRUE(compare(s.run(g.inputs()).at(0), g.reference("y"), 0).ok);
 }
 
 TEST(Precision, F32SessionIsUnchanged) {
@@ -258,17 +319,17 @@ TEST(Precision, DataMovementFollowsItsInputs) {
   g.node("Transpose", {"h"}, "ht", {{"perm", std::vector<int64_t>{1, 0}}});
   g.node("MatMul", {"ht", "z"}, "y");
   g.output("y");
-  SessionOptions o = with_precision(Precision::bf16);
+  SessionOptions o = with_precision(Precision::f16);
   o.profile = true;
   Session s(g.model(), o);
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  EXPECT_EQ(plan_of(plan, "Transpose").precision, DType::bf16) << plan_of(plan, "Transpose").precision_note;
+  EXPECT_EQ(plan_of(plan, "Transpose").precision, DType::f16) << plan_of(plan, "Transpose").precision_note;
   std::vector<Tensor> out = s.run(g.inputs());
   std::vector<std::string> casts = cast_steps(s.profile());
   EXPECT_EQ(casts.size(), 2u);  // x and z into the products; the second writes y in f32
   EXPECT_FALSE(has(casts, "cast h to f32"));
   EXPECT_FALSE(has(casts, "cast y to f32"));
-  expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, 16 * 4, "y");
+  expect_low_precision_result(out.at(0), g.reference("y"), DType::f16, 16 * 4, "y");
 }
 
 // A product read both by a product and by an f32 op writes bf16 (the product reads it as is)
@@ -284,7 +345,7 @@ TEST(Precision, ProductWithLowAndF32Readers) {
   g.node("MatMul", {"h", "w2"}, "u");
   g.output("s");
   g.output("u");
-  SessionOptions o = with_precision(Precision::bf16);
+  SessionOptions o = with_precision(Precision::f16);
   o.profile = true;
   Session s(g.model(), o);
   std::vector<NodePlan> plan = s.plan(g.inputs());
@@ -294,10 +355,10 @@ TEST(Precision, ProductWithLowAndF32Readers) {
   std::vector<Tensor> out = s.run(g.inputs());
   std::vector<std::string> casts = cast_steps(s.profile());
   EXPECT_EQ(casts.size(), 2u);
-  EXPECT_TRUE(has(casts, "cast x to bf16"));
+  EXPECT_TRUE(has(casts, "cast x to f16"));
   EXPECT_TRUE(has(casts, "cast h to f32"));
-  expect_low_precision_result(out.at(0), g.reference("s"), DType::bf16, 24, "s");
-  expect_low_precision_result(out.at(1), g.reference("u"), DType::bf16, 24, "u");
+  expect_low_precision_result(out.at(0), g.reference("s"), DType::f16, 24, "s");
+  expect_low_precision_result(out.at(1), g.reference("u"), DType::f16, 24, "u");
 }
 
 // An f32 output from half inputs is asked for explicitly (porta_f32_output); a kernel that
@@ -705,7 +766,7 @@ TEST(Precision, CliOptions) {
   CliResult ops = porta_cli("ops " + transformer + " --precision bf16");
   EXPECT_EQ(ops.status, 0) << ops.output;
   EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
-  EXPECT_NE(ops.output.find("[precision: bf16 with f32 accumulation (policy: lower)"), std::string::npos)
+  EXPECT_NE(ops.output.find("[precision: bf16 inside its kernel with f32 accumulation, f32 in and out (policy: lower)"), std::string::npos)
       << ops.output;
   // A CPU without oneDNN's bf16 kernels (no AVX-512: oneDNN told to stop at AVX2) computes the
   // convs in f32 instead of failing.

@@ -1,6 +1,8 @@
 // porta cpu kernels — broadcast indexing helpers.
 #include "kernels/cpu/cpu_common.hpp"
 
+#include "kernels/cpu/custom_vmath.hpp"
+
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 
@@ -22,6 +24,34 @@ DType compute_format(const KernelContext& ctx) {
       throw InvalidArgument(str("[", ctx.op ? ctx.op->name : std::string("cpu kernel"),
                                 "] porta_compute should be 16 (bf16) on the cpu, got ", code));
   }
+}
+
+namespace {
+struct InsideCall {
+  Tensor a16, b16;
+  std::shared_ptr<void> inner;  // the bf16 call's own prepared state
+};
+
+// `t` rounded to bf16 into `keep` (reallocated only when the shape changes).
+const Tensor& rounded_to_bf16(const Tensor& t, Tensor& keep) {
+  if (!keep.defined() || keep.shape() != t.shape()) keep = Tensor::empty(t.shape(), DType::bf16);
+  const float* src = t.data<float>();
+  auto* dst = static_cast<uint16_t*>(keep.raw_data());
+  parallel_for(t.numel(), int64_t{1} << 15, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
+  return keep;
+}
+}  // namespace
+
+void compute_in_bf16(KernelContext& ctx, void (*body)(KernelContext&)) {
+  if (!ctx.state) ctx.state = std::make_shared<InsideCall>();  // only this kernel sets its step's state
+  auto& inside = *std::static_pointer_cast<InsideCall>(ctx.state);
+  KernelContext sub = ctx;
+  sub.inputs[0] = rounded_to_bf16(ctx.in(0), inside.a16);
+  if (!ctx.is_constant_input(1) && ctx.in(1).dtype() == DType::f32) sub.inputs[1] = rounded_to_bf16(ctx.in(1), inside.b16);
+  sub.state = inside.inner;
+  sub.held.clear();
+  body(sub);
+  inside.inner = sub.state;
 }
 
 BroadcastIter::BroadcastIter(const Shape& out, const std::vector<const Tensor*>& inputs) : shape(out) {

@@ -99,6 +99,14 @@ std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape);
 /// InvalidArgument, naming the op, for a code the cpu kernels do not take (only bf16, 16).
 DType compute_format(const KernelContext& ctx);
 
+/// A MatMul or Gemm call computing in bf16 inside its kernel (compute_format bf16, f32 in and
+/// out): runs `body` on a copy of the call whose A is rounded to bf16 (into a buffer the step
+/// keeps) and whose B is too unless it is a session constant (the kernel reorders a constant
+/// B once, straight into its primitive's bf16 layout); `body` accumulates in f32 and writes
+/// the f32 output with the f32 bias and activation. The copy's prepared state is kept in
+/// ctx.state; it declares no held weight (a bf16 copy cannot rebuild an f32 one).
+void compute_in_bf16(KernelContext& ctx, void (*body)(KernelContext&));
+
 /// Calls f(out_index, in_offsets...) style iteration for up to 3 inputs broadcast to an
 /// output shape; the innermost axis is handed over as a run: f(out_begin, count, offsets,
 /// inner_strides). Used by binary/ternary elementwise kernels.

@@ -100,6 +100,9 @@ void gemm_through_f32(KernelContext& ctx) {
   KernelContext wide = ctx;
   wide.state = nullptr;
   wide.constant_inputs = 0;  // the f32 copies below are not the session's weights
+  Attributes in_f32 = *ctx.attrs;  // an f32 computation: no longer one asked to compute in bf16
+  in_f32.set("porta_compute", int64_t{0});
+  wide.attrs = &in_f32;
   for (Tensor& t : wide.inputs)
     if (t.defined()) t = t.cast(DType::f32);
   const bool y_f32 = ctx.out(0).dtype() == DType::f32;
@@ -112,7 +115,10 @@ void gemm_dnnl(KernelContext& ctx, const GemmCall& g) {
   const DType t = ctx.in(0).dtype(), y_type = ctx.out(0).dtype();
   const DType c_type = g.c_as_bias ? ctx.in(2).dtype() : t;
   const bool b_constant = ctx.is_constant_input(1);
-  auto b_plain = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1}, t);
+  // B as stored, in its own dtype: an f32 constant B of a call computing in bf16 inside
+  // (compute_in_bf16) reorders straight into the primitive's bf16 layout.
+  auto b_plain = strided_desc({g.k, g.n}, g.tb ? std::vector<int64_t>{1, g.k} : std::vector<int64_t>{g.n, 1},
+                              ctx.in(1).dtype());
   auto p = cached<GemmPrimitive>(
       dnn_key("gemm", t, y_type, c_type, Shape{g.m, g.n, g.k}, g.ta, g.tb, g.has_c, g.alpha, g.beta, g.c_as_bias,
               g.c_dims, b_constant), [&] {
@@ -258,6 +264,7 @@ void gemm_small(KernelContext& ctx, const GemmCall& g) {
 }
 
 void gemm_cpu(KernelContext& ctx) {
+  if (ctx.in(0).dtype() == DType::f32 && compute_format(ctx) == DType::bf16) return compute_in_bf16(ctx, gemm_cpu);
   if (auto* pg = static_cast<PreparedGemm*>(ctx.state.get());
       pg && ctx.in(0).shape() == pg->a_shape && ctx.out(0).shape() == pg->y_shape &&
       ctx.in(1).storage().get() == pg->b_storage && ctx.in(1).offset() == pg->b_offset &&
@@ -285,6 +292,7 @@ void gemm_cpu(KernelContext& ctx) {
 // Few rows of A against a large B (a classifier at batch 1): gemv.hpp's loop streams B as the
 // model stores it, with no packed copy of the weights.
 std::string gemm_gemv_supports(const KernelContext& ctx) {
+  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
   const bool ta = ctx.attrs->get_int("transA") != 0, tb = ctx.attrs->get_int("transB") != 0;
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   return gemv_declines(ta ? a.dim(1) : a.dim(0), tb ? b.dim(0) : b.dim(1), ta ? a.dim(0) : a.dim(1), tb);
@@ -340,6 +348,7 @@ const bool gemm_gemv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = then_activate<gemm_gemv>;
   k.supports = gemm_gemv_supports;
+  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
   k.fused_activations = cpu_fused_activations();
   return k;
 }());
@@ -349,6 +358,7 @@ const bool gemm_onednn_registered = register_kernel_at_load([] {
   k.backend = DeviceType::cpu;
   k.impl = {"onednn", 0};
   k.dtypes = kF32 | kF64 | kBF16 | kF16;
+  k.computes_in = kBF16;  // f32 calls in bf16 inside (compute_in_bf16)
   k.fn = then_activate<gemm_cpu>;
   k.f32_output = true;
   k.fused_activations = cpu_fused_activations();

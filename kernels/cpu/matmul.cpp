@@ -114,6 +114,13 @@ void execute_then_activate(const dnnl::primitive& prim, std::unordered_map<int, 
 void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeometry& g, const Attributes& attrs,
                  bool b_constant = false, KernelContext* prepared = nullptr, const Tensor* bias = nullptr) {
   const DType t = a.dtype();
+  // B in another dtype than A (an f32 weight of a call computing in bf16 inside): a constant
+  // prepared once is reordered straight into the primitive's bf16 layout; any other is
+  // converted first.
+  if (b.dtype() != t && !(prepared && b_constant)) {
+    const Tensor converted = b.cast(t);
+    return matmul_dnnl(a, converted, y, g, attrs, false, prepared, bias);
+  }
   const std::optional<DType> bias_type = bias ? std::optional<DType>(bias->dtype()) : std::nullopt;
   const opdef::FusedActivation after = activation_after_primitive(attrs);
   // An activation after the primitive on a half Y: the primitive writes f32 scratch first.
@@ -131,7 +138,7 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
     if (y.dtype() != DType::f32) y.copy_(y32.cast(y.dtype()));
     return;
   }
-  dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, t), b.raw_data()),
+  dnnl::memory wts = b_constant ? weights_for(b, wrap_ptr(plain_desc(g.b, b.dtype()), b.raw_data()),
                                               p->pd.weights_desc(), true)
                                 : wrap_ptr(p->pd.weights_desc(), b.raw_data());
   Tensor y32 = via_f32 ? Tensor::empty(y.shape(), DType::f32) : Tensor();
@@ -161,7 +168,7 @@ void matmul_dnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulGeomet
   execute_then_activate(pm->prim, pm->args, after, y, y32);
   prepared->state = pm;
   prepared->held.clear();
-  hold_packed(*prepared, 1, wts, plain_desc(g.b, t));
+  hold_packed(*prepared, 1, wts, plain_desc(g.b, b.dtype()));
 }
 
 // y += bias along y's last axis (the loops that have no bias of their own).
@@ -182,6 +189,7 @@ void add_bias_rows(Tensor& y, const Tensor& bias) {
 }
 
 void matmul_cpu(KernelContext& ctx) {
+  if (ctx.in(0).dtype() == DType::f32 && compute_format(ctx) == DType::bf16) return compute_in_bf16(ctx, matmul_cpu);
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   Tensor& y = ctx.out(0);
@@ -243,6 +251,7 @@ void matmul_cpu(KernelContext& ctx) {
 // A few rows (all batches together) against one large B: gemv.hpp's loop streams B as stored,
 // with no packed copy of the weights.
 std::string matmul_gemv_supports(const KernelContext& ctx) {
+  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
   const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
   if (!std::all_of(g.b.begin(), g.b.end() - 2, [](int64_t d) { return d == 1; }))
     return str("B is a batch of ", shape_str(g.b), " matrices: the loop takes one B");
@@ -288,6 +297,7 @@ const bool matmul_gemv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = matmul_gemv;
   k.supports = matmul_gemv_supports;
+  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
   k.fused_activations = matmul_fused();
   return k;
 }());
@@ -297,6 +307,7 @@ const bool matmul_onednn_registered = register_kernel_at_load([] {
   k.backend = DeviceType::cpu;
   k.impl = {"onednn", 0};
   k.dtypes = kF32 | kF64 | kF16 | kBF16;
+  k.computes_in = kBF16;  // f32 calls in bf16 inside (compute_in_bf16)
   k.fn = matmul_cpu;
   k.f32_output = true;
   k.fused_activations = matmul_fused();
