@@ -161,6 +161,31 @@ TEST(ReleasedWeights, GemmWeightsToo) {
   }
 }
 
+// A Conv on oneDNN's direct kernel (5x5: no Winograd, whose transformed weights cannot be
+// reordered back) holds its reordered weights; grouped too.
+TEST(ReleasedWeights, ConvWeightsToo) {
+  SCOPED_TRACE(str("seed ", seed()));
+  for (int64_t group : {1, 4}) {
+    ReferenceGraph g;
+    g.input("x", random_f32({1, 16, 24, 24}));
+    g.initializer("w", random_f32({32, 16 / group, 5, 5}, -0.2, 0.2));
+    g.initializer("b", random_f32({32}));
+    g.node("Conv", {"x", "w", "b"}, "out", {{"pads", std::vector<int64_t>{2, 2, 2, 2}}, {"group", group}});
+    g.output("out");
+    Model model = g.model();
+    const std::vector<float> w_before = values_of(weight(model, "w"));
+    Session s(model);
+    const std::vector<NodePlan> plan = s.plan(g.inputs());
+    ASSERT_EQ(plan.size(), 1u);
+    ASSERT_NE(plan[0].reason.find("'onednn'"), std::string::npos) << plan[0].reason;
+    expect_matches(g, s.run(g.inputs()), "first run");
+    EXPECT_TRUE(weight(model, "w").storage()->released()) << "group " << group;
+    expect_matches(g, s.run(g.inputs()), "second run");
+    EXPECT_EQ(values_of(weight(model, "w")), w_before) << "group " << group;
+    expect_matches(g, s.run(g.inputs()), "after the read");
+  }
+}
+
 TEST(ReleasedWeights, StorageReleaseAndRebuild) {
   Tensor t = random_f32({1000});
   const std::vector<float> before = values_of(t);

@@ -356,12 +356,19 @@ std::atomic<uint64_t> row_block_runs{0};
 // A Conv call prepared once per session step (KernelContext::state): one part, or row blocks.
 struct PreparedConv {
   Shape x_shape, y_shape;
-  const void* weights = nullptr;
+  // The weights by identity (storage and offset): a session may have released their bytes.
+  const Storage* weights = nullptr;
+  int64_t weights_offset = 0;
   const void* bias = nullptr;
   std::vector<ConvPart> parts;
 
   bool fits(const Tensor& x, const Tensor& w, const Tensor* b, const Shape& ys) const {
-    return x.shape() == x_shape && ys == y_shape && w.raw_data() == weights && (b ? b->raw_data() : nullptr) == bias;
+    return x.shape() == x_shape && ys == y_shape && w.storage().get() == weights && w.offset() == weights_offset &&
+           (b ? b->raw_data() : nullptr) == bias;
+  }
+  void recognise(const Tensor& w) {
+    weights = w.storage().get();
+    weights_offset = w.offset();
   }
   void run(const void* xv, void* yv, const void* rv) {
     const auto* x = static_cast<const float*>(xv);
@@ -523,7 +530,7 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
   auto pc = std::make_shared<PreparedConv>();
   pc->x_shape = x.shape();
   pc->y_shape = y_shape;
-  pc->weights = w.raw_data();
+  pc->recognise(w);
   pc->bias = bias ? bias->raw_data() : nullptr;
   const bool rows_contiguous = !transposed && x.rank() == 4 && x.dim(0) == 1 && layout.input(0) && layout.output &&
                                (!residual || layout.input(3));
@@ -595,11 +602,19 @@ void conv_cpu(KernelContext& ctx) {
       g.kernel[i] = crop->last[i] - crop->first[i] + 1;
     }
   }
+  const void* before = ctx.state.get();
   run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(),
                                          ctx.attrs->get_int("group"), g, g.pad_end, false, constant, ctx.attrs,
                                          activation_layout(*ctx.attrs), &ctx.state, residual, compute_format(ctx));
-  // The prepared call recognises the step by the weights it is given, not their cut copy.
-  if (auto* pc = static_cast<PreparedConv*>(ctx.state.get()); cut_w && pc) pc->weights = w.raw_data();
+  auto* pc = static_cast<PreparedConv*>(ctx.state.get());
+  if (!pc || pc == before) return;
+  // The prepared call recognises the step by the weights it is given, not their cut copy; it
+  // holds them (KernelContext::held) when a part keeps them whole in the same dtype and in a
+  // layout oneDNN can reorder back (not Winograd's transformed weights, nor a cut or bf16 copy).
+  pc->recognise(w);
+  ctx.held.clear();
+  if (!cut_w && !pc->parts.empty())
+    hold_packed(ctx, 1, pc->parts[0].args.at(DNNL_ARG_WEIGHTS), weights_desc(w.shape(), ctx.attrs->get_int("group"), false));
 }
 
 void conv_transpose_cpu(KernelContext& ctx) {

@@ -86,6 +86,13 @@ dnnl::memory weights_for(const Tensor& w, const dnnl::memory& plain, const dnnl:
 void hold_packed(KernelContext& ctx, size_t input, const dnnl::memory& packed, const dnnl::memory::desc& stored) {
   if (packed.get_desc() == stored || packed.get_desc().data_type() != stored.data_type()) return;
   if (packed.get_data_handle() == nullptr) return;
+  // Only a layout oneDNN can reorder back (Winograd's transformed weights cannot be).
+  try {
+    dnnl::memory to(stored, engine(), nullptr);
+    dnnl::reorder::primitive_desc(packed, to);
+  } catch (const dnnl::error&) {
+    return;
+  }
   ctx.held.push_back({input, [packed, stored](void* dst) { reorder_into(packed, dnnl::memory(stored, engine(), dst)); }});
 }
 
