@@ -275,6 +275,31 @@ TEST(CpuVmath, ExpShiftedSumToBf16) {
   }
 }
 
+// The clamp activations (fused into convs through activate_f32): bit for bit the scalar
+// formulas, NaN kept, signed zeros and infinities as they give, every tail length.
+TEST(CpuVmath, ReluClipAndHardSwishMatchTheScalarFormulas) {
+  std::vector<float> v = edge_and_random_floats();
+  for (float x : {-3.0f, 3.0f, -2.9999998f, 3.0000002f, 6.0f, -6.0f}) v.push_back(x);
+  auto same = [](float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b)); };
+  for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{16}, int64_t{37}, static_cast<int64_t>(v.size())}) {
+    std::vector<float> relu(v.begin(), v.begin() + n), clip = relu, hs = relu;
+    vmath::relu_clip_f32(relu.data(), n, 0.0f, std::numeric_limits<float>::infinity());
+    vmath::relu_clip_f32(clip.data(), n, -1.5f, 6.0f);
+    vmath::hard_swish_f32(hs.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = v[static_cast<size_t>(i)];
+      const float want_relu = x < 0.0f ? 0.0f : x;
+      float c = x < -1.5f ? -1.5f : x;
+      c = c > 6.0f ? 6.0f : c;
+      float g = x / 6.0f + 0.5f;
+      const float want_hs = x * (std::isnan(g) ? g : g < 0.0f ? 0.0f : g > 1.0f ? 1.0f : g);
+      ASSERT_TRUE(same(relu[i], want_relu)) << "relu(" << x << ") = " << relu[i];
+      ASSERT_TRUE(same(clip[i], c)) << "clip(" << x << ") = " << clip[i];
+      ASSERT_TRUE(same(hs[i], want_hs)) << "hard_swish(" << x << ") = " << hs[i] << ", want " << want_hs;
+    }
+  }
+}
+
 TEST(CpuVmath, TanhAndSigmoidMatchFloat64) {
   check_against_float64(vmath::tanh_f32, tanh_ref, -20.0f, 20.0f, 3e-7, 4.0, "tanh");
   check_against_float64(vmath::sigmoid_f32, sigmoid_ref, -30.0f, 30.0f, 3e-7, 4.0, "sigmoid");

@@ -71,6 +71,8 @@ float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, c
 float exp_shifted_sum_to_bf16(const float* x, float shift, uint16_t* y, int64_t n, int64_t width) {
   PORTA_VMATH_DISPATCH(exp_shifted_sum_to_bf16(x, shift, y, n, width))
 }
+void relu_clip_f32(float* y, int64_t n, float lo, float hi) { PORTA_VMATH_DISPATCH(relu_clip_f32(y, n, lo, hi)) }
+void hard_swish_f32(float* y, int64_t n) { PORTA_VMATH_DISPATCH(hard_swish_f32(y, n)) }
 float extreme_nan_f32(const float* x, int64_t n, bool want_max) {
   PORTA_VMATH_DISPATCH(extreme_nan_f32(x, n, want_max))
 }

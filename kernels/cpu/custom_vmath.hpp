@@ -44,6 +44,10 @@ float exp_shifted_sum_to_f32(const float* x, float shift, float* y, int64_t n, c
 /// probabilities in bf16: every x[i] - shift must be <= 0 (shift at least the row's max), and
 /// exp is computed only as accurately as bf16 keeps it (relative error below 2.5e-6).
 float exp_shifted_sum_to_bf16(const float* x, float shift, uint16_t* y, int64_t n, int64_t width);
+/// In place: y[i] clamped to [lo, hi] (relu: lo 0, hi +inf); a NaN stays NaN.
+void relu_clip_f32(float* y, int64_t n, float lo, float hi);
+/// In place: y[i] * clamp(y[i] / 6 + 1/2, 0, 1) (HardSwish); a NaN stays NaN.
+void hard_swish_f32(float* y, int64_t n);
 /// x[i] *= factor in place.
 void scale_f32(float* x, float factor, int64_t n);
 /// Sum of x[i]^2 (float lanes, then added in double).

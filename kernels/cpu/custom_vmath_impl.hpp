@@ -319,6 +319,38 @@ static __attribute__((noinline)) float exp_shifted_sum_to_bf16(const float* x, f
   return sum;
 }
 
+// The fused activations of kernels/cpu/fused_activation.cpp that need no transcendental, with
+// the same arithmetic and NaN behaviour as its scalar loops (a NaN compares false, so it
+// passes every clamp): relu, clip to [lo, hi], and hard swish x * clamp(x / 6 + 1/2, 0, 1)
+// (a division, as the scalar loop, not a multiplication by 1/6).
+static __attribute__((noinline)) void relu_clip_f32(float* y, int64_t n, float lo, float hi) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(y + i);
+    v = select(v < lo, splat(lo), v);
+    store(y + i, select(v > hi, splat(hi), v));
+  }
+  for (; i < n; ++i) {
+    float v = y[i] < lo ? lo : y[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
+static __attribute__((noinline)) void hard_swish_f32(float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v = load(y + i);
+    vf g = v / 6.0f + 0.5f;
+    g = select(g < 0.0f, splat(0.0f), g);
+    g = select(g > 1.0f, splat(1.0f), g);
+    store(y + i, v * g);
+  }
+  for (; i < n; ++i) {
+    float g = y[i] / 6.0f + 0.5f;
+    y[i] *= g < 0.0f ? 0.0f : g > 1.0f ? 1.0f : g;
+  }
+}
+
 // Max / min of a row where a NaN anywhere makes the result NaN (PyTorch's and ONNX Runtime's
 // reductions); -inf / +inf for n = 0.
 static __attribute__((noinline)) float extreme_nan_f32(const float* x, int64_t n, bool want_max) {

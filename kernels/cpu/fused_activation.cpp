@@ -2,6 +2,7 @@
 #include "kernels/cpu/fused_activation.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
@@ -71,15 +72,8 @@ void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n) {
   const float a = static_cast<float>(act.alpha), b = static_cast<float>(act.beta);
   switch (act.kind) {
     case K::none: return;
-    case K::relu:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
-      return;
-    case K::clip:
-      for (int64_t i = 0; i < n; ++i) {
-        float v = y[i] < a ? a : y[i];
-        y[i] = v > b ? b : v;
-      }
-      return;
+    case K::relu: return vmath::relu_clip_f32(y, n, 0.0f, std::numeric_limits<float>::infinity());
+    case K::clip: return vmath::relu_clip_f32(y, n, a, b);
     case K::leaky_relu:
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] >= 0.0f ? y[i] : a * y[i];
       return;
@@ -94,12 +88,7 @@ void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n) {
         y[i] = std::isnan(v) ? v : v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
       }
       return;
-    case K::hard_swish:
-      for (int64_t i = 0; i < n; ++i) {
-        float g = y[i] / 6.0f + 0.5f;
-        y[i] *= std::isnan(g) ? g : g < 0.0f ? 0.0f : g > 1.0f ? 1.0f : g;
-      }
-      return;
+    case K::hard_swish: return vmath::hard_swish_f32(y, n);
     case K::elu:
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : a * std::expm1(y[i]);
       return;
