@@ -379,7 +379,15 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         if (s < 0) continue;
         Slot& sl = slots[s];
         if (sl.alias_of >= 0) continue;
-        if (!sl.tensor.defined()) sl.tensor = Tensor::empty(sl.shape, sl.dtype, sl.device);
+        if (sl.tensor.defined()) continue;
+        // The caller's last output of this slot, if the caller has let go of it (only the
+        // session's reference is left, so nothing can read or keep it any more).
+        if (sl.handed.defined() && sl.handed.storage().use_count() == 1 && sl.handed.shape() == sl.shape &&
+            sl.handed.dtype() == sl.dtype && sl.handed.device() == sl.device)
+          sl.tensor = sl.handed;
+        else
+          sl.tensor = Tensor::empty(sl.shape, sl.dtype, sl.device);
+        sl.handed = Tensor();
       }
       std::unique_ptr<Timer> timer;
       std::chrono::steady_clock::time_point t0;
@@ -440,12 +448,21 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
     outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
   }
-  // Graph outputs are handed to the caller: the next run allocates new ones (with keep_values
-  // they stay bound until then, so values() can report them too).
-  for (int s : plan.output_slots)
-    if (!impl_->options.keep_values && slots[s].alias_of < 0 && slots[s].graph_input < 0 &&
-        !slots[s].constant.defined())
-      slots[s].tensor = Tensor();
+  // Graph outputs are handed to the caller: the next run writes new ones, into the same buffer
+  // once the caller has let go of it (Slot::handed); with keep_values they stay bound until
+  // then, so values() can report them too.
+  if (!impl_->options.keep_values) {
+    for (int s : plan.output_slots)
+      if (slots[s].alias_of < 0 && slots[s].graph_input < 0 && !slots[s].constant.defined()) {
+        slots[s].handed = std::move(slots[s].tensor);
+        slots[s].tensor = Tensor();
+      }
+    // The steps that wrote them let go too, so the caller's copy is the only other owner.
+    for (detail::Step& step : plan.steps)
+      if (step.kind == detail::StepKind::kernel)
+        for (size_t i = 0; i < step.outputs.size(); ++i)
+          if (step.outputs[i] >= 0 && slots[step.outputs[i]].graph_output) step.ctx.outputs[i] = Tensor();
+  }
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
   return outputs;
 }

@@ -24,6 +24,9 @@ struct Slot {
   int buffer = -1;       ///< pooled buffer, or -1
   int last_use = -1;     ///< last step reading it (through aliases too)
   Tensor tensor;         ///< bound for the current run
+  /// A graph output handed to the caller by the last run: the next run writes into it again
+  /// once the caller holds no reference to its storage (no page faults for a fresh buffer).
+  Tensor handed;
 };
 
 enum class StepKind : uint8_t { kernel, copy, view };

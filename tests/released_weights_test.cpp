@@ -5,8 +5,10 @@
 // (and the model still running after that), and every case that must keep them: another live
 // session of the model, keep_values, a reader that does not hold them (the gemv loop, an Add),
 // a weight that is also a graph output. The Storage's own release and rebuild, and what it
-// refuses.
+// refuses. And the other half of a session's memory between runs: a graph output is written
+// into the caller's last one once the caller has let go of it, never while it holds it.
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -184,6 +186,35 @@ TEST(ReleasedWeights, ConvWeightsToo) {
     EXPECT_EQ(values_of(weight(model, "w")), w_before) << "group " << group;
     expect_matches(g, s.run(g.inputs()), "after the read");
   }
+}
+
+TEST(ReusedOutputs, OnlyOnceTheCallerHasLetGo) {
+  SCOPED_TRACE(str("seed ", seed()));
+  ReferenceGraph g = two_linears(16, 96, 160);
+  ReferenceGraph other = two_linears(16, 96, 160);  // other inputs, same shapes
+  std::map<std::string, Tensor> x2 = {{"x", other.inputs().at("x")}};
+  Session s(g.model());
+  Tensor first = s.run(g.inputs()).at(0);
+  const std::vector<float> first_values = values_of(first);
+  const void* first_buffer = first.raw_data();
+  // Held by the caller: the next run writes elsewhere and leaves it alone.
+  Tensor second = s.run(x2).at(0);
+  EXPECT_NE(second.raw_data(), first_buffer);
+  EXPECT_EQ(values_of(first), first_values);
+  // A view of an output holds it too.
+  const void* second_buffer = second.raw_data();
+  Tensor view = second.reshape({static_cast<int64_t>(second.numel())});
+  second = Tensor();
+  Tensor third = s.run(g.inputs()).at(0);
+  EXPECT_NE(third.raw_data(), second_buffer);
+  EXPECT_EQ(values_of(third), first_values);
+  // Let go: the run after writes into the same buffer, and the values are the new run's.
+  const void* third_buffer = third.raw_data();
+  third = Tensor();
+  Tensor fourth = s.run(x2).at(0);
+  EXPECT_EQ(fourth.raw_data(), third_buffer);
+  Tensor expect = Session(g.model()).run(x2).at(0);
+  EXPECT_TRUE(compare(fourth, expect.cast(DType::f64), 1e-6).ok) << "the reused buffer";
 }
 
 TEST(ReleasedWeights, StorageReleaseAndRebuild) {

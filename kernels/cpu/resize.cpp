@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/target_clones.hpp"
 #include "ops/resize_util.hpp"
 
 namespace porta::cpu {
@@ -114,6 +115,30 @@ bool separable_2d(const opdef::ResizePlan& p) {
   return true;
 }
 
+// One source row interpolated along the columns: a[x] = sum_u w[x * taps + u] * s[i[x * taps + u]]
+// (cloned for AVX-512/AVX2: the lambda below that calls it is compiled for baseline x86-64).
+PORTA_CPU_CLONES void interpolate_columns(const float* s, float* a, int64_t out_w, int taps, const float* w,
+                                          const int64_t* i) {
+  if (taps == 2) {
+    for (int64_t x = 0; x < out_w; ++x) a[x] = w[2 * x] * s[i[2 * x]] + w[2 * x + 1] * s[i[2 * x + 1]];
+    return;
+  }
+  for (int64_t x = 0; x < out_w; ++x) {
+    float v = 0;
+    for (int u = 0; u < taps; ++u) v += w[x * taps + u] * s[i[x * taps + u]];
+    a[x] = v;
+  }
+}
+
+// out[x] = wy * a[x] (first tap) or out[x] += wy * a[x].
+PORTA_CPU_CLONES void weighted_row(float* out, const float* a, float wy, int64_t n, bool first) {
+  if (first) {
+    for (int64_t x = 0; x < n; ++x) out[x] = wy * a[x];
+  } else {
+    for (int64_t x = 0; x < n; ++x) out[x] += wy * a[x];
+  }
+}
+
 void resize_separable_f32(const float* src, float* dst, const opdef::ResizePlan& p, int64_t rows_in,
                           int64_t cols_in) {
   const size_t r = p.axes.size();
@@ -154,20 +179,10 @@ void resize_separable_f32(const float* src, float* dst, const opdef::ResizePlan&
           const float wy = rw[static_cast<size_t>(y * rows.taps + t)];
           float* a = across.data() + sy * out_w;
           if (!done[static_cast<size_t>(sy)]) {
-            const float* srow = s + sy * cols_in;
-            for (int64_t x = 0; x < out_w; ++x) {
-              float v = 0;
-              for (int u = 0; u < cols.taps; ++u)
-                v += cw[static_cast<size_t>(x * cols.taps + u)] * srow[ci[x * cols.taps + u]];
-              a[x] = v;
-            }
+            interpolate_columns(s + sy * cols_in, a, out_w, cols.taps, cw.data(), ci);
             done[static_cast<size_t>(sy)] = 1;
           }
-          if (t == 0) {
-            for (int64_t x = 0; x < out_w; ++x) out[x] = wy * a[x];
-          } else {
-            for (int64_t x = 0; x < out_w; ++x) out[x] += wy * a[x];
-          }
+          weighted_row(out, a, wy, out_w, t == 0);
         }
       }
     }
