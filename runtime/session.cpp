@@ -125,10 +125,8 @@ struct Session::Impl {
     return *plans.emplace(key, std::move(plan)).first->second;
   }
 
-  // Per constant slot of `plan` read by kernel steps: those steps (in order) and the inputs.
-  struct ConstantReaders {
-    std::vector<std::pair<int, size_t>> steps;  // (step index, input index)
-  };
+  // Per constant slot of `plan`: the (step index, input index) of every read, in order.
+  using ConstantReaders = std::vector<std::pair<int, size_t>>;
 
   // Frees the bytes of constant slot `slot` when every step of `plan` that reads it keeps it in
   // its prepared state (KernelContext::held: a weight packed for a primitive), so the session
@@ -145,7 +143,7 @@ struct Session::Impl {
         t.nbytes() != t.storage()->bytes() || t.storage()->released())
       return;
     std::function<void(void*)> rebuild;
-    for (auto [k, i] : readers.steps) {
+    for (auto [k, i] : readers) {
       const detail::Step& step = plan.steps[k];
       const KernelContext::HeldInput* held = nullptr;
       for (const auto& h : step.ctx.held)
@@ -338,14 +336,21 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   // slot's readers, and the step after which to look.
   std::map<int, Impl::ConstantReaders> readers;
   std::vector<std::vector<int>> release_after;
-  if (!plan.weights_released && !impl_->options.keep_values) {
-    for (size_t k = 0; k < plan.steps.size(); ++k)
-      for (size_t i = 0; i < plan.steps[k].inputs.size(); ++i) {
-        const int s = plan.steps[k].inputs[i];
-        if (s >= 0 && slots[s].constant.defined()) readers[s].steps.push_back({static_cast<int>(k), i});
-      }
-    release_after.resize(plan.steps.size());
-    for (auto& [s, r] : readers) release_after[r.steps.back().first].push_back(s);
+  if (!plan.weights_released) {
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      const detail::Step& step = plan.steps[k];
+      for (size_t i = 0; i < step.inputs.size(); ++i)
+        if (step.inputs[i] >= 0 && slots[step.inputs[i]].constant.defined())
+          readers[step.inputs[i]].push_back({static_cast<int>(k), i});
+      if (step.kind == detail::StepKind::kernel)
+        for (size_t i = 0; i < step.outputs.size(); ++i)
+          if (step.outputs[i] >= 0 && slots[step.outputs[i]].graph_output)
+            plan.output_writers.push_back({static_cast<int>(k), static_cast<int>(i)});
+    }
+    if (!impl_->options.keep_values) {
+      release_after.resize(plan.steps.size());
+      for (auto& [s, r] : readers) release_after[r.back().first].push_back(s);
+    }
   }
   plan.weights_released = true;
 
@@ -458,10 +463,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         slots[s].tensor = Tensor();
       }
     // The steps that wrote them let go too, so the caller's copy is the only other owner.
-    for (detail::Step& step : plan.steps)
-      if (step.kind == detail::StepKind::kernel)
-        for (size_t i = 0; i < step.outputs.size(); ++i)
-          if (step.outputs[i] >= 0 && slots[step.outputs[i]].graph_output) step.ctx.outputs[i] = Tensor();
+    for (auto [k, i] : plan.output_writers) plan.steps[k].ctx.outputs[i] = Tensor();
   }
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
   return outputs;

@@ -62,7 +62,10 @@ struct Plan {
   std::vector<std::pair<std::string, int>> kept_slots;
   std::vector<std::pair<std::string, Tensor>> kept_constants;
   bool allocated = false;
-  bool weights_released = false;  ///< release_held_weights has looked at this plan (session.cpp)
+  bool weights_released = false;  ///< its first run has run (Session::run: release_if_held)
+  /// (step, output index) of the kernel steps writing graph outputs, found on the first run: they
+  /// drop those outputs after each run, so the caller holds the only other reference.
+  std::vector<std::pair<int, int>> output_writers;
   std::shared_ptr<const Graph> graph;  ///< the graph compiled, when rewritten for these shapes
 };
 

@@ -1,4 +1,4 @@
-// porta cpu kernels — broadcast indexing helpers.
+// porta cpu kernels — broadcast indexing helpers, and the compute format of a call (bf16 inside).
 #include "kernels/cpu/cpu_common.hpp"
 
 #include "kernels/cpu/custom_vmath.hpp"
@@ -31,8 +31,8 @@ struct InsideCall {
   Tensor a16, b16;
   std::shared_ptr<void> inner;  // the bf16 call's own prepared state
 };
+}  // namespace
 
-// `t` rounded to bf16 into `keep` (reallocated only when the shape changes).
 const Tensor& rounded_to_bf16(const Tensor& t, Tensor& keep) {
   if (!keep.defined() || keep.shape() != t.shape()) keep = Tensor::empty(t.shape(), DType::bf16);
   const float* src = t.data<float>();
@@ -40,7 +40,6 @@ const Tensor& rounded_to_bf16(const Tensor& t, Tensor& keep) {
   parallel_for(t.numel(), int64_t{1} << 15, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
   return keep;
 }
-}  // namespace
 
 void compute_in_bf16(KernelContext& ctx, void (*body)(KernelContext&)) {
   if (!ctx.state) ctx.state = std::make_shared<InsideCall>();  // only this kernel sets its step's state

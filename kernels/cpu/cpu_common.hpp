@@ -106,6 +106,9 @@ DType compute_format(const KernelContext& ctx);
 /// the f32 output with the f32 bias and activation. The copy's prepared state is kept in
 /// ctx.state; it declares no held weight (a bf16 copy cannot rebuild an f32 one).
 void compute_in_bf16(KernelContext& ctx, void (*body)(KernelContext&));
+/// `t` (f32) rounded to bf16 into `keep`, which is reallocated only when the shape changes
+/// (a step's buffer kept between calls); returns `keep`.
+const Tensor& rounded_to_bf16(const Tensor& t, Tensor& keep);
 
 /// Calls f(out_index, in_offsets...) style iteration for up to 3 inputs broadcast to an
 /// output shape; the innermost axis is handed over as a run: f(out_begin, count, offsets,

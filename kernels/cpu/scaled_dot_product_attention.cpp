@@ -208,20 +208,14 @@ void sdpa_cpu(KernelContext& ctx) {
     // The rounded copies live in the step's state between calls (a session's step sees one
     // shape: no allocation, and no page faults, per call).
     struct Rounded {
-      std::vector<uint16_t> q, k, v;
+      Tensor q, k, v;
     };
     if (!ctx.state) ctx.state = std::make_shared<Rounded>();  // only this kernel sets its step's state
     auto& rounded = *std::static_pointer_cast<Rounded>(ctx.state);
-    auto round = [](const Tensor& t, std::vector<uint16_t>& h) {
-      h.resize(static_cast<size_t>(t.numel()));
-      const float* src = t.data<float>();
-      uint16_t* dst = h.data();
-      parallel_for(t.numel(), int64_t{1} << 14, [&](int64_t b, int64_t e) { vmath::f32_to_bf16_n(src + b, dst + b, e - b); });
-      return dst;
-    };
-    p.qh = round(ctx.in(0), rounded.q);
-    p.kh = round(ctx.in(1), rounded.k);
-    p.vh = round(ctx.in(2), rounded.v);
+    auto bits = [](const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); };
+    p.qh = bits(rounded_to_bf16(ctx.in(0), rounded.q));
+    p.kh = bits(rounded_to_bf16(ctx.in(1), rounded.k));
+    p.vh = bits(rounded_to_bf16(ctx.in(2), rounded.v));
   }
   int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
