@@ -1,7 +1,8 @@
 // ScaledDotProductAttention on cpu (f32): fused attention with a streaming ("online") softmax.
 //
 // Work is split into tasks of (batch*head, block of kQueryBlock queries). A task walks the keys
-// in blocks of kKeyBlock: S = scale * Q_blk K_blk^T (oneDNN sgemm), + Mask, then per query row
+// in blocks of kKeyBlock: S = scale * Q_blk K_blk^T (oneDNN sgemm, or direct
+// 16-lane loops for blocks too small to repay its call), + Mask, then per query row
 // the running max m and sum l are updated, the row's accumulator is rescaled by
 // exp(m_old - m_new), and P V_blk is added (sgemm). Memory per task is kQueryBlock x
 // (kKeyBlock + Dv) floats: no Sq x Skv matrix exists. With causal, key blocks past the task's
@@ -11,7 +12,9 @@
 // per call, both products run as oneDNN bf16 matmuls with f32 accumulation (the scale applied to
 // the f32 scores), the softmax stays in f32 (the precision policy) and writes its probabilities
 // straight to bf16 for the second product (an exp as accurate as bf16 keeps, the row sums
-// taken over the rounded values). Inputs and output stay f32.
+// taken over the rounded values). Inputs and output stay f32. Calls small enough for the direct
+// loops round Q, K, V and the probabilities to bf16 values and multiply them in f32: products
+// of bf16 values are exact there, so the numbers are those of bf16 products with f32 sums.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -20,6 +23,8 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/dnn_util.hpp"
+#include "kernels/cpu/target_clones.hpp"
+#include "kernels/cpu/vec16.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "ops/attention_util.hpp"
 #include "porta/error.hpp"
@@ -49,6 +54,80 @@ void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const floa
   if (st != dnnl_success)
     throw BackendError(str("[ScaledDotProductAttention] dnnl_sgemm failed (status ", static_cast<int>(st), ") for ",
                            m, "x", n, "x", k));
+}
+
+// Calls whose largest block has at most this many multiply-adds (rows x keys x (D + Dv)) skip
+// oneDNN and compute in f32 with the loops below: for short sequences (a 17-token ViT, a
+// 16-token encoder) two library calls per block cost more than their arithmetic.
+constexpr int64_t kDirectBlockMacs = 64 * 1024;
+
+// Y[r] (+)= sum_t X[r][t] * W[t] for rows r of X (rows x n, row stride ldx) and W (n x 16 NV,
+// row stride ldw, zero beyond its columns): one row of Y in NV registers of 16 floats, so the n
+// multiply-adds per register pipeline instead of waiting on a store. `cols` of Y are written
+// (ldy apart); `accumulate` adds to them.
+template <int NV>
+__attribute__((always_inline)) inline void rows_times_panel(int64_t rows, int64_t n, const float* x, int64_t ldx, const float* w, int64_t ldw,
+                             float* y, int64_t ldy, int64_t cols, float scale, bool accumulate) {
+  for (int64_t r = 0; r < rows; ++r) {
+    Vec16 acc[NV] = {};
+    const float* xr = x + r * ldx;
+    for (int64_t t = 0; t < n; ++t) {
+      const float a = xr[t];
+      for (int j = 0; j < NV; ++j) {
+        Vec16 b;
+        load16(b, w + t * ldw + 16 * j);
+        acc[j] += a * b;
+      }
+    }
+    float out[16 * NV];
+    for (int j = 0; j < NV; ++j) store16(out + 16 * j, acc[j]);
+    float* yr = y + r * ldy;
+    for (int64_t c = 0; c < cols; ++c) yr[c] = (accumulate ? yr[c] : 0.f) + scale * out[c];
+  }
+}
+
+// Y = scale X W (+ Y) with W's columns padded to 16 NV (at most 128 columns).
+PORTA_CPU_CLONES void small_product(int64_t rows, int64_t n, const float* x, int64_t ldx, const float* w, int64_t ldw,
+                                    float* y, int64_t ldy, int64_t cols, float scale, bool accumulate) {
+  switch ((cols + 15) / 16) {
+    case 0: return;
+    case 1: return rows_times_panel<1>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 2: return rows_times_panel<2>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 3: return rows_times_panel<3>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 4: return rows_times_panel<4>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 5: return rows_times_panel<5>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 6: return rows_times_panel<6>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 7: return rows_times_panel<7>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    default: return rows_times_panel<8>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+  }
+}
+
+// Columns of a padded panel: a multiple of 16.
+int64_t padded16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// S = scale * Q K^T for a small block: K's block transposed into `panel` (D x cols, columns
+// padded to 16 with zeros), then small_product.
+void scores_direct(int64_t rows, int64_t cols, int64_t d, float scale, const float* q, const float* k, float* s,
+                   float* panel) {
+  const int64_t ld = padded16(cols);
+  for (int64_t t = 0; t < d; ++t) {
+    float* pr = panel + t * ld;
+    for (int64_t c = 0; c < cols; ++c) pr[c] = k[c * d + t];
+    for (int64_t c = cols; c < ld; ++c) pr[c] = 0.f;
+  }
+  small_product(rows, d, q, d, panel, ld, s, cols, cols, scale, false);
+}
+
+// acc += P V for a small block: V's block copied into `panel` with its rows padded to 16
+// columns, then small_product.
+void pv_direct(int64_t rows, int64_t cols, int64_t dv, const float* pm, const float* v, float* acc, float* panel) {
+  const int64_t ld = padded16(dv);
+  for (int64_t c = 0; c < cols; ++c) {
+    float* pr = panel + c * ld;
+    for (int64_t t = 0; t < dv; ++t) pr[t] = v[c * dv + t];
+    for (int64_t t = dv; t < ld; ++t) pr[t] = 0.f;
+  }
+  small_product(rows, cols, pm, cols, panel, ld, acc, dv, dv, 1.f, true);
 }
 
 // Row-major C = alpha A op(B) (+ C when `accumulate`) with A and B in bf16 and C in f32:
@@ -117,12 +196,18 @@ struct Problem {
   float* y;
   // bf16 products: Q, K, V rounded (else null)
   const uint16_t *qh = nullptr, *kh = nullptr, *vh = nullptr;
+  bool direct = false;  // small blocks: scores_direct and pv_direct, f32 arithmetic
+  // Direct blocks of a bf16 call: q, k and v hold values rounded to bf16, and so do the
+  // probabilities before P V (products of bf16 values are exact in f32, so this computes what
+  // bf16 products with f32 accumulation do).
+  bool round_bf16 = false;
 };
 
 // One task: queries [i0, i0 + rows) of head bh.
 void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::vector<float>& s,
-                  std::vector<float>& acc, std::vector<float>& m, std::vector<float>& l, std::vector<uint16_t>& sh) {
-  const bool bf16 = p.qh != nullptr;
+                  std::vector<float>& acc, std::vector<float>& m, std::vector<float>& l, std::vector<uint16_t>& sh,
+                  std::vector<float>& kt) {
+  const bool bf16 = p.qh != nullptr, probs_bf16 = bf16 || p.round_bf16;
   const float ninf = -std::numeric_limits<float>::infinity();
   const float* qp = p.q + (bh * p.Sq + i0) * p.D;
   const float* kp = p.k + bh * p.Skv * p.D;
@@ -137,6 +222,8 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
     if (bf16)
       gemm_bf16(true, rows, cols, p.D, p.scale, p.qh + (bh * p.Sq + i0) * p.D, p.D, p.kh + (bh * p.Skv + j0) * p.D,
                 p.D, false, s.data(), cols);
+    else if (p.direct)
+      scores_direct(rows, cols, p.D, p.scale, qp, kp + j0 * p.D, s.data(), kt.data());
     else
       sgemm('T', rows, cols, p.D, p.scale, qp, p.D, kp + j0 * p.D, p.D, 0.f, s.data(), cols);
     for (int64_t r = 0; r < rows; ++r) {
@@ -152,16 +239,16 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
       }
       float m_new = vis > 0 ? std::max(m[r], vmath::max_f32(srow, vis)) : m[r];
       if (m_new == ninf) {  // every key so far is hidden from this query: nothing to add yet
-        if (bf16) std::fill(sh.data() + r * cols, sh.data() + (r + 1) * cols, uint16_t{0});
+        if (probs_bf16) std::fill(sh.data() + r * cols, sh.data() + (r + 1) * cols, uint16_t{0});
         else std::fill(srow, srow + cols, 0.f);
         continue;
       }
       float rescale = std::exp(m[r] - m_new);  // 0 when m[r] = -inf
       // bf16 products: the probabilities go straight to bf16 (and the row sum is theirs, so
       // the row the product reads sums to 1); f32: in place.
-      float sum = bf16 ? vmath::exp_shifted_sum_to_bf16(srow, m_new, sh.data() + r * cols, vis, cols)
-                       : vmath::exp_shifted_sum_to_f32(srow, m_new, srow, vis);
-      if (!bf16) std::fill(srow + vis, srow + cols, 0.f);
+      float sum = probs_bf16 ? vmath::exp_shifted_sum_to_bf16(srow, m_new, sh.data() + r * cols, vis, cols)
+                             : vmath::exp_shifted_sum_to_f32(srow, m_new, srow, vis);
+      if (!probs_bf16) std::fill(srow + vis, srow + cols, 0.f);
       l[r] = l[r] * rescale + sum;
       m[r] = m_new;
       if (rescale != 1.f) vmath::scale_f32(acc.data() + r * p.Dv, rescale, p.Dv);
@@ -169,6 +256,9 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
     if (bf16) {
       gemm_bf16(false, rows, p.Dv, cols, 1.f, sh.data(), cols, p.vh + (bh * p.Skv + j0) * p.Dv, p.Dv, true, acc.data(),
                 p.Dv);
+    } else if (p.direct) {
+      if (p.round_bf16) vmath::bf16_to_f32_n(sh.data(), s.data(), rows * cols);
+      pv_direct(rows, cols, p.Dv, s.data(), vp + j0 * p.Dv, acc.data(), kt.data());
     } else {
       sgemm('N', rows, p.Dv, cols, 1.f, s.data(), cols, vp + j0 * p.Dv, p.Dv, 1.f, acc.data(), p.Dv);
     }
@@ -203,25 +293,45 @@ void sdpa_cpu(KernelContext& ctx) {
   }
   // bf16 products (attribute porta_compute, set by a bf16 session); an empty head (D or Dv 0)
   // has no product to round, and a CPU without oneDNN's bf16 matmul computes in f32.
-  const bool bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0 && bf16_matmul_available();
+  int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
+  p.direct = std::min(qb, p.Sq) * std::min(kKeyBlock, p.Skv) * (p.D + p.Dv) <= kDirectBlockMacs &&
+             std::min(kKeyBlock, p.Skv) <= 128;  // small_product writes at most 128 columns
+  const bool in_bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0;
+  const bool bf16 = in_bf16 && !p.direct && bf16_matmul_available();
+  // The rounded copies live in the step's state between calls (a session's step sees one
+  // shape: no allocation, and no page faults, per call).
+  struct Rounded {
+    Tensor q, k, v;
+    std::vector<float> values;  // direct blocks: Q, K and V rounded to bf16, as f32
+  };
+  if ((bf16 || (in_bf16 && p.direct)) && !ctx.state) ctx.state = std::make_shared<Rounded>();  // only this kernel sets it
+  if (in_bf16 && p.direct) {
+    auto& rounded = *std::static_pointer_cast<Rounded>(ctx.state);
+    const int64_t nq = ctx.in(0).numel(), nk = ctx.in(1).numel(), nv = ctx.in(2).numel();
+    rounded.values.resize(static_cast<size_t>(nq + nk + nv));
+    std::vector<uint16_t> bits(static_cast<size_t>(std::max({nq, nk, nv})));
+    float* at = rounded.values.data();
+    for (const float** src : {&p.q, &p.k, &p.v}) {
+      const int64_t n = src == &p.q ? nq : src == &p.k ? nk : nv;
+      vmath::f32_to_bf16_n(*src, bits.data(), n);
+      vmath::bf16_to_f32_n(bits.data(), at, n);
+      *src = at;
+      at += n;
+    }
+    p.round_bf16 = true;
+  }
   if (bf16) {
-    // The rounded copies live in the step's state between calls (a session's step sees one
-    // shape: no allocation, and no page faults, per call).
-    struct Rounded {
-      Tensor q, k, v;
-    };
-    if (!ctx.state) ctx.state = std::make_shared<Rounded>();  // only this kernel sets its step's state
     auto& rounded = *std::static_pointer_cast<Rounded>(ctx.state);
     auto bits = [](const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); };
     p.qh = bits(rounded_to_bf16(ctx.in(0), rounded.q));
     p.kh = bits(rounded_to_bf16(ctx.in(1), rounded.k));
     p.vh = bits(rounded_to_bf16(ctx.in(2), rounded.v));
   }
-  int64_t qb = p.causal ? kCausalQueryBlock : kQueryBlock;
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
   struct Scratch {
     std::vector<float> s, acc, m, l;
-    std::vector<uint16_t> sh;  // the probabilities in bf16 (bf16 products only)
+    std::vector<uint16_t> sh;  // the probabilities in bf16 (bf16 calls only)
+    std::vector<float> kt;     // a padded K or V block (direct blocks only)
   };
   // Tasks are handed out one at a time. Without causal they cost the same, and consecutive
   // tasks share a head (its K and V stay in cache). With causal a query block's work grows
@@ -230,13 +340,17 @@ void sdpa_cpu(KernelContext& ctx) {
   parallel_tasks(
       heads * blocks,
       [&] {
-        return Scratch{std::vector<float>(qb * kKeyBlock), std::vector<float>(qb * p.Dv), std::vector<float>(qb),
-                       std::vector<float>(qb), std::vector<uint16_t>(bf16 ? qb * kKeyBlock : 0)};
+        // Sized for this call's blocks: small heads (a 16-token encoder) must not pay for
+        // clearing a full 128 x 512 score block per thread and call.
+        const int64_t rows = std::min(qb, p.Sq), cols = std::min(kKeyBlock, p.Skv);
+        return Scratch{std::vector<float>(rows * cols), std::vector<float>(rows * p.Dv), std::vector<float>(rows),
+                       std::vector<float>(rows), std::vector<uint16_t>(bf16 || p.round_bf16 ? rows * cols : 0),
+                       std::vector<float>(p.direct ? std::max(p.D * padded16(cols), cols * padded16(p.Dv)) : 0)};
       },
       [&](Scratch& w, int64_t t) {
         int64_t bh = p.causal ? t % heads : t / blocks;
         int64_t i0 = (p.causal ? blocks - 1 - t / heads : t % blocks) * qb;
-        attend_block(p, bh, i0, std::min(qb, p.Sq - i0), w.s, w.acc, w.m, w.l, w.sh);
+        attend_block(p, bh, i0, std::min(qb, p.Sq - i0), w.s, w.acc, w.m, w.l, w.sh, w.kt);
       });
 }
 
