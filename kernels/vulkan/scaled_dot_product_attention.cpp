@@ -1,6 +1,6 @@
 // ScaledDotProductAttention (ai.porta) on vulkan: scaled_dot_product_attention.comp, fused
 // with a streaming softmax (one workgroup per 16 queries of a head; nothing of size Sq x Skv
-// in device memory). f32. Declines D or Dv above 128 (the shader's shared tiles), and tensors
+// in device memory); on CPU-like devices first sdpa_rows.comp (one invocation per query row). f32. Declines D or Dv above 128 (the shader's shared tiles), and tensors
 // beyond one binding; the composite then runs. Under a driver's cap on loop iterations per
 // invocation (lavapipe) a long key sequence is split over dispatches (sdpa_loops).
 #include <algorithm>
@@ -105,8 +105,66 @@ std::string sdpa_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "rows": one invocation per query row (sdpa_rows.comp), for CPU-like devices --------------
+
+// Loop iterations of one invocation (vk_kernel.hpp's count): Q and accumulator loads D4 + 1 and
+// DV4 + 1, per key its back-edge, the dot product D4 + 1, a rescale DV4 + 1 and the weighted
+// add DV4 + 1, the loop's exit and the store DV4 + 1.
+uint64_t sdpa_rows_loops(int64_t skv, int64_t d, int64_t dv) {
+  const uint64_t d4 = static_cast<uint64_t>(d / 4), dv4 = static_cast<uint64_t>(dv / 4);
+  return d4 + 2 * dv4 + 4 + static_cast<uint64_t>(skv) * (d4 + 2 * dv4 + 4);
+}
+
+void sdpa_rows_vulkan(KernelContext& ctx) {
+  const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
+  const int64_t B = qs[0], H = qs[1], Sq = qs[2], D = qs[3], Skv = ks[2], Dv = vs[3];
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const bool has_mask = ctx.has_input(3);
+  const double scale =
+      ctx.attrs->has("scale") ? ctx.attrs->get_float("scale") : 1.0 / std::sqrt(static_cast<double>(D));
+  const uint64_t rows = static_cast<uint64_t>(B * H * Sq);
+  Launch l;
+  l.shader = "sdpa_rows";
+  l.spec = {ctx.attrs->get_int("causal") != 0 ? 1 : 0, has_mask ? 1 : 0, static_cast<int32_t>(D / 4),
+            static_cast<int32_t>(Dv / 4)};
+  l.local_size = 64;
+  l.args = {texels(ctx.in(0)), texels(ctx.in(1)), texels(ctx.in(2)),
+            has_mask ? scalar_texels(ctx.in(3)) : texels(ctx.in(0)), output(y)};
+  l.push_u(rows);
+  for (int64_t v : {H, Sq, Skv}) l.push_u(v);
+  l.push_f(scale);
+  std::vector<int64_t> strides = has_mask ? opdef::attention_mask_strides(ctx) : std::vector<int64_t>(4, 0);
+  for (int64_t st : strides) l.push_u(st);
+  set_grid(l, device_caps(ctx), (rows + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
+std::string sdpa_rows_supports(const KernelContext& ctx) {
+  if (auto why = float_texels_ok(ctx, DType::f32, "the workgroup kernel with shared tiles"); !why.empty()) return why;
+  const int64_t d = ctx.in(0).shape()[3], dv = ctx.in(2).shape()[3], skv = ctx.in(1).shape()[2];
+  if (auto why = opdef::attention_heads_fit(ctx, kMaxHeadDim, "a query row's Q and accumulators stay in registers");
+      !why.empty())
+    return why;
+  if (d % 4 != 0 || dv % 4 != 0 || d == 0 || dv == 0)
+    return str("D = ", d, " and Dv = ", dv, " are not both positive multiples of 4 (rows are read as vec4 texels)");
+  if (skv == 0) return "no keys (the workgroup kernel writes the empty sums)";
+  const uint64_t max_texels = device_caps(ctx).max_texels;
+  for (int i = 0; i < 3; ++i)
+    if (static_cast<uint64_t>(ctx.in(i).numel() / 4) > max_texels)
+      return str("input ", i, " has more texels than the device's maxTexelBufferElements (", max_texels, ")");
+  if (ctx.has_input(3))
+    if (auto why = scalar_texels_ok(ctx, ctx.in(3)); !why.empty()) return why;
+  if (auto why = loop_budget_ok(ctx, sdpa_rows_loops(skv, d, dv), str("a query row over ", skv, " keys"));
+      !why.empty())
+    return why;
+  return fits_bindings(ctx);
+}
+
 }  // namespace
 
+PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_rows_vulkan, sdpa_rows_supports,
+                      (::porta::KernelImpl{"rows", 10}))
 PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_vulkan, sdpa_supports)
 
 }  // namespace porta::vk

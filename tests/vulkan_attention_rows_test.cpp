@@ -1,0 +1,114 @@
+// The attention kernel of CPU-like Vulkan devices (kernels/vulkan/sdpa_rows.comp, "rows": one
+// invocation per query row, a streaming softmax over the keys, no shared memory): against the
+// float64 reference and the workgroup kernel GPUs keep, on the same calls, with NaN-poisoned
+// outputs; what it declines (head sizes not multiples of 4, no keys, rows past the loop cap)
+// goes to the workgroup kernel; grids past 65535 workgroups.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/vulkan_texel_test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+constexpr const char* kOp = "ScaledDotProductAttention";
+
+// Every f32 case of the op's own list (masks of every broadcast, causal, all-hidden rows, D != Dv,
+// heads of 128) by the rows kernel where it takes the call, then again by the workgroup kernel.
+TEST(VulkanAttentionRows, EveryCaseMatchesWithEitherKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  EXPECT_GT(check_cases({kOp}), 8);
+  DisabledKernels workgroup_only("vulkan:ScaledDotProductAttention:rows");
+  EXPECT_GT(check_cases({kOp}), 8);
+}
+
+TEST(VulkanAttentionRows, ShapesAroundTheVectorsAndTheKeys) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct Case {
+    Shape q, k, v;
+  };
+  // One query, one key, odd query and key counts, D != Dv, the largest head (128), many heads.
+  const std::vector<Case> cases = {
+      {{1, 1, 1, 4}, {1, 1, 1, 4}, {1, 1, 1, 4}},         {{2, 3, 17, 8}, {2, 3, 33, 8}, {2, 3, 33, 12}},
+      {{1, 2, 5, 128}, {1, 2, 7, 128}, {1, 2, 7, 128}},   {{1, 12, 17, 64}, {1, 12, 17, 64}, {1, 12, 17, 64}},
+      {{3, 1, 65, 16}, {3, 1, 1, 16}, {3, 1, 1, 4}},
+  };
+  for (const Case& c : cases) {
+    Tensor q = random_input(c.q), k = random_input(c.k), v = random_input(c.v);
+    for (int64_t causal : {0, 1}) {
+      Attributes a{{"causal", causal}};
+      expect_impl_match(kOp, {q, k, v}, a, "rows");
+      // An additive mask broadcast over batch and heads, with hidden keys (-inf) in every row
+      // but one key per row; and a full [B, H, Sq, Skv] mask.
+      Tensor mask = random_input({c.q[2], c.k[2]});
+      float* m = mask.data<float>();
+      for (int64_t i = 0; i < c.q[2]; ++i)
+        for (int64_t j = 0; j < c.k[2]; ++j)
+          if ((i + j) % 3 == 1 && j != i % c.k[2]) m[i * c.k[2] + j] = -std::numeric_limits<float>::infinity();
+      expect_impl_match(kOp, {q, k, v, mask}, a, "rows");
+      expect_impl_match(kOp, {q, k, v, random_input({c.q[0], c.q[1], c.q[2], c.k[2]})}, a, "rows");
+      DisabledKernels workgroup_only("vulkan:ScaledDotProductAttention:rows");
+      expect_impl_match(kOp, {q, k, v, mask}, a, "");
+    }
+  }
+  // A scale of its own.
+  Tensor q = random_input({1, 2, 9, 16}), k = random_input({1, 2, 11, 16}), v = random_input({1, 2, 11, 16});
+  expect_impl_match(kOp, {q, k, v}, {{"scale", 0.37}}, "rows");
+}
+
+// A row every key is hidden from gives NaN (as softmax does), the other rows their values.
+TEST(VulkanAttentionRows, RowWithEveryKeyHiddenIsNaN) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  Tensor q = random_input({1, 1, 3, 4}), k = random_input({1, 1, 5, 4}), v = random_input({1, 1, 5, 4});
+  Tensor mask = Tensor::zeros({3, 5}, DType::f32);
+  for (int64_t j = 0; j < 5; ++j) mask.data<float>()[5 + j] = -std::numeric_limits<float>::infinity();
+  ASSERT_EQ(resolve_vk(kOp, to_vk({q, k, v, mask})).kernel->impl.name, "rows");
+  Tensor y = call_op(kOp, to_vk({q, k, v, mask}), {}, 1).at(0).to(Device::cpu());
+  Tensor ref = reference_op(kOp, {q, k, v, mask}, {}, 1).at(0);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t t = 0; t < 4; ++t) {
+      const float got = y.data<float>()[i * 4 + t];
+      if (i == 1) {
+        EXPECT_TRUE(std::isnan(got)) << t;
+      } else {
+        EXPECT_NEAR(got, ref.data<double>()[i * 4 + t], 1e-5) << i << "," << t;
+      }
+    }
+}
+
+// What the rows kernel leaves to the workgroup kernel, with the reason.
+TEST(VulkanAttentionRows, DeclinesWhatItCannotRead) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  // Head sizes that are not whole vec4 texels.
+  Tensor q = random_input({1, 2, 6, 6}), k = random_input({1, 2, 9, 6}), v = random_input({1, 2, 9, 5});
+  expect_impl_match(kOp, {q, k, v}, {}, "", "multiples of 4");
+  // No keys: the empty weighted sums are zeros.
+  expect_impl_match(kOp, {random_input({1, 1, 3, 4}), random_input({1, 1, 0, 4}), random_input({1, 1, 0, 4})}, {},
+                    "", "no keys");
+  // Rows whose key loop would pass the driver's cap on loop iterations: 100 keys at D = 16,
+  // Dv = 24 count 2020 iterations, more than a forced cap of 1000.
+  LoopCapOverride cap(1000);
+  expect_impl_match(kOp, {random_input({1, 2, 7, 16}), random_input({1, 2, 100, 16}), random_input({1, 2, 100, 24})},
+                    {}, "", "loop iterations");
+  expect_impl_match(kOp, {random_input({1, 2, 7, 16}), random_input({1, 2, 40, 16}), random_input({1, 2, 40, 24})},
+                    {}, "rows");
+}
+
+// More query rows than 64 x 65535 (one workgroup dimension): the grid's second dimension.
+TEST(VulkanAttentionRows, MoreRowsThanOneGridDimension) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  const int64_t rows = 64 * 65535 + 77;
+  Tensor q = random_input({1, 1, rows, 4}), k = random_input({1, 1, 3, 4}), v = random_input({1, 1, 3, 4});
+  expect_impl_match(kOp, {q, k, v}, {}, "rows");
+}
+
+}  // namespace
+}  // namespace porta::test
