@@ -15,6 +15,10 @@ struct Value {
   Shape shape;                 ///< dims < 0 are unknown until inputs are bound
   bool shape_known = false;    ///< shape/dtype filled by load-time inference
   Tensor constant;             ///< defined for initializers and folded constants (cpu)
+  /// Annotated graphs only (detail::annotate_shapes): the value a plan's constant folding
+  /// computed for it (shape arithmetic such as swin's head-size scale), when it has at most
+  /// 16 elements; the node producing it stays.
+  Tensor folded;
   int producer = -1;           ///< node index, -1 for graph inputs and constants
 };
 

@@ -93,6 +93,35 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
 /// annotate shapes per plan only when this holds).
 bool residual_add_candidates(const Graph& graph, Device device);
 
+/// Rewrites scaled dot-product attention written as its pieces (runtime/attention_fusion.cpp)
+/// into one ScaledDotProductAttention (ai.porta): Y = MatMul(Softmax(S [+ Mask]), V) with
+/// S = [scalings of] MatMul(A, B), A = [a scaling of] Q, B = [a scaling of] K^T (or the Einsum
+/// forms "<lead>id,<lead>jd-><lead>ij" of Q and K and "<lead>ij,<lead>jd-><lead>id" of P and V),
+/// where
+///  - a scaling is Mul by, or Div by, a finite constant scalar (either side of a Mul) that keeps
+///    its operand's shape; their product is the fused op's `scale`;
+///  - K^T is Transpose(X, perm): K becomes one Transpose of X (perm with its last two entries
+///    swapped; none when that is the identity); any other B gets a Transpose of its last two axes;
+///  - Softmax is over the last axis; S, the Add's output, P = Softmax(.) and every scaled or
+///    transposed intermediate are read by the next node of the pattern alone and no graph output;
+///  - Q [.., Sq, D], K^T [.., D, Skv], V [.., Skv, Dv] have one rank (2 or more) and the same
+///    leading axes (no broadcasting between them), one float dtype, and the Mask (either operand
+///    of the Add) broadcasts to [.., Sq, Skv] without changing S's shape (past rank 4, varying
+///    along the last three axes only);
+///  - `device` runs ScaledDotProductAttention natively for that dtype.
+/// An inference Dropout or Identity between the Softmax and the last product goes too. Operands
+/// of another rank than 4 are reshaped (views) to [B, H, S, D] — rank 2 and 3 get leading axes
+/// of 1, past 4 the axes before the last three merge into B — and the result back. The fused
+/// nodes take the last product's place and write its output. The scores' roundings
+/// differ (the scale is applied once, to the product), as between any two attention kernels.
+/// Shapes are those of Value::shape_known (sessions run it per plan on an annotated graph).
+/// Returns `graph` itself when nothing matches; sessions keeping every value pass `enabled` =
+/// false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_attention(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has a Softmax whose output a MatMul or Einsum reads as its first operand: the
+/// structural part of fuse_attention's test, without shapes.
+bool attention_candidates(const Graph& graph);
+
 /// Fuses the Add of a constant row into the MatMul before it, as the MatMul's porta-internal
 /// input 2 `porta_bias` (ops/matmul.cpp: a Linear layer's bias added to every row), when
 ///  - the MatMul (ONNX domain, 2 inputs) writes y, read by that Add alone and no graph output;

@@ -511,7 +511,11 @@ void annotate_shapes(Graph& graph, const std::vector<Shape>& input_shapes, const
     v.shape_known = true;
   };
   for (const auto& [name, slot] : plan->kept_slots) record(name, plan->slots[slot].shape, plan->slots[slot].dtype);
-  for (const auto& [name, t] : plan->kept_constants) record(name, t.shape(), t.dtype());
+  for (const auto& [name, t] : plan->kept_constants) {
+    record(name, t.shape(), t.dtype());
+    if (int id = graph.find(name); id >= 0 && graph.values[id].producer >= 0 && t.numel() <= 16)
+      graph.values[id].folded = t;
+  }
   for (size_t k = 0; k < graph.inputs.size() && k < input_shapes.size(); ++k) {
     Value& v = graph.values[graph.inputs[k]];
     record(v.name, input_shapes[k], v.dtype);
