@@ -1,10 +1,12 @@
 // ScaledDotProductAttention on cpu (f32): fused attention with a streaming ("online") softmax.
 //
-// Work is split into tasks of (batch*head, block of kQueryBlock queries). A task walks the keys
-// in blocks of kKeyBlock: S = scale * Q_blk K_blk^T (oneDNN sgemm, or direct
-// 16-lane loops for blocks too small to repay its call), + Mask, then per query row
-// the running max m and sum l are updated, the row's accumulator is rescaled by
-// exp(m_old - m_new), and P V_blk is added (sgemm). Memory per task is kQueryBlock x
+// Calls with one block of queries and at most 2^20 scores in all (short sequences, windows)
+// compute them whole instead (attend_all): one batched product for every head's scores, the
+// softmax rows, one batched product for P V. Otherwise work is split into tasks of (batch*head,
+// block of kQueryBlock queries). A task walks the keys in blocks of kKeyBlock: S = scale *
+// Q_blk K_blk^T (oneDNN sgemm, or register-tiled loops for blocks too small to repay its call),
+// + Mask, then per query row the running max m and sum l are updated, the row's accumulator is
+// rescaled by exp(m_old - m_new), and P V_blk is added (sgemm, or the loops). Memory per task is kQueryBlock x
 // (kKeyBlock + Dv) floats: no Sq x Skv matrix exists. With causal, key blocks past the task's
 // last query are skipped and the keys after each query get probability 0 without an exp.
 // Declines D or Dv > 128 (the composite runs).
@@ -164,6 +166,43 @@ void gemm_bf16(bool transb, int64_t m, int64_t n, int64_t k, float alpha, const 
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
+// Calls whose whole score tensor (B H Sq Skv floats) is at most this large, whose queries fit
+// one block and whose blocks are not direct, compute it whole: one batched product for every
+// head's scores, the softmax rows, one batched product for P V. Windowed and short-sequence
+// attention (swin's 49-token windows: 27 to 192 heads of 49 x 49) then makes two library calls
+// per call instead of two per head, as the composite did.
+constexpr int64_t kMaterializedScores = 1 << 20;
+
+// C[b] = alpha A[b] op(B[b]) for b < batch, all row-major and dense (A batch x m x k; B batch x
+// k x n, or batch x n x k when `transb`; C batch x m x n in f32), A and B in f32 or bf16.
+void batched_gemm(bool bf16, bool transb, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const void* a,
+                  const void* b, float* c) {
+  using dt = dnnl::memory::data_type;
+  const dt in = bf16 ? dt::bf16 : dt::f32;
+  auto ad = dnnl::memory::desc({batch, m, k}, in, dnnl::memory::dims{m * k, k, 1});
+  auto bd = transb ? dnnl::memory::desc({batch, k, n}, in, dnnl::memory::dims{n * k, 1, k})
+                   : dnnl::memory::desc({batch, k, n}, in, dnnl::memory::dims{k * n, n, 1});
+  auto cd = dnnl::memory::desc({batch, m, n}, dt::f32, dnnl::memory::dims{m * n, n, 1});
+  auto p = cached<MaybePrimitive<dnnl::matmul>>(
+      dnn_key("sdpa_batched", bf16, transb, batch, m, n, k, static_cast<double>(alpha)), [&] {
+        auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
+        try {
+          dnnl::primitive_attr attr;
+          if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+          r->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, engine());
+          r->prim = dnnl::matmul(r->pd);
+          r->ok = true;
+        } catch (const dnnl::error& e) {
+          r->why = e.what();
+        }
+        return r;
+      });
+  if (!p->ok)
+    throw BackendError(str("[ScaledDotProductAttention] oneDNN refused a batched ", batch, " x ", m, "x", n, "x", k,
+                           " matmul: ", p->why));
+  execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
+}
+
 // Whether oneDNN has a bf16 matmul on this CPU (it needs AVX-512; the ISA is fixed for the
 // process). Without it a bf16 call computes in f32.
 bool bf16_matmul_available() {
@@ -271,6 +310,44 @@ void attend_block(const Problem& p, int64_t bh, int64_t i0, int64_t rows, std::v
   }
 }
 
+// The whole call at once (kMaterializedScores): S = scale Q K^T for every head, each row's
+// softmax (mask, causal, the rounding to bf16 of a bf16 call), Y = P V, each row of Y divided by
+// its sum. `s` holds B H Sq Skv floats, `ph` as many bf16 values in a bf16 call.
+void attend_all(const Problem& p, bool bf16, std::vector<float>& s, std::vector<uint16_t>& ph, std::vector<float>& inv) {
+  const int64_t heads = p.B * p.H, rows = heads * p.Sq;
+  const float ninf = -std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  batched_gemm(bf16, true, heads, p.Sq, p.Skv, p.D, p.scale, bf16 ? static_cast<const void*>(p.qh) : p.q,
+               bf16 ? static_cast<const void*>(p.kh) : p.k, s.data());
+  parallel_for(rows, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t bh = row / p.Sq, i = row % p.Sq;
+      float* srow = s.data() + row * p.Skv;
+      const int64_t vis = p.causal ? std::min(p.Skv, i + 1) : p.Skv;
+      if (p.mask) {
+        const float* mrow = p.mask + (bh / p.H) * p.mask_strides[0] + (bh % p.H) * p.mask_strides[1] +
+                            i * p.mask_strides[2];
+        for (int64_t c = 0; c < vis; ++c) srow[c] += mrow[c * p.mask_strides[3]];
+      }
+      const float m = vis > 0 ? vmath::max_f32(srow, vis) : ninf;
+      if (m == ninf) {  // every key hidden: NaN, as softmax over only -inf gives
+        if (bf16) std::fill(ph.data() + row * p.Skv, ph.data() + (row + 1) * p.Skv, uint16_t{0});
+        else std::fill(srow, srow + p.Skv, 0.f);
+        inv[row] = nan;
+        continue;
+      }
+      const float sum = bf16 ? vmath::exp_shifted_sum_to_bf16(srow, m, ph.data() + row * p.Skv, vis, p.Skv)
+                             : vmath::exp_shifted_sum_to_f32(srow, m, srow, vis);
+      if (!bf16) std::fill(srow + vis, srow + p.Skv, 0.f);
+      inv[row] = 1.f / sum;
+    }
+  });
+  batched_gemm(bf16, false, heads, p.Sq, p.Dv, p.Skv, 1.f, bf16 ? static_cast<const void*>(ph.data()) : s.data(),
+               bf16 ? static_cast<const void*>(p.vh) : p.v, p.y);
+  parallel_for(rows, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) vmath::scale_f32(p.y + row * p.Dv, inv[row], p.Dv);
+  });
+}
+
 void sdpa_cpu(KernelContext& ctx) {
   const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
   Problem p{qs[0], qs[1], qs[2], qs[3], ks[2], vs[3], 0.f, false, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
@@ -303,13 +380,18 @@ void sdpa_cpu(KernelContext& ctx) {
   struct Rounded {
     Tensor q, k, v;
     std::vector<float> values;  // direct blocks: Q, K and V rounded to bf16, as f32
+    std::vector<uint16_t> bits;  // and their bf16 bits on the way
+    // Whole calls (attend_all): every head's scores, the bf16 probabilities, 1 / row sums.
+    std::vector<float> scores, inv;
+    std::vector<uint16_t> probs;
   };
   if ((bf16 || (in_bf16 && p.direct)) && !ctx.state) ctx.state = std::make_shared<Rounded>();  // only this kernel sets it
   if (in_bf16 && p.direct) {
     auto& rounded = *std::static_pointer_cast<Rounded>(ctx.state);
     const int64_t nq = ctx.in(0).numel(), nk = ctx.in(1).numel(), nv = ctx.in(2).numel();
     rounded.values.resize(static_cast<size_t>(nq + nk + nv));
-    std::vector<uint16_t> bits(static_cast<size_t>(std::max({nq, nk, nv})));
+    std::vector<uint16_t>& bits = rounded.bits;
+    bits.resize(static_cast<size_t>(std::max({nq, nk, nv})));
     float* at = rounded.values.data();
     for (const float** src : {&p.q, &p.k, &p.v}) {
       const int64_t n = src == &p.q ? nq : src == &p.k ? nk : nv;
@@ -328,6 +410,15 @@ void sdpa_cpu(KernelContext& ctx) {
     p.vh = bits(rounded_to_bf16(ctx.in(2), rounded.v));
   }
   int64_t blocks = (p.Sq + qb - 1) / qb, heads = p.B * p.H;
+  if (!p.direct && blocks == 1 && p.D > 0 && p.Dv > 0 && heads * p.Sq * p.Skv <= kMaterializedScores) {
+    if (!ctx.state) ctx.state = std::make_shared<Rounded>();
+    auto& st = *std::static_pointer_cast<Rounded>(ctx.state);
+    st.scores.resize(static_cast<size_t>(heads * p.Sq * p.Skv));
+    st.inv.resize(static_cast<size_t>(heads * p.Sq));
+    st.probs.resize(bf16 ? st.scores.size() : 0);
+    attend_all(p, bf16, st.scores, st.probs, st.inv);
+    return;
+  }
   struct Scratch {
     std::vector<float> s, acc, m, l;
     std::vector<uint16_t> sh;  // the probabilities in bf16 (bf16 calls only)
