@@ -1,7 +1,8 @@
 // ScaledDotProductAttention (ai.porta) on vulkan: scaled_dot_product_attention.comp, fused
 // with a streaming softmax (one workgroup per 16 queries of a head; nothing of size Sq x Skv
-// in device memory); on CPU-like devices first sdpa_rows.comp (one invocation per query row). f32. Declines D or Dv above 128 (the shader's shared tiles), and tensors
-// beyond one binding; the composite then runs. Under a driver's cap on loop iterations per
+// in device memory); on CPU-like devices first sdpa_rows.comp (one invocation per query row).
+// f32. Declines D or Dv above 128 (the shader's shared tiles), and tensors beyond one binding;
+// the composite then runs. Under a driver's cap on loop iterations per
 // invocation (lavapipe) a long key sequence is split over dispatches (sdpa_loops).
 #include <algorithm>
 #include <cmath>
