@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "porta/dispatch.hpp"
+#include "runtime/graph_fusion.hpp"
+#include "runtime/session_plan.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -130,6 +132,23 @@ std::vector<Form> forms() {
                  g.node("Add", {"mask", "s"}, "sm");
                  g.node("Softmax", {"sm"}, "p", {{"axis", int64_t{-1}}});
                  g.node("Einsum", {"p", "v"}, "y", {{"equation", std::string("abhij,abhjd->abhid")}});
+                 g.output("y");
+               }});
+  f.push_back({"scale computed from Q's shape (swin: head size ** -0.5)", [](ReferenceGraph& g) {
+                 g.input("q", random_f32({3, 2, 6, 16}), "batch");
+                 g.input("k", random_f32({3, 2, 5, 16}), "batch");
+                 g.input("v", random_f32({3, 2, 5, 4}), "batch");
+                 g.node("Shape", {"q"}, "q_shape");
+                 g.initializer("last", Tensor::from_values({3}, {}, DType::i64));
+                 g.node("Gather", {"q_shape", "last"}, "d", {{"axis", int64_t{0}}});
+                 g.node("Cast", {"d"}, "d_float", {{"to", int64_t{1}}});
+                 g.initializer("minus_half", scalar(-0.5));
+                 g.node("Pow", {"d_float", "minus_half"}, "inv_root_d");
+                 g.node("Mul", {"q", "inv_root_d"}, "qs");
+                 g.node("Transpose", {"k"}, "kt", {{"perm", Ints{0, 1, 3, 2}}});
+                 g.node("MatMul", {"qs", "kt"}, "s");
+                 g.node("Softmax", {"s"}, "p", {{"axis", int64_t{-1}}});
+                 g.node("MatMul", {"p", "v"}, "y");
                  g.output("y");
                }});
   // Forms that must stay as they are.
@@ -268,6 +287,47 @@ TEST(AttentionFusion, EveryPlanOfASymbolicBatch) {
     EXPECT_EQ(fused_nodes(run.plan), 1);
     EXPECT_EQ(nodes_of_op(run.plan, "Transpose"), 0);  // K^T of K: K is read as it is
   }
+}
+
+// A scale that only a plan's constant folding knows (swin computes its head size from the shape
+// of a value load-time inference cannot size): the annotated graph carries it as
+// Value::folded, and the rewrite folds the Mul into the op's scale. Without it the Mul is just
+// how Q is computed: it stays, and the op's scale is 1.
+TEST(AttentionFusion, ScaleFromAPlansFoldedValue) {
+  ReferenceGraph g;
+  g.input("q", random_f32({2, 3, 4, 8}));
+  g.input("kt", random_f32({2, 3, 8, 5}));
+  g.input("v", random_f32({2, 3, 5, 8}));
+  g.input("c_source", random_f32({1}));
+  g.node("Identity", {"c_source"}, "c");  // a value some node computes
+  g.node("Mul", {"q", "c"}, "qs");
+  g.node("MatMul", {"qs", "kt"}, "s");
+  g.node("Softmax", {"s"}, "p", {{"axis", int64_t{-1}}});
+  g.node("MatMul", {"p", "v"}, "y");
+  g.output("y");
+  Model model = g.model();
+  auto annotated = std::make_shared<Graph>(*model.graph_ptr());
+  std::vector<Shape> shapes;
+  for (int v : annotated->inputs) shapes.push_back(g.inputs().at(annotated->values[v].name).shape());
+  detail::annotate_shapes(*annotated, shapes, std::vector<Tensor>(shapes.size()));
+  const int c = annotated->find("c");
+  ASSERT_GE(c, 0);
+  ASSERT_GE(annotated->values[c].producer, 0);
+  ASSERT_FALSE(annotated->values[c].constant.defined());
+  auto expect = [](const Graph& graph, int muls, double scale) {
+    int fused = 0, mul_nodes = 0;
+    for (const Node& node : graph.nodes) {
+      mul_nodes += node.op->name == "Mul";
+      if (node.op->name != "ScaledDotProductAttention") continue;
+      ++fused;
+      EXPECT_NEAR(node.attrs.get_float("scale"), scale, 1e-7);
+    }
+    EXPECT_EQ(fused, 1);
+    EXPECT_EQ(mul_nodes, muls);
+  };
+  expect(*detail::fuse_attention(annotated, Device::cpu(), true), 1, 1.0);
+  annotated->values[c].folded = Tensor::from_values({0.3}, {1}, DType::f32);
+  expect(*detail::fuse_attention(annotated, Device::cpu(), true), 0, 0.3);
 }
 
 // Sessions that keep every value, and PORTA_FUSE=0, see the pieces.
