@@ -98,6 +98,10 @@ struct AttentionMatch {
   double scale = 1;
   size_t rank = 0;
   DType dtype = DType::f32;
+  // Windowed attention's second mask (swin's shifted windows): added to the scores viewed as
+  // [B, nW, ...] (their first axis split), -1 when none.
+  int window_mask = -1;
+  int64_t windows_b = 0, windows_n = 0;
 };
 
 bool identity_perm(const std::vector<int64_t>& perm) {
@@ -146,6 +150,35 @@ EinsumForm einsum_form(const Node& n) {
   return EinsumForm::none;
 }
 
+// Reshape(Add(Reshape(S, [B, nW, rest]), M), back to S's shape) = `x`, with S [B * nW, rest]
+// read by that Reshape alone: the window mask M of swin's shifted windows (broadcast to
+// [B, nW, rest], not widening it). {S, M, B, nW, the three nodes}, or none.
+struct WindowMask {
+  int inner = -1, mask = -1;
+  int64_t b = 0, n = 0;
+  std::vector<int> nodes;
+};
+std::optional<WindowMask> window_mask_of(const Graph& g, int x, const Uses& uses) {
+  const int back = g.values[x].producer;
+  if (back < 0 || !is_onnx(g.nodes[back], "Reshape", 2)) return std::nullopt;
+  const int sum = g.nodes[back].inputs[0], add = g.values[sum].producer;
+  if (!uses.is_private(sum) || add < 0 || !is_onnx(g.nodes[add], "Add", 2)) return std::nullopt;
+  const Shape *xs = known_shape(g, x), *ss = known_shape(g, sum);
+  if (!xs || !ss || xs->empty() || ss->size() != xs->size() + 1) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const int split = g.nodes[add].inputs[side], mask = g.nodes[add].inputs[1 - side];
+    const int there = g.values[split].producer;
+    if (split == mask || !uses.is_private(split) || there < 0 || !is_onnx(g.nodes[there], "Reshape", 2)) continue;
+    const int inner = g.nodes[there].inputs[0];
+    const Shape *is = known_shape(g, inner), *ps = known_shape(g, split), *ms = known_shape(g, mask);
+    if (!is || !ps || !ms || *is != *xs || *ps != *ss || !uses.is_private(inner)) continue;
+    if ((*ps)[0] * (*ps)[1] != (*is)[0] || !std::equal(ps->begin() + 2, ps->end(), is->begin() + 1)) continue;
+    if (!broadcasts_to(*ms, *ps) || dtype_of(g, mask) != dtype_of(g, x)) continue;
+    return WindowMask{inner, mask, (*ps)[0], (*ps)[1], {back, add, there}};
+  }
+  return std::nullopt;
+}
+
 std::optional<AttentionMatch> match_at(const Graph& g, size_t s, const Uses& uses) {
   const Node& softmax = g.nodes[s];
   if (!is_onnx(softmax, "Softmax", 1)) return std::nullopt;
@@ -177,8 +210,17 @@ std::optional<AttentionMatch> match_at(const Graph& g, size_t s, const Uses& use
       pv.inputs[1] == probs)
     return std::nullopt;
   m.v = pv.inputs[1];
-  // The scores: [Add(., mask) of] [a scaling of] MatMul(Q', K'^T) or Einsum(Q', K').
+  // The scores: [Add(., mask) of] [a scaling of] MatMul(Q', K'^T) or Einsum(Q', K'), [with a
+  // window mask added to them reshaped as [B, nW, ...] and reshaped back].
   if (!uses.is_private(x)) return std::nullopt;
+  int scores = x;
+  if (auto w = window_mask_of(g, x, uses)) {
+    m.window_mask = w->mask;
+    m.windows_b = w->b;
+    m.windows_n = w->n;
+    m.dropped.insert(m.dropped.end(), w->nodes.begin(), w->nodes.end());
+    scores = w->inner;
+  }
   auto product_of = [&](int v, double& factor, std::vector<int>& nodes) -> int {
     if (!uses.is_private(v)) return -1;
     if (auto sc = scaling_of(g, v)) {
@@ -194,7 +236,7 @@ std::optional<AttentionMatch> match_at(const Graph& g, size_t s, const Uses& use
     return producer;
   };
   int qk = -1;
-  const int xp = g.values[x].producer;
+  const int xp = g.values[scores].producer;
   if (xp < 0) return std::nullopt;
   if (is_onnx(g.nodes[xp], "Add", 2) && g.nodes[xp].inputs[0] != g.nodes[xp].inputs[1]) {
     for (int side = 0; side < 2 && qk < 0; ++side) {
@@ -211,7 +253,7 @@ std::optional<AttentionMatch> match_at(const Graph& g, size_t s, const Uses& use
   if (qk < 0) {
     std::vector<int> nodes;
     m.scale = 1;
-    qk = product_of(x, m.scale, nodes);
+    qk = product_of(scores, m.scale, nodes);
     m.dropped.insert(m.dropped.end(), nodes.begin(), nodes.end());
   }
   if (qk < 0) return std::nullopt;
@@ -362,11 +404,46 @@ std::vector<Node> fused_nodes(Graph& g, const AttentionMatch& m) {
     v = reshaped(v, "V", as_rank4(shape_of(v)));
     y4 = new_value(g, base + "/Y4", m.dtype, as_rank4(shape_of(y)));
   }
+  int mask = m.mask;
+  if (m.window_mask >= 0) {
+    // One mask for the windows: the first mask (if any) viewed over [B, nW, rest], plus the
+    // window mask, expanded along B and nW and merged back to [B * nW, rest].
+    const size_t r = m.rank;
+    auto aligned = [&](Shape sh) {
+      sh.insert(sh.begin(), r + 1 - sh.size(), 1);
+      return sh;
+    };
+    Shape sum_shape = aligned(shape_of(m.window_mask));
+    int sum = m.window_mask;
+    if (mask >= 0) {
+      Shape ms = shape_of(mask);
+      if (ms.size() == r) {
+        const int64_t lead = ms[0];
+        ms.erase(ms.begin());
+        ms.insert(ms.begin(), {lead == 1 ? 1 : m.windows_b, lead == 1 ? 1 : m.windows_n});
+      } else {
+        ms = aligned(ms);
+      }
+      const int first = reshaped(mask, "Mask", ms);
+      for (size_t i = 0; i <= r; ++i) sum_shape[i] = sum_shape[i] == 1 ? ms[i] : sum_shape[i];
+      sum = new_value(g, base + "/WindowMasks", m.dtype, sum_shape);
+      nodes.push_back(new_node("", "Add", base + "/Add_WindowMasks", {first, m.window_mask}, {sum}));
+    }
+    Shape grid(r + 1, 1), expanded_shape = sum_shape;
+    grid[0] = expanded_shape[0] = m.windows_b;
+    grid[1] = expanded_shape[1] = m.windows_n;
+    const int expanded = new_value(g, base + "/WindowMaskExpanded", m.dtype, expanded_shape);
+    nodes.push_back(new_node("", "Expand", base + "/Expand_WindowMask",
+                             {sum, constant_shape(g, base + "/WindowGrid", grid)}, {expanded}));
+    Shape merged(expanded_shape.begin() + 1, expanded_shape.end());
+    merged[0] = m.windows_b * m.windows_n;
+    mask = reshaped(expanded, "WindowMask", merged);
+  }
   Attributes attrs{{"scale", m.scale}};
   std::vector<int> inputs{q, k, v};
-  if (m.mask >= 0) {
-    const Shape ms = shape_of(m.mask);
-    inputs.push_back(ms.size() > 4 ? reshaped(m.mask, "Mask", Shape(ms.end() - 3, ms.end())) : m.mask);
+  if (mask >= 0) {
+    const Shape ms = shape_of(mask);
+    inputs.push_back(ms.size() > 4 ? reshaped(mask, "MaskRows", Shape(ms.end() - 3, ms.end())) : mask);
   }
   nodes.push_back(new_node(opdef::kPortaDomain, "ScaledDotProductAttention", base, inputs, {y4}, attrs));
   if (m.rank != 4) {

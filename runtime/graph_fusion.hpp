@@ -109,6 +109,10 @@ bool residual_add_candidates(const Graph& graph, Device device);
 ///    of the Add) broadcasts to [.., Sq, Skv] without changing S's shape (past rank 4, varying
 ///    along the last three axes only);
 ///  - `device` runs ScaledDotProductAttention natively for that dtype.
+/// Windowed attention's second mask goes in too: scores (after the first mask) reshaped from
+/// [B * nW, rest] to [B, nW, rest], a mask broadcast to that added, reshaped back (torchvision's
+/// swin exports its shifted windows so); the op's mask becomes Reshape(Expand(first + window
+/// mask, [B, nW, 1, ..]), [B * nW, ..]), computed once per plan when both are constants.
 /// An inference Dropout or Identity between the Softmax and the last product goes too. Operands
 /// of another rank than 4 are reshaped (views) to [B, H, S, D] — rank 2 and 3 get leading axes
 /// of 1, past 4 the axes before the last three merge into B — and the result back. The fused

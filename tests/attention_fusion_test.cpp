@@ -2,8 +2,9 @@
 // (runtime/graph_fusion.hpp, fuse_attention): the forms exporters write (PyTorch 1.13's
 // nn.MultiheadAttention at rank 3 with Q divided and K transposed by (1, 2, 0), 4-D heads with K
 // transposed from [B, S, H, D], MaxViT's rank-5 Einsum products, one head of rank 2, scales on
-// Q, K^T or the scores, an additive mask on either side of the Add, a Dropout after the
-// Softmax, a constant mask and V, symbolic batch sizes) fuse on
+// Q, K^T or the scores, an additive mask on either side of the Add, swin's windows with a
+// second mask over [B, nW, ...], a Dropout after the Softmax, a constant mask and V, symbolic
+// batch sizes) fuse on
 // every device whose attention kernel runs natively, and the session equals the float64
 // reference there and the unfused session. Graphs that differ in a detail that changes the
 // result or that the fused op cannot express stay as they are, and still give the reference.
@@ -63,6 +64,38 @@ void heads4(ReferenceGraph& g, int64_t b, int64_t h, int64_t sq, int64_t skv, in
   g.initializer("c", scalar(0.3));
   g.node("Mul", {"c", "s"}, "ss");
   g.node("Softmax", {"ss"}, "p", {{"axis", int64_t{3}}});
+}
+
+// Windowed attention as torchvision's swin exports its shifted windows: S [B * nW, H, N, N]
+// (+ a relative-position bias [H, N, N]), reshaped to [B, nW, H, N, N], + a mask per window
+// [1, nW, 1, N, N] (hiding keys across window seams), reshaped back, Softmax. nW 3, H 2, N 5.
+void windows(ReferenceGraph& g, int64_t images, bool bias) {
+  const int64_t g_ = images * 3;
+  g.input("q", random_f32({g_, 2, 5, 4}));
+  g.input("k", random_f32({g_, 2, 5, 4}));
+  g.input("v", random_f32({g_, 2, 5, 4}));
+  Tensor window_mask = random_f32({1, 3, 1, 5, 5}, -1, 0);
+  for (int64_t w = 1; w < 3; ++w)
+    for (int64_t i = 0; i < 5; ++i) window_mask.data<float>()[(w * 5 + i) * 5 + (i + w) % 5] = -100.f;
+  g.initializer("window_mask", window_mask);
+  g.initializer("split", Tensor::from_values({double(images), 3, 2, 5, 5}, {5}, DType::i64));
+  g.initializer("merge", Tensor::from_values({-1, 2, 5, 5}, {4}, DType::i64));
+  g.node("Transpose", {"k"}, "kt", {{"perm", Ints{0, 1, 3, 2}}});
+  g.initializer("c", scalar(0.5));
+  g.node("Mul", {"q", "c"}, "qs");
+  g.node("MatMul", {"qs", "kt"}, "s");
+  std::string scores = "s";
+  if (bias) {
+    g.initializer("bias", random_f32({2, 5, 5}));
+    g.node("Add", {"s", "bias"}, "sb");
+    scores = "sb";
+  }
+  g.node("Reshape", {scores, "split"}, "s5");
+  g.node("Add", {"s5", "window_mask"}, "s5m");
+  g.node("Reshape", {"s5m", "merge"}, "sm");
+  g.node("Softmax", {"sm"}, "p", {{"axis", int64_t{-1}}});
+  g.node("MatMul", {"p", "v"}, "y");
+  g.output("y");
 }
 
 std::vector<Form> forms() {
@@ -134,6 +167,9 @@ std::vector<Form> forms() {
                  g.node("Einsum", {"p", "v"}, "y", {{"equation", std::string("abhij,abhjd->abhid")}});
                  g.output("y");
                }});
+  f.push_back({"windows: a bias, then a per-window mask over [B, nW, ...] (swin's shifted windows)",
+               [](ReferenceGraph& g) { windows(g, 2, true); }});
+  f.push_back({"windows: a per-window mask alone, one image", [](ReferenceGraph& g) { windows(g, 1, false); }});
   f.push_back({"scale computed from Q's shape (swin: head size ** -0.5)", [](ReferenceGraph& g) {
                  g.input("q", random_f32({3, 2, 6, 16}), "batch");
                  g.input("k", random_f32({3, 2, 5, 16}), "batch");
