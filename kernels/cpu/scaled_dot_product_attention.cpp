@@ -132,6 +132,32 @@ void pv_direct(int64_t rows, int64_t cols, int64_t dv, const float* pm, const fl
   small_product(rows, cols, pm, cols, panel, ld, acc, dv, dv, 1.f, true);
 }
 
+// The cached oneDNN matmul C = alpha A B (+ C when `accumulate`) for these descriptors, or a
+// BackendError naming `what` when oneDNN refuses it.
+std::shared_ptr<MaybePrimitive<dnnl::matmul>> matmul_primitive(const std::string& key, const dnnl::memory::desc& ad, const dnnl::memory::desc& bd,
+                                     const dnnl::memory::desc& cd, float alpha, bool accumulate, const std::string& what) {
+  auto p = cached<MaybePrimitive<dnnl::matmul>>(key, [&] {
+    auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
+    try {
+      dnnl::primitive_attr attr;
+      if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+      if (accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(1.f);
+        attr.set_post_ops(ops);
+      }
+      r->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, engine());
+      r->prim = dnnl::matmul(r->pd);
+      r->ok = true;
+    } catch (const dnnl::error& e) {
+      r->why = e.what();
+    }
+    return r;
+  });
+  if (!p->ok) throw BackendError(str("[ScaledDotProductAttention] oneDNN refused ", what, " matmul: ", p->why));
+  return p;
+}
+
 // Row-major C = alpha A op(B) (+ C when `accumulate`) with A and B in bf16 and C in f32:
 // a oneDNN matmul over strided memory, one cached primitive per geometry (a call sees at most
 // a few: full and last blocks).
@@ -142,27 +168,9 @@ void gemm_bf16(bool transb, int64_t m, int64_t n, int64_t k, float alpha, const 
   auto bd = transb ? dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{1, ldb})
                    : dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{ldb, 1});
   auto cd = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
-  auto p = cached<MaybePrimitive<dnnl::matmul>>(
-      dnn_key("sdpa_bf16", m, n, k, lda, ldb, ldc, transb, static_cast<double>(alpha), accumulate), [&] {
-        auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
-        try {
-          dnnl::primitive_attr attr;
-          if (alpha != 1.f) attr.set_output_scales(0, {alpha});
-          if (accumulate) {
-            dnnl::post_ops ops;
-            ops.append_sum(1.f);
-            attr.set_post_ops(ops);
-          }
-          r->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, engine());
-          r->prim = dnnl::matmul(r->pd);
-          r->ok = true;
-        } catch (const dnnl::error& e) {
-          r->why = e.what();
-        }
-        return r;
-      });
-  if (!p->ok)
-    throw BackendError(str("[ScaledDotProductAttention] oneDNN refused a bf16 ", m, "x", n, "x", k, " matmul: ", p->why));
+  const auto p = matmul_primitive(
+      dnn_key("sdpa_bf16", m, n, k, lda, ldb, ldc, transb, static_cast<double>(alpha), accumulate), ad, bd, cd, alpha,
+      accumulate, str("a bf16 ", m, "x", n, "x", k));
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
@@ -183,23 +191,9 @@ void batched_gemm(bool bf16, bool transb, int64_t batch, int64_t m, int64_t n, i
   auto bd = transb ? dnnl::memory::desc({batch, k, n}, in, dnnl::memory::dims{n * k, 1, k})
                    : dnnl::memory::desc({batch, k, n}, in, dnnl::memory::dims{k * n, n, 1});
   auto cd = dnnl::memory::desc({batch, m, n}, dt::f32, dnnl::memory::dims{m * n, n, 1});
-  auto p = cached<MaybePrimitive<dnnl::matmul>>(
-      dnn_key("sdpa_batched", bf16, transb, batch, m, n, k, static_cast<double>(alpha)), [&] {
-        auto r = std::make_shared<MaybePrimitive<dnnl::matmul>>();
-        try {
-          dnnl::primitive_attr attr;
-          if (alpha != 1.f) attr.set_output_scales(0, {alpha});
-          r->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, engine());
-          r->prim = dnnl::matmul(r->pd);
-          r->ok = true;
-        } catch (const dnnl::error& e) {
-          r->why = e.what();
-        }
-        return r;
-      });
-  if (!p->ok)
-    throw BackendError(str("[ScaledDotProductAttention] oneDNN refused a batched ", batch, " x ", m, "x", n, "x", k,
-                           " matmul: ", p->why));
+  const auto p =
+      matmul_primitive(dnn_key("sdpa_batched", bf16, transb, batch, m, n, k, static_cast<double>(alpha)), ad, bd, cd,
+                       alpha, false, str("a batched ", batch, " x ", m, "x", n, "x", k));
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
