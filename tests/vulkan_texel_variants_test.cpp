@@ -2,7 +2,8 @@
 // operands through uniform texel buffers) against the implementations GPUs keep, on the same
 // calls; the other such kernels are in tests/vulkan_texel_data_test.cpp.
 //
-// MatMul and Gemm have two implementations (kernels/vulkan/matmul.cpp): "texel", the
+// MatMul and Gemm have two implementations here (kernels/vulkan/matmul.cpp; Gemm's third,
+// "rows", has tests/vulkan_gemm_rows_test.cpp): "texel", the
 // barrier-free register-tiled GEMM that reads its operands through uniform texel buffers, for
 // CPU-like devices (lavapipe), and "tiled", the shared-memory tiled GEMM for GPUs, which also
 // takes what "texel" declines. Every case runs through both, with NaN-poisoned outputs, against
@@ -82,13 +83,16 @@ std::vector<Case> cases(DType dt) {
 }
 
 void run_cases(DType dt) {
+  // "rows" takes Gemm transB = 1 with at most 4 rows of A before "texel"
+  // (tests/vulkan_gemm_rows_test.cpp); here "texel" runs them too.
+  DisabledKernels no_rows("vulkan:Gemm:rows");
   for (const Case& c : cases(dt)) {
     SCOPED_TRACE(testing::Message() << c.op << " " << shape_str(c.inputs[0].shape()) << " x "
                                     << shape_str(c.inputs[1].shape()));
     expect_impl_match(c.op, c.inputs, c.attrs, c.texel ? "texel" : "tiled", c.why);
   }
   // The same products through "tiled" alone.
-  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel");
+  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel,vulkan:Gemm:rows");
   for (const Case& c : cases(dt)) expect_impl_match(c.op, c.inputs, c.attrs, "tiled");
 }
 

@@ -350,7 +350,8 @@ void matmul_texel(KernelContext& ctx) {
   launch_texel_gemm(ctx, t.g, a, b, bias_of(ctx), ctx.out(0), epilogue_of(ctx));
 }
 
-std::string texel_supports(const KernelContext& ctx) {
+// What the texel GEMM needs of a call; with `loops` also its K loop within the driver's cap.
+std::string texel_call_ok(const KernelContext& ctx, bool loops) {
   DType t = ctx.in(0).dtype();
   if (auto why = float_texels_ok(ctx, t, "the shared-memory tiled GEMM"); !why.empty()) return why;
   if (ctx.in(1).dtype() != t) return "A and B have different dtypes";
@@ -387,7 +388,67 @@ std::string texel_supports(const KernelContext& ctx) {
       return str(what, " has ", n * dtype_size(t), " bytes, more than the device's maxStorageBufferRange (", limit, ")");
   }
   return texel_gemm_fits(ctx, g, a_packed ? static_cast<int64_t>(a_packed) : ctx.in(0).numel(),
-                         b_packed ? static_cast<int64_t>(b_packed) : ctx.in(1).numel());
+                         b_packed ? static_cast<int64_t>(b_packed) : ctx.in(1).numel(), !loops);
+}
+
+std::string texel_supports(const KernelContext& ctx) { return texel_call_ok(ctx, true); }
+
+// ---- "rows": a few rows of A against B stored (N, K) (matmul_rows.comp) -----------------------
+
+constexpr int64_t kRowsMaxM = 4;
+constexpr uint32_t kRowsLocal = 64;
+constexpr int32_t kRowsPerPass = 4;  // matmul_rows.comp's RB
+
+// Rows of Y's columns per workgroup: one pass of kRowsPerPass per subgroup of the reported size.
+int64_t rows_per_group(const KernelContext& ctx) {
+  return kRowsPerPass * std::max<int64_t>(1, kRowsLocal / std::max<uint32_t>(device_caps(ctx).subgroup_size, 1));
+}
+
+void matmul_rows(KernelContext& ctx) {
+  std::string why;
+  TexelCall t = texel_call_of(ctx, why);
+  if (!why.empty()) throw BackendError(str("[", ctx.op->name, "] ", why, " (supports should decline)"));
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  Tensor a = ctx.in(0), b = ctx.in(1);
+  if (t.pack_a) a = pack_input(ctx, 0, 1, t.a_rows, t.K, t.a_rows, t.Kp);
+  if (t.pack_b) b = pack_input(ctx, 1, 1, t.N, t.K, t.N, t.Kp);
+  const TexelGemm& g = t.g;
+  const Tensor* c = bias_of(ctx);
+  const int64_t per_group = rows_per_group(ctx);
+  Launch l;
+  l.shader = "matmul_rows";
+  l.variant = variant_for(y.dtype());
+  l.spec = {c ? 1 : 0, static_cast<int32_t>(g.M)};
+  l.local_size = kRowsLocal;
+  l.args = {texels(a), texels(b), input(c ? *c : y), output(y)};
+  set_grid(l, device_caps(ctx), static_cast<uint64_t>((g.N + per_group - 1) / per_group));
+  for (int64_t v : {g.N, g.K / 4, per_group, g.scm, g.scn}) l.push_u(v);
+  l.push_f(g.alpha);
+  l.push_f(g.beta);
+  epilogue_of(ctx).add_to(l, y);
+  l.spec.push_back(kRowsPerPass);
+  launch(ctx, std::move(l));
+}
+
+// The texel GEMM's conditions (texel_supports), and: B stored (N, K), at most kRowsMaxM rows of
+// A in one batch, subgroup arithmetic.
+std::string rows_supports(const KernelContext& ctx) {
+  if (auto why = float_texels_ok(ctx, ctx.in(0).dtype(), "the shared-memory tiled GEMM"); !why.empty()) return why;
+  if (ctx.op->name != "Gemm" || ctx.attrs->get_int("transB", 0) == 0) return "B is not stored (N, K) (Gemm transB = 1)";
+  if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
+  if (auto why = texel_call_ok(ctx, false); !why.empty()) return why;
+  std::string unused;
+  const TexelCall t = texel_call_of(ctx, unused);
+  if (t.g.M > kRowsMaxM) return str(t.g.M, " rows of A (it takes at most ", kRowsMaxM, ")");
+  if (t.g.batches() != 1) return "more than one batch";
+  if (t.g.scm * (t.g.M - 1) + t.g.scn * (t.g.N - 1) >= (int64_t{1} << 31)) return "C indexes past 2^31";
+  // Per invocation: one pass over kRowsPerPass rows (a workgroup's rows are one pass of each
+  // of its subgroups), a K loop of K / 4 / lanes texels in it, the row and output loops around.
+  const uint64_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
+  return loop_budget_ok(ctx, (static_cast<uint64_t>(t.Kp / 4) + lanes - 1) / lanes + 2 + 4 * kRowsPerPass * (kRowsMaxM + 2),
+                        str("K = ", t.K));
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -442,13 +503,15 @@ int64_t texel_tile_m(const TexelGemm& g) {
   return tiles8 >= 8 * static_cast<int64_t>(kTexelLocal) ? 8 : 4;
 }
 
-std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel) {
+std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel,
+                            bool operands_only) {
   const DeviceCaps& caps = device_caps(ctx);
   for (auto [what, n] : {std::pair<const char*, int64_t>{"A", a_numel}, {"B", b_numel}}) {
     if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
     if (static_cast<uint64_t>(n + 3) / 4 > caps.max_texels)
       return str(what, " has ", (n + 3) / 4, " texels, more than the device's maxTexelBufferElements (", caps.max_texels, ")");
   }
+  if (operands_only) return "";
   if (g.batches() > static_cast<int64_t>(caps.max_groups[2])) return str(g.batches(), " batches exceed the device's workgroup count");
   const int64_t tm = texel_tile_m(g);
   uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + tm - 1) / tm);
@@ -539,6 +602,8 @@ const bool matmul_registered = [] {
 }();
 // Both Gemm implementations apply every fused activation where they write Y.
 const bool gemm_registered = [] {
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20},
+                                          fused_activation_list()));
   register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10},
                                           fused_activation_list()));
   register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, gemm_vulkan, matmul_supports, {"tiled", 0},

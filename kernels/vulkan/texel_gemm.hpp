@@ -24,8 +24,10 @@ struct TexelGemm {
 };
 
 /// "" when `g` fits the device (grid, batches, texel counts of A and B, the loop cap); else
-/// the reason. `a_numel`/`b_numel` are the operands' element counts.
-std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel);
+/// the reason. `a_numel`/`b_numel` are the operands' element counts. `operands_only`: only
+/// the texel counts (a kernel that cuts the work its own way).
+std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel,
+                            bool operands_only = false);
 /// A zero-padded copy of `src` viewed as `blocks` row-major (rows x cols) matrices, each
 /// widened to (dst_rows x dst_cols) (pack.comp; dst_cols a multiple of 4): operands whose rows
 /// are not whole texels.
