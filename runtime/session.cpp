@@ -328,6 +328,13 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
 
   auto& slots = plan.slots;
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = bound[k];
+  for (auto [k, s] : plan.host_input_slots) {
+    try {
+      slots[s].tensor = given_input(descs.at(k), inputs).to(Device::cpu()).contiguous();
+    } catch (...) {
+      detail::rethrow_with_context(str("input '", descs.at(k).name, "' to cpu"));
+    }
+  }
   for (auto& s : slots) {
     if (s.constant.defined()) s.tensor = s.constant;
     else if (s.graph_output && s.alias_of < 0 && s.graph_input < 0) s.tensor = Tensor();
@@ -468,6 +475,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     for (auto [k, i] : plan.output_writers) plan.steps[k].ctx.outputs[i] = Tensor();
   }
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = Tensor();
+  for (auto [k, s] : plan.host_input_slots) slots[s].tensor = Tensor();
   return outputs;
 }
 

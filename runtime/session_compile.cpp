@@ -241,8 +241,44 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       step.inputs = {src.home};
       step.outputs = {s};
       step.plan_node = plan_node;
+      // A view of a host prologue value is part of the prologue.
+      step.prologue = src.host_side && step.device.type == DeviceType::cpu;
+      dst.host_side = step.prologue;
       plan_->steps.push_back(std::move(step));
       mark(Path::native, "views its input's memory (no copy)", plan_->slots[s].device);
+      return;
+    }
+  }
+
+  if (depth == 0 && !f32_destination && place_on_host(op, infos, out_infos, ins)) {
+    KernelContext host_probe;
+    host_probe.op = &op;
+    host_probe.attrs = &call_attrs;
+    host_probe.device = Device::cpu();
+    host_probe.backend = &backend_for(Device::cpu());
+    for (size_t i = 0; i < ins.size(); ++i)
+      host_probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
+    for (auto& o : out_infos) host_probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
+    Resolution hr = resolve_call(host_probe, dispatch_dtype(op, infos, out_infos));
+    if (hr.path == Path::native) {
+      // Graph inputs it reads: the caller's tensor, bound on the cpu (no copy from the device).
+      for (int v : ins) {
+        if (v < 0) continue;
+        CValue& cv = values_.at(v);
+        if (cv.graph_input < 0 || cv.on.count(Device::cpu())) continue;
+        int hs = new_slot(cv.shape, cv.dtype, Device::cpu());
+        plan_->slots[hs].graph_input = cv.graph_input;
+        plan_->host_input_slots.emplace_back(cv.graph_input, hs);
+        cv.on[Device::cpu()] = hs;
+      }
+      emit_kernel(op, call_attrs, hr.kernel, Device::cpu(), ins, outs, name, plan_node);
+      plan_->steps.back().prologue = true;
+      for (int v : outs)
+        if (v >= 0) values_.at(v).host_side = true;
+      mark(Path::native,
+           str(hr.reason, "; in the host prologue: its inputs are graph inputs and constants, so it runs on the cpu "
+                          "before the device's work (a small op costs a device a whole dispatch)"),
+           Device::cpu());
       return;
     }
   }
@@ -376,6 +412,11 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     }
     cv.home = s;
     cv.on[options_.device] = s;
+    cv.graph_input = static_cast<int>(k);
+    // Index and mask inputs (i64, i32, bool: token ids, attention masks) may feed the host
+    // prologue; float and 8-bit inputs (images, quantized data) are the device's work.
+    cv.host_side = options_.device.type != DeviceType::cpu && !options_.strict &&
+                   (cv.dtype == DType::i64 || cv.dtype == DType::i32 || cv.dtype == DType::boolean);
     plan_->input_slots.push_back(s);
   }
   for (const Node& n : graph_.nodes) {
@@ -397,10 +438,79 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     int s = slot_on(cv.lowered ? twin(v, DType::f32, -1) : v, options_.device, -1);
     plan_->output_slots.push_back(s);
   }
-  if (options_.keep_values) keep_node_values();
-  else chain_private_layouts(*plan_);
+  host_prologue_first();
+  if (options_.keep_values) {
+    keep_node_values();
+  } else {
+    drop_unread_steps();
+    chain_private_layouts(*plan_);
+  }
   plan_memory();
   return std::move(plan_);
+}
+
+// The host prologue (sessions on a device other than the cpu, not strict): a node whose
+// inputs are constants and index or mask values the host knows before the device's work
+// starts (i64, i32 and bool graph inputs, and such outputs of other prologue nodes), at least
+// one of them not a constant, and whose outputs are small. Masks and positions computed from
+// token ids, and the embedding rows they select, are such nodes: on the device each would
+// cost a dispatch; here they run on the cpu ahead of the device's steps, and only the values
+// a device step reads are uploaded. Float values it makes are not read by it again: what
+// follows from them is the device's work.
+constexpr int64_t kHostPrologueElements = 16384;  // per output
+
+bool Compiler::place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
+                             const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const {
+  if (options_.device.type == DeviceType::cpu || options_.strict) return false;
+  bool any_host = false;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i] < 0 || !infos[i].present) continue;
+    const CValue& cv = values_.at(ins[i]);
+    if (cv.constant.defined()) continue;
+    if (!cv.host_side || is_floating(infos[i].dtype)) return false;
+    any_host = true;
+  }
+  if (!any_host) return false;
+  for (const ValueInfo& o : out_infos)
+    if (o.present && shape_numel(o.shape) > kHostPrologueElements) return false;
+  return true;
+}
+
+// Prologue steps first, each group in its order: their inputs are graph inputs, constants
+// and other prologue steps' outputs, so none waits for a device step, and the device's
+// steps then run as one batch.
+void Compiler::host_prologue_first() {
+  std::stable_partition(plan_->steps.begin(), plan_->steps.end(), [](const Step& s) { return s.prologue; });
+}
+
+// Steps whose outputs nothing reads: what a node computes only for consumers that compiling
+// folded away (a Transpose whose one reader is a Shape, as PyTorch's export writes for the
+// heads of attention). They are dropped; the node's plan entry says so. Graph outputs and the
+// steps they need stay, and so does everything under keep_values (values() reports them).
+void Compiler::drop_unread_steps() {
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<bool> read(plan_->slots.size(), false);
+  for (int s : plan_->output_slots) read.at(s) = true;
+  std::vector<bool> live(steps.size(), false);
+  for (size_t k = steps.size(); k-- > 0;) {
+    for (int s : steps[k].outputs) live[k] = live[k] || (s >= 0 && read[s]);
+    if (!live[k]) continue;
+    for (int s : steps[k].inputs)
+      if (s >= 0) read[s] = true;
+  }
+  if (std::find(live.begin(), live.end(), false) == live.end()) return;
+  std::vector<bool> node_runs(plan_->nodes.size(), false), node_dropped(plan_->nodes.size(), false);
+  std::vector<Step> kept;
+  kept.reserve(steps.size());
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const int n = steps[k].plan_node;
+    if (n >= 0) (live[k] ? node_runs : node_dropped)[n] = true;
+    if (live[k]) kept.push_back(std::move(steps[k]));
+  }
+  steps = std::move(kept);
+  for (size_t n = 0; n < plan_->nodes.size(); ++n)
+    if (node_dropped[n] && !node_runs[n])
+      plan_->nodes[n].reason += "; not run: nothing that runs reads its outputs (their readers were folded)";
 }
 
 void Compiler::keep_node_values() {

@@ -28,6 +28,10 @@ struct CValue {
   bool weight = false;          // a constant of the graph (converted once per session)
   bool lowered = false;         // computed in the session's low format in place of f32
   std::map<DType, int> twins;   // this value in other dtypes (one Cast or conversion each)
+  // Known on the host before the device's work starts: a graph input (the caller's host
+  // tensor), or an output of a node placed in the host prologue (place_on_host).
+  bool host_side = false;
+  int graph_input = -1;         // index into the graph's inputs, or -1
 };
 
 
@@ -101,6 +105,10 @@ class Compiler {
   }
   void plan_memory();
   void keep_node_values();
+  void drop_unread_steps();
+  bool place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
+                     const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const;
+  void host_prologue_first();
 
   const Graph& graph_;
   const SessionOptions& options_;

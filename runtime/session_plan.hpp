@@ -41,6 +41,8 @@ struct Step {
   KernelContext ctx;                 ///< prebuilt; tensors rebound each run
   uint64_t constant_inputs = 0;      ///< bit i: input i is a constant slot (see constant_inputs())
   int plan_node = -1;                ///< index into Plan::nodes for reports
+  /// Runs in the host prologue: before every device step (its inputs are known on the host).
+  bool prologue = false;
 };
 
 struct Buffer {
@@ -54,6 +56,9 @@ struct Plan {
   std::vector<Step> steps;
   std::deque<Attributes> attrs;       ///< stable storage for steps' attribute pointers
   std::vector<int> input_slots;       ///< per graph input (on the session device)
+  /// (graph input, slot) for inputs the host prologue reads: bound to the caller's tensor on
+  /// the cpu (Compiler::place_on_host).
+  std::vector<std::pair<int, int>> host_input_slots;
   std::vector<int> output_slots;      ///< per graph output (on the session device)
   std::vector<NodePlan> nodes;        ///< per graph node, for `porta ops`
   std::vector<Buffer> buffers;

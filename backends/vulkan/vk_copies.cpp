@@ -56,6 +56,17 @@ void Context::upload(Buffer* dst, size_t dst_offset, const void* src, size_t byt
 }
 
 void Context::upload_chunks(Buffer* dst, size_t dst_offset, const void* src, size_t bytes) {
+  // Inside a batch, a small upload goes into the command buffer itself (vkCmdUpdateBuffer
+  // copies the data when it is recorded: at most 65536 bytes, offset and size multiples of 4),
+  // ordered with the batch's other commands like any transfer; the batch is not submitted and
+  // waited for, as a staged copy would have to be.
+  const VkDeviceSize at = dst->offset + dst_offset;
+  if (batch_depth_ > 0 && bytes > 0 && bytes <= 65536 && bytes % 4 == 0 && at % 4 == 0) {
+    access({BindingRange{dst->buffer, at, bytes, true}}, true);
+    vkCmdUpdateBuffer(current_, dst->buffer, at, bytes, src);
+    if (++recorded_ >= chunk_limit) flush(false);
+    return;
+  }
   ensure_staging(kStagingBytes);
   const char* p = static_cast<const char*>(src);
   for (size_t done = 0; done < bytes;) {

@@ -1,0 +1,175 @@
+// Two plan-level placements (runtime/session_compile.cpp): steps nothing reads are dropped (a
+// node whose only reader was folded, like the Transpose PyTorch exports ahead of a Shape), and
+// on a device other than the cpu, small ops on index and mask values run in the host prologue:
+// on the cpu before every device step, their float results uploaded once. Each against the
+// float64 reference and the cpu session, with what the plan reports.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "porta/session.hpp"
+#include "tests/onnx_graph_builder.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& node) {
+  for (const NodePlan& p : plan)
+    if (p.node == node) return p;
+  throw std::runtime_error("no node " + node);
+}
+
+void set_elem_type(onnx::GraphProto* g, const std::string& input, int type) {
+  for (onnx::ValueInfoProto& v : *g->mutable_input())
+    if (v.name() == input) v.mutable_type()->mutable_tensor_type()->set_elem_type(type);
+}
+
+void int_initializer(onnx::GraphProto* g, const std::string& name, const Shape& dims, const std::vector<int64_t>& v) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
+// y = Relu(x); Transpose(y) is read only by a Shape, which the plan folds: it does not run.
+TEST(PlanPlacement, StepsNothingReadsAreDropped) {
+  OnnxGraph g;
+  g.input("x", {2, 3, 4});
+  g.node("Relu", {"x"}, "y")->set_name("relu");
+  onnx::NodeProto* t = g.node("Transpose", {"y"}, "t");
+  t->set_name("transpose");
+  onnx::AttributeProto* perm = t->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t a : {2, 1, 0}) perm->add_ints(a);
+  g.node("Shape", {"t"}, "shape");
+  g.node("Reshape", {"y", "shape"}, "out");
+  g.output("out", {4, 3, 2});
+  const Tensor x = random_f32({2, 3, 4}, -1, 1);
+  std::vector<double> want;
+  for (double v : x.to_doubles()) want.push_back(v > 0 ? v : 0);
+  const Tensor ref = Tensor::from_values(want, {4, 3, 2}, DType::f64);
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    o.profile = true;
+    Session s(g.model(), o);
+    const std::vector<NodePlan> plan = s.plan(in);
+    EXPECT_NE(plan_of(plan, "transpose").reason.find("not run: nothing that runs reads its outputs"), std::string::npos)
+        << plan_of(plan, "transpose").reason;
+    Comparison c = compare(s.run(in).at(0), ref, 1e-6);
+    EXPECT_TRUE(c.ok) << c.message;
+    for (const NodeProfile& p : s.profile()) EXPECT_NE(p.op, "Transpose") << p.node << " ran";
+    // keep_values reports every value, so there it runs.
+    o.keep_values = true;
+    Session kept(g.model(), o);
+    kept.run(in);
+    EXPECT_EQ(kept.values().count("t"), 1u);
+    EXPECT_EQ(plan_of(kept.plan(in), "transpose").reason.find("not run"), std::string::npos);
+  }
+}
+
+// Token ids -> a padding mask and the embedding rows: the host prologue's work. x + emb + mask
+// is the device's. The reference is computed here in float64.
+struct TextCase {
+  Model model;
+  std::map<std::string, Tensor> inputs;
+  Tensor ref;
+};
+
+TextCase text_case(int64_t tokens) {
+  OnnxGraph g;
+  g.input("ids", {2, tokens});
+  set_elem_type(g.g, "ids", onnx::TensorProto::INT64);
+  g.input("x", {2, tokens, 4});
+  const Tensor table = random_f32({10, 4}, -1, 1);
+  const std::vector<double> tv = table.to_doubles();
+  g.initializer("table", {10, 4}, std::vector<float>(tv.begin(), tv.end()));
+  int_initializer(g.g, "pad", {}, {0});
+  g.initializer("hidden", {}, {-1e4f});
+  g.initializer("open", {}, {0.0f});
+  int_initializer(g.g, "axis", {1}, {-1});
+  g.node("Equal", {"ids", "pad"}, "is_pad")->set_name("is_pad");
+  g.node("Where", {"is_pad", "hidden", "open"}, "mask")->set_name("mask");
+  g.node("Unsqueeze", {"mask", "axis"}, "mask3")->set_name("mask3");
+  g.node("Gather", {"table", "ids"}, "emb")->set_name("emb");
+  g.node("Add", {"x", "emb"}, "h")->set_name("h");
+  g.node("Add", {"h", "mask3"}, "out")->set_name("out");
+  g.output("out", {2, tokens, 4});
+  std::vector<double> ids(static_cast<size_t>(2 * tokens));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<double>((i * 7 + 3) % 10);
+  const Tensor x = random_f32({2, tokens, 4}, -1, 1);
+  const std::vector<double> xv = x.to_doubles();
+  std::vector<double> want(xv.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const size_t token = i / 4, c = i % 4;
+    const int64_t id = static_cast<int64_t>(ids[token]);
+    want[i] = xv[i] + tv[static_cast<size_t>(id) * 4 + c] + (id == 0 ? -1e4 : 0.0);
+  }
+  return {g.model(),
+          {{"ids", Tensor::from_values(ids, {2, tokens}, DType::i64)}, {"x", x}},
+          Tensor::from_values(want, {2, tokens, 4}, DType::f64)};
+}
+
+TEST(PlanPlacement, IndexAndMaskOpsRunInTheHostPrologue) {
+  for (Device d : test_devices()) {
+    if (d.type == DeviceType::cpu || !device_unusable(d).empty()) continue;
+    SCOPED_TRACE(str(d.str(), " (seed ", seed(), ")"));
+    const TextCase t = text_case(8);
+    SessionOptions o;
+    o.device = d;
+    o.profile = true;
+    Session s(t.model, o);
+    const std::vector<NodePlan> plan = s.plan(t.inputs);
+    for (const char* node : {"is_pad", "mask", "emb"}) {
+      const NodePlan& p = plan_of(plan, node);
+      EXPECT_EQ(p.device, Device::cpu()) << node << ": " << p.reason;
+      EXPECT_NE(p.reason.find("host prologue"), std::string::npos) << node << ": " << p.reason;
+    }
+    // Float values the prologue made are read by the device, not by it again.
+    EXPECT_EQ(plan_of(plan, "h").device, d) << plan_of(plan, "h").reason;
+    EXPECT_EQ(plan_of(plan, "out").device, d) << plan_of(plan, "out").reason;
+    for (int run = 0; run < 2; ++run) {
+      Comparison c = compare(s.run(t.inputs).at(0), t.ref, 1e-5);
+      EXPECT_TRUE(c.ok) << c.message;
+    }
+    // The prologue's steps come before every device step: one batch of device work after them.
+    bool device_seen = false;
+    for (const NodeProfile& p : s.profile()) {
+      if (p.device.type != DeviceType::cpu) device_seen = true;
+      else EXPECT_FALSE(device_seen) << p.node << " runs on the cpu after device steps";
+    }
+    // A strict session keeps every node on the device.
+    o.strict = true;
+    Session strict(t.model, o);
+    for (const NodePlan& p : strict.plan(t.inputs))
+      if (p.path != Path::folded) EXPECT_EQ(p.device, d) << p.node << ": " << p.reason;
+    Comparison c = compare(strict.run(t.inputs).at(0), t.ref, 1e-5);
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
+// Outputs past 16384 elements are the device's work, whatever their inputs.
+TEST(PlanPlacement, LargeIndexWorkStaysOnTheDevice) {
+  for (Device d : test_devices()) {
+    if (d.type == DeviceType::cpu || !device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    const TextCase t = text_case(8200);  // Equal: 16400 elements
+    SessionOptions o;
+    o.device = d;
+    Session s(t.model, o);
+    const std::vector<NodePlan> plan = s.plan(t.inputs);
+    EXPECT_EQ(plan_of(plan, "is_pad").reason.find("host prologue"), std::string::npos)
+        << plan_of(plan, "is_pad").reason;
+    Comparison c = compare(s.run(t.inputs).at(0), t.ref, 1e-5);
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
+}  // namespace
+}  // namespace porta::test
