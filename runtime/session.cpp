@@ -194,6 +194,18 @@ void allocate_buffers(detail::Plan& plan) {
     if (s.buffer < 0) continue;
     s.tensor = plan.buffers[s.buffer].storage.reinterpret(s.shape, s.dtype);
   }
+  // Fixed blocks of other slots (Concat in place), nested ones too: bound from their root.
+  for (auto& s : plan.slots) {
+    if (s.alias_offset < 0) continue;
+    int64_t offset = 0;
+    const detail::Slot* r = &s;
+    while (r->alias_of >= 0) {
+      if (r->alias_offset < 0) throw BackendError("[session] internal: a fixed block inside a view step's alias");
+      offset += r->alias_offset;
+      r = &plan.slots[static_cast<size_t>(r->alias_of)];
+    }
+    s.tensor = r->tensor.reshape({shape_numel(r->shape)}).as_strided(s.shape, contiguous_strides(s.shape), offset);
+  }
   plan.allocated = true;
 }
 

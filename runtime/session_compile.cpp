@@ -443,6 +443,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     keep_node_values();
   } else {
     drop_unread_steps();
+    concat_in_place();
     chain_private_layouts(*plan_);
   }
   plan_memory();
@@ -481,6 +482,76 @@ bool Compiler::place_on_host(const OpSchema& op, const std::vector<ValueInfo>& i
 // steps then run as one batch.
 void Compiler::host_prologue_first() {
   std::stable_partition(plan_->steps.begin(), plan_->steps.end(), [](const Step& s) { return s.prologue; });
+}
+
+// Concat in place, on devices that allow tensors inside another's memory
+// (Capabilities::view_alignment): where every axis before the Concat's is 1 (batch-1 channel
+// concatenations: inception's branches, squeezenet's fire modules, shufflenet's halves), each
+// input is one contiguous block of the output. When every input is written by one kernel step
+// of that device (not a constant, graph input or output, view, or another Concat's block, and
+// no input twice) and every block starts and ends on the alignment, the producers write
+// straight into the output's memory and the Concat step goes. The output's buffer is then
+// taken at its first producer's step (plan_memory).
+void Compiler::concat_in_place() {
+  if (options_.device.type == DeviceType::cpu) return;
+  const size_t align = backend_for(options_.device).capabilities(options_.device.index).view_alignment;
+  if (align == 0) return;
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<int> writers(slots.size(), 0), writer(slots.size(), -1);
+  for (size_t k = 0; k < steps.size(); ++k)
+    for (int s : steps[k].outputs)
+      if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
+  std::vector<bool> graph_output(slots.size(), false);
+  for (int s : plan_->output_slots) graph_output.at(s) = true;
+  auto plain = [&](int s) {
+    const Slot& sl = slots[s];
+    return sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s];
+  };
+  std::vector<bool> dropped(steps.size(), false);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    Step& c = steps[k];
+    if (c.kind != StepKind::kernel || c.op != "Concat" || c.ctx.op->domain != "" || c.device != options_.device ||
+        c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty())
+      continue;
+    const int out = c.outputs[0];
+    if (!plain(out) || writers[out] != 1) continue;
+    const Shape& shape = slots[out].shape;
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    int64_t axis = c.ctx.attrs->get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    bool ok = true;
+    for (int64_t i = 0; i < axis; ++i) ok = ok && shape[static_cast<size_t>(i)] == 1;
+    const size_t elem = dtype_size(slots[out].dtype);
+    int64_t offset = 0;
+    std::vector<int64_t> offsets;
+    for (size_t i = 0; ok && i < c.inputs.size(); ++i) {
+      const int s = c.inputs[i];
+      ok = s >= 0 && plain(s) && writers[s] == 1 && writer[s] >= 0 && static_cast<size_t>(writer[s]) < k &&
+           steps[writer[s]].kind == StepKind::kernel && steps[writer[s]].device == c.device &&
+           slots[s].dtype == slots[out].dtype &&
+           std::count(c.inputs.begin(), c.inputs.end(), s) == 1;
+      if (!ok) break;
+      const int64_t n = shape_numel(slots[s].shape);
+      ok = (static_cast<size_t>(offset) * elem) % align == 0 && (static_cast<size_t>(n) * elem) % 16 == 0;
+      offsets.push_back(offset);
+      offset += n;
+    }
+    if (!ok || offset != shape_numel(shape)) continue;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      slots[c.inputs[i]].alias_of = out;
+      slots[c.inputs[i]].alias_offset = offsets[i];
+    }
+    dropped[k] = true;
+    if (c.plan_node >= 0)
+      plan_->nodes[c.plan_node].reason += "; not run: its inputs' producers write them into its output (no copy)";
+  }
+  if (std::find(dropped.begin(), dropped.end(), true) == dropped.end()) return;
+  std::vector<Step> kept;
+  for (size_t k = 0; k < steps.size(); ++k)
+    if (!dropped[k]) kept.push_back(std::move(steps[k]));
+  steps = std::move(kept);
 }
 
 // Steps whose outputs nothing reads: what a node computes only for consumers that compiling
@@ -546,8 +617,11 @@ void Compiler::plan_memory() {
   std::vector<int> free_list;
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
     Step& step = plan_->steps[i];
-    for (int s : step.outputs) {
-      if (s < 0 || !pooled(s)) continue;
+    for (int out : step.outputs) {
+      // A block of another slot's memory (Concat in place): that slot's buffer is taken at
+      // the first step writing any of its blocks.
+      const int s = out >= 0 && slots[out].alias_offset >= 0 ? root(out) : out;
+      if (s < 0 || !pooled(s) || slots[s].buffer >= 0) continue;
       size_t bytes = static_cast<size_t>(shape_numel(slots[s].shape)) * dtype_size(slots[s].dtype);
       bytes = (bytes + 255) / 256 * 256;
       int best = -1;

@@ -109,6 +109,7 @@ class Compiler {
   bool place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
                      const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const;
   void host_prologue_first();
+  void concat_in_place();
 
   const Graph& graph_;
   const SessionOptions& options_;

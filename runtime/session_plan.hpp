@@ -20,6 +20,10 @@ struct Slot {
   Tensor constant;       ///< defined for constants (already on `device`)
   int graph_input = -1;  ///< index into the graph's inputs, or -1
   int alias_of = -1;     ///< slot whose memory this one views (reshape-like ops)
+  /// With alias_of: a fixed block of that slot's memory starting `alias_offset` elements in,
+  /// bound when the plan's buffers are (a Concat's input written in place); -1: a view step
+  /// binds it each run.
+  int64_t alias_offset = -1;
   bool graph_output = false;
   int buffer = -1;       ///< pooled buffer, or -1
   int last_use = -1;     ///< last step reading it (through aliases too)

@@ -1,12 +1,16 @@
-// Two plan-level placements (runtime/session_compile.cpp): steps nothing reads are dropped (a
-// node whose only reader was folded, like the Transpose PyTorch exports ahead of a Shape), and
-// on a device other than the cpu, small ops on index and mask values run in the host prologue:
-// on the cpu before every device step, their float results uploaded once. Each against the
-// float64 reference and the cpu session, with what the plan reports.
+// Plan-level placements (runtime/session_compile.cpp): steps nothing reads are dropped (a node
+// whose only reader was folded, like the Transpose PyTorch exports ahead of a Shape); on a
+// device other than the cpu, small ops on index and mask values run in the host prologue (on
+// the cpu before every device step, their float results uploaded once); and a Concat's inputs
+// are written in place by their producers where the device allows it. Each against a float64
+// reference computed here, with what the plan reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "porta/backend.hpp"
 #include "porta/session.hpp"
 #include "tests/onnx_graph_builder.hpp"
 #include "tests/test_util.hpp"
@@ -168,6 +172,89 @@ TEST(PlanPlacement, LargeIndexWorkStaysOnTheDevice) {
         << plan_of(plan, "is_pad").reason;
     Comparison c = compare(s.run(t.inputs).at(0), t.ref, 1e-5);
     EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
+// Concat in place: on devices with a view alignment (vulkan, the GPU kinds), each input of a
+// Concat over an axis with only unit axes before it is written by its producer straight into
+// the output's memory. Nested (a Concat of a Concat), an input read again afterwards, and the
+// cases that must keep their Concat step: a batch of 2, a graph input among the inputs, blocks
+// off the alignment, one input twice.
+struct ConcatCase {
+  const char* name;
+  Shape x;       // the graph input x; a = Relu(x), b = x * x, d = -x
+  bool nested;   // Concat(Concat(a, b), d) rather than Concat(a, b)
+  const char* second;  // the second input of the (first) Concat: "b", "x" or "a"
+  bool in_place;       // expected where the device allows it
+};
+
+TEST(PlanPlacement, ConcatInputsAreWrittenInPlace) {
+  const std::vector<ConcatCase> cases = {
+      {"channels", {1, 16, 4, 4}, false, "b", true},
+      {"nested", {1, 16, 4, 4}, true, "b", true},
+      {"batch of 2", {2, 16, 4, 4}, false, "b", false},
+      {"graph input", {1, 16, 4, 4}, false, "x", false},
+      {"off the alignment", {1, 3, 5, 5}, false, "b", false},
+      {"one input twice", {1, 16, 4, 4}, false, "a", false},
+  };
+  for (const ConcatCase& cc : cases) {
+    OnnxGraph g;
+    g.input("x", cc.x);
+    g.node("Relu", {"x"}, "a")->set_name("a");
+    g.node("Mul", {"x", "x"}, "b")->set_name("b");
+    g.node("Neg", {"x"}, "d")->set_name("d");
+    auto concat = [&](const std::vector<std::string>& in, const std::string& out) {
+      onnx::NodeProto* n = g.node("Concat", in, out);
+      n->set_name(out);
+      onnx::AttributeProto* axis = n->add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(1);
+    };
+    concat({"a", cc.second}, "cat");
+    if (cc.nested) concat({"cat", "d"}, "cat2");
+    const std::string last = cc.nested ? "cat2" : "cat";
+    g.node("Abs", {last}, "out")->set_name("out");
+    g.node("Sigmoid", {"a"}, "out2")->set_name("out2");  // `a` read again after the Concat
+    const int64_t parts = cc.nested ? 3 : 2;
+    g.output("out", {cc.x[0], cc.x[1] * parts, cc.x[2], cc.x[3]});
+    g.output("out2", cc.x);
+    // The float64 reference.
+    const Tensor x = random_f32(cc.x, -1, 1);
+    const std::vector<double> xv = x.to_doubles();
+    const int64_t per_image = shape_numel(cc.x) / cc.x[0];
+    std::vector<double> want, want2;
+    for (int64_t n = 0; n < cc.x[0]; ++n)
+      for (int64_t p = 0; p < parts; ++p)
+        for (int64_t i = 0; i < per_image; ++i) {
+          const double v = xv[static_cast<size_t>(n * per_image + i)];
+          const std::string which = p == 0 ? "a" : p == 1 ? cc.second : "d";
+          const double e = which == "a" ? std::max(v, 0.0) : which == "b" ? v * v : which == "x" ? v : -v;
+          want.push_back(std::abs(e));
+        }
+    for (double v : xv) want2.push_back(1 / (1 + std::exp(-std::max(v, 0.0))));
+    const std::map<std::string, Tensor> in{{"x", x}};
+    for (Device d : test_devices()) {
+      if (!device_unusable(d).empty()) continue;
+      SCOPED_TRACE(str(cc.name, " on ", d.str()));
+      SessionOptions o;
+      o.device = d;
+      Session s(g.model(), o);
+      const std::vector<NodePlan> plan = s.plan(in);
+      const bool allowed = backend_for(d).capabilities(d.index).view_alignment > 0;
+      for (const char* node : {"cat", "cat2"}) {
+        if (std::string(node) == "cat2" && !cc.nested) continue;
+        const bool gone = plan_of(plan, node).reason.find("not run: its inputs' producers write them") != std::string::npos;
+        EXPECT_EQ(gone, allowed && cc.in_place) << node << ": " << plan_of(plan, node).reason;
+      }
+      for (int run = 0; run < 2; ++run) {
+        std::vector<Tensor> got = s.run(in);
+        Comparison c = compare(got.at(0), Tensor::from_values(want, got.at(0).shape(), DType::f64), 1e-6);
+        EXPECT_TRUE(c.ok) << c.message;
+        c = compare(got.at(1), Tensor::from_values(want2, cc.x, DType::f64), 1e-6);
+        EXPECT_TRUE(c.ok) << c.message;
+      }
+    }
   }
 }
 

@@ -183,6 +183,7 @@ class GpuBackend final : public Backend {
     c.total_memory = d.total_memory;
     c.dtypes = (1u << kNumDTypes) - 1;
     c.subgroup_size = d.info.warp_size;
+    c.view_alignment = 256;  // what the runtime's allocations guarantee (vector loads assume less)
     c.timestamps = true;
     c.fast_dtypes = fast_dtypes(d);
     // "auto" prefers a CUDA device, then a HIP one, to any Vulkan device (100 and less), and

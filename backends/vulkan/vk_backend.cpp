@@ -1,5 +1,6 @@
 // porta vulkan — the Backend interface over vk::Context: availability, capability record,
 // memory, copies, batching and timestamp timers.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -156,6 +157,8 @@ class VulkanBackend final : public Backend {
     // lanes, so there it is only a storage format and `auto` stays f32.
     out.fast_dtypes = c.fp16_arithmetic && c.fp16_storage && c.type != "cpu" ? dtype_bit(DType::f16) : 0;
     out.subgroup_size = static_cast<int>(c.subgroup_size);
+    // Kernels bind storage buffers and vec4 texel buffers (16 bytes a texel) at such offsets.
+    out.view_alignment = static_cast<size_t>(std::max<uint64_t>({c.storage_alignment, c.texel_alignment, 16}));
     out.timestamps = c.timestamps;
     // "auto" takes a real GPU (below CUDA/HIP) but not a CPU implementation (lavapipe), which
     // is no faster than porta's cpu backend.

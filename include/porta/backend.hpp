@@ -31,6 +31,10 @@ struct Capabilities {
   /// product units): what a session with precision "auto" computes in (bf16 first). 0: none.
   DTypeSet fast_dtypes = 0;
   int subgroup_size = 1;               ///< warp / wavefront / subgroup width
+  /// Byte alignment at which every kernel may read and write a tensor that starts inside
+  /// another tensor's memory (a Concat's inputs, written in place by their producers); 0: the
+  /// runtime does not place tensors so on this device.
+  size_t view_alignment = 0;
   bool timestamps = false;             ///< device timers available
   /// How strongly Device::parse("auto") should pick this device: the available device with
   /// the highest value wins (ties: first registered kind, lowest index); 0 or less never
