@@ -502,8 +502,10 @@ void Compiler::concat_in_place() {
   for (size_t k = 0; k < steps.size(); ++k)
     for (int s : steps[k].outputs)
       if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
+  // Graph outputs and every slot they view: the caller gets that memory each run.
   std::vector<bool> graph_output(slots.size(), false);
-  for (int s : plan_->output_slots) graph_output.at(s) = true;
+  for (int s : plan_->output_slots)
+    for (int r = s; r >= 0; r = slots[r].alias_of) graph_output.at(r) = true;
   auto plain = [&](int s) {
     const Slot& sl = slots[s];
     return sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s];
