@@ -250,16 +250,20 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
     }
   }
 
-  if (depth == 0 && !f32_destination && place_on_host(op, infos, out_infos, ins)) {
-    KernelContext host_probe;
-    host_probe.op = &op;
-    host_probe.attrs = &call_attrs;
-    host_probe.device = Device::cpu();
-    host_probe.backend = &backend_for(Device::cpu());
+  // A shape-only call of the node on `on`, as kernels' supports() see it.
+  auto call_probe = [&](Device on) {
+    KernelContext probe;
+    probe.op = &op;
+    probe.attrs = &call_attrs;
+    probe.device = on;
+    probe.backend = &backend_for(on);
     for (size_t i = 0; i < ins.size(); ++i)
-      host_probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
-    for (auto& o : out_infos) host_probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
-    Resolution hr = resolve_call(host_probe, dispatch_dtype(op, infos, out_infos));
+      probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
+    for (auto& o : out_infos) probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
+    return probe;
+  };
+  if (depth == 0 && !f32_destination && place_on_host(op, infos, out_infos, ins)) {
+    Resolution hr = resolve_call(call_probe(Device::cpu()), dispatch_dtype(op, infos, out_infos));
     if (hr.path == Path::native) {
       // Graph inputs it reads: the caller's tensor, bound on the cpu (no copy from the device).
       for (int v : ins) {
@@ -285,14 +289,7 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
 
   Device device = options_.device;
   DType dtype = dispatch_dtype(op, infos, out_infos);
-  KernelContext probe;
-  probe.op = &op;
-  probe.attrs = &call_attrs;
-  probe.device = device;
-  probe.backend = &backend_for(device);
-  for (size_t i = 0; i < ins.size(); ++i)
-    probe.inputs.push_back(infos[i].present ? shape_probe(infos[i].shape, infos[i].dtype) : Tensor());
-  for (auto& o : out_infos) probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
+  KernelContext probe = call_probe(device);
   // Which inputs are session constants, as the step's calls will say (a kernel may take only
   // calls whose weights it can prepare once).
   for (size_t i = 0; i < ins.size() && i < 64; ++i)
@@ -484,6 +481,20 @@ void Compiler::host_prologue_first() {
   std::stable_partition(plan_->steps.begin(), plan_->steps.end(), [](const Step& s) { return s.prologue; });
 }
 
+namespace {
+
+// Removes the steps marked in `drop`; the others keep their order.
+void erase_steps(std::vector<Step>& steps, const std::vector<bool>& drop) {
+  if (std::find(drop.begin(), drop.end(), true) == drop.end()) return;
+  std::vector<Step> kept;
+  kept.reserve(steps.size());
+  for (size_t k = 0; k < steps.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(steps[k]));
+  steps = std::move(kept);
+}
+
+}  // namespace
+
 // Concat in place, on devices that allow tensors inside another's memory
 // (Capabilities::view_alignment): where every axis before the Concat's is 1 (batch-1 channel
 // concatenations: inception's branches, squeezenet's fire modules, shufflenet's halves), each
@@ -549,11 +560,7 @@ void Compiler::concat_in_place() {
     if (c.plan_node >= 0)
       plan_->nodes[c.plan_node].reason += "; not run: its inputs' producers write them into its output (no copy)";
   }
-  if (std::find(dropped.begin(), dropped.end(), true) == dropped.end()) return;
-  std::vector<Step> kept;
-  for (size_t k = 0; k < steps.size(); ++k)
-    if (!dropped[k]) kept.push_back(std::move(steps[k]));
-  steps = std::move(kept);
+  erase_steps(steps, dropped);
 }
 
 // Steps whose outputs nothing reads: what a node computes only for consumers that compiling
@@ -571,16 +578,12 @@ void Compiler::drop_unread_steps() {
     for (int s : steps[k].inputs)
       if (s >= 0) read[s] = true;
   }
-  if (std::find(live.begin(), live.end(), false) == live.end()) return;
-  std::vector<bool> node_runs(plan_->nodes.size(), false), node_dropped(plan_->nodes.size(), false);
-  std::vector<Step> kept;
-  kept.reserve(steps.size());
+  std::vector<bool> node_runs(plan_->nodes.size(), false), node_dropped(plan_->nodes.size(), false), dead(steps.size());
   for (size_t k = 0; k < steps.size(); ++k) {
-    const int n = steps[k].plan_node;
-    if (n >= 0) (live[k] ? node_runs : node_dropped)[n] = true;
-    if (live[k]) kept.push_back(std::move(steps[k]));
+    dead[k] = !live[k];
+    if (steps[k].plan_node >= 0) (live[k] ? node_runs : node_dropped)[steps[k].plan_node] = true;
   }
-  steps = std::move(kept);
+  erase_steps(steps, dead);
   for (size_t n = 0; n < plan_->nodes.size(); ++n)
     if (node_dropped[n] && !node_runs[n])
       plan_->nodes[n].reason += "; not run: nothing that runs reads its outputs (their readers were folded)";
