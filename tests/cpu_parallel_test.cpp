@@ -6,12 +6,14 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/thread_policy.hpp"
 #include "porta/dispatch.hpp"
 #include "runtime/registry.hpp"
 
@@ -115,6 +117,40 @@ TEST(CpuKernelCall, OneDnnErrorsBecomePortaErrors) {
     }
     detail::unregister_source("onednn_error_test");
   }
+}
+
+// The thread policy's thresholds follow the fork/join measured on this machine
+// (kernels/cpu/thread_policy.hpp): the measurement is a positive, finite time for two threads
+// and nothing for one; the scale stays within [1, 8]; a call between the base and the scaled
+// threshold runs on one thread only when scaled.
+TEST(CpuThreadPolicy, ThresholdsScaleWithTheMeasuredForkJoin) {
+  using namespace porta::cpu;
+  EXPECT_EQ(measure_fork_join_us(1), 0.0);
+  with_two_threads([] {
+    const double measured = measure_fork_join_us(2);
+    EXPECT_GT(measured, 0.0);
+    EXPECT_LT(measured, 1e6);
+    if (std::getenv("PORTA_PARALLEL_SCALE") == nullptr) {
+      EXPECT_GE(parallel_scale(), 1.0);
+      EXPECT_LE(parallel_scale(), 8.0);
+    }
+    if (std::getenv("PORTA_PARALLEL_MIN_BYTES") != nullptr || std::getenv("PORTA_PARALLEL_MIN_FLOPS") != nullptr)
+      GTEST_SKIP() << "the thresholds are fixed by the environment";
+    set_thread_policy_adaptive(false);  // a loaded machine keeps every call on one thread
+    set_parallel_scale(1);
+    EXPECT_EQ(parallel_min_bytes(), size_t{128} * 1024);
+    EXPECT_DOUBLE_EQ(parallel_min_flops(), 5e6);
+    EXPECT_EQ(threads_for(size_t{256} * 1024), 2);
+    EXPECT_EQ(threads_for(1024, 6e6), 2);
+    set_parallel_scale(4);
+    EXPECT_EQ(parallel_min_bytes(), size_t{512} * 1024);
+    EXPECT_DOUBLE_EQ(parallel_min_flops(), 2e7);
+    EXPECT_EQ(threads_for(size_t{256} * 1024), 1);
+    EXPECT_EQ(threads_for(1024, 6e6), 1);
+    EXPECT_EQ(threads_for(size_t{1024} * 1024), 2);
+    set_parallel_scale(0);
+    set_thread_policy_adaptive(true);
+  });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backends/cpu/fma_probe.hpp"
+#include "kernels/cpu/thread_policy.hpp"
 #include "porta/backend.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
@@ -69,6 +70,10 @@ class CpuBackend final : public Backend {
     if (__builtin_cpu_supports("avx512bf16")) c.fast_dtypes = dtype_bit(DType::bf16);
     c.timestamps = false;
     c.extra.emplace_back("threads", std::to_string(std::thread::hardware_concurrency()));
+    if (omp_get_max_threads() > 1)
+      c.extra.emplace_back("parallel calls", str("from ", cpu::parallel_min_bytes() / 1024, " KiB or ",
+                                                 cpu::parallel_min_flops() / 1e6, " MFLOP (a ", cpu::fork_join_us(),
+                                                 " us fork/join here: thresholds x", cpu::parallel_scale(), ")"));
     return c;
   }
   void* allocate(int, size_t bytes) override {

@@ -298,8 +298,10 @@ void conv_small_map(KernelContext& ctx) {
   // of streaming) per thread, whatever the call's own size earned (kernels/cpu/thread_policy.hpp:
   // these calls read 60-250 KB and compute ~1 MFLOP, below both thresholds). At 2 threads,
   // per-node minima: mobilenet_v2's 96->576 1x1 over 4x4 12.6 -> 9.8 us, googlenet's
-  // inception4c 1x1 16.0 -> 11.1 us; 4 Ki per thread measured the same as 16 Ki.
-  const int64_t grain = std::max<int64_t>(1, kParallelWeights / std::max<int64_t>(k * kPanel, 1));
+  // inception4c 1x1 16.0 -> 11.1 us; 4 Ki per thread measured the same as 16 Ki. Times
+  // parallel_scale(), as the call thresholds are.
+  const int64_t grain = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(kParallelWeights) * parallel_scale()) / std::max<int64_t>(k * kPanel, 1));
   ThreadScope wider(panels > grain ? call_thread_budget() : omp_get_max_threads());
   parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
     float sums[kMaxRows * kPanel];

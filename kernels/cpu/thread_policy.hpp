@@ -19,10 +19,26 @@ namespace porta::cpu {
 
 /// Single-threaded work below which a call stays on one thread: bytes read + written by a
 /// memory-bound call (128 KiB), floating-point operations of a compute-bound one (5 MFLOP,
-/// about 50 µs of one core); why these values: thread_policy.cpp.
+/// about 50 µs of one core), both times parallel_scale(); why these values: thread_policy.cpp.
 /// PORTA_PARALLEL_MIN_BYTES / PORTA_PARALLEL_MIN_FLOPS override them.
 size_t parallel_min_bytes();
 double parallel_min_flops();
+
+/// What a parallel region of the process's threads costs here, µs: the median of 40 regions
+/// (fork, join, a cache line handed back by each thread), measured once, by the first call
+/// that may use more than one thread; 0 while that is one thread.
+double fork_join_us();
+double measure_fork_join_us(int threads);
+
+/// The factor the parallel thresholds (the two above, and splits that kernels size themselves)
+/// are multiplied by: fork_join_us() over 1 µs, clamped to [1, 8]. Where cores are far apart
+/// (a VM whose vCPUs sit on different dies) a split costs more than its half saves well past
+/// the base thresholds. PORTA_PARALLEL_SCALE overrides it.
+double parallel_scale();
+
+/// Fixes parallel_scale() for the whole process (tests of parallel paths that must split as at
+/// the base thresholds on any machine); 0 returns it to the measured value.
+void set_parallel_scale(double scale);
 
 /// Bytes of every defined input and output of a call.
 size_t call_bytes(const KernelContext& ctx);
