@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ops/shape_util.hpp"
@@ -38,6 +39,13 @@ inline StridedView slice_view(const StridedView& in, const SliceGeometry& g) {
   }
   return v;
 }
+
+/// StridedCopy (ai.porta): its input's elements as the view its attributes give, relative to
+/// the input's first element; a view reaching outside the input is a ShapeError.
+StridedView strided_copy_view(const KernelContext& ctx);
+/// The lowest and highest element a view of `shape`, `strides` and `offset` reads ({0, -1}:
+/// none).
+std::pair<int64_t, int64_t> strided_copy_span(const Shape& shape, const std::vector<int64_t>& strides, int64_t offset);
 
 /// Elements [begin, begin + size) along `axis` of `v`: Concat's destination of one input,
 /// Split's source of one output.

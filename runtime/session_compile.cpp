@@ -440,6 +440,8 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     keep_node_values();
   } else {
     drop_unread_steps();
+    merge_movement_chains();
+    drop_unread_steps();
     concat_in_place();
     chain_private_layouts(*plan_);
   }

@@ -1,5 +1,6 @@
 // porta gpu kernels — data-movement ops as views copied by copy_view: Reshape-likes,
-// Identity, Dropout (inference), Transpose, Slice, Expand, Tile, Concat, Split. The views come
+// Identity, Dropout (inference), Transpose, Slice, Expand, Tile, Concat, Split, StridedCopy
+// (ai.porta). The views come
 // from ops/view_util.hpp, as on cpu and vulkan, and shape values from the same helpers as
 // inference (ops/shape_util.hpp), so geometry cannot disagree.
 #include "kernels/cuda/copy_view.cuh"
@@ -39,6 +40,14 @@ void slice_gpu(KernelContext& ctx) {
   if (y.numel() == 0) return;
   opdef::StridedView v = opdef::slice_view(opdef::view_of(x), opdef::slice_geometry_of(ctx));
   copy_view(x.as_strided(v.shape, v.strides, v.offset), y, ctx.device);
+}
+
+void strided_copy_gpu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  opdef::StridedView v = opdef::strided_copy_view(ctx);
+  if (y.numel() == 0) return;
+  copy_view(x.as_strided(v.shape, v.strides, x.offset() + v.offset), y.reshape(v.shape), ctx.device);
 }
 
 void expand_gpu(KernelContext& ctx) { copy_view(ctx.in(0), ctx.out(0), ctx.device); }
@@ -84,5 +93,6 @@ PORTA_REGISTER_GPU_KERNEL_STRIDED(Expand, kAllTypes, expand_gpu, nullptr)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Tile, kAllTypes, tile_gpu, nullptr)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Concat, kAllTypes, concat_gpu, nullptr)
 PORTA_REGISTER_GPU_KERNEL_STRIDED(Split, kAllTypes, split_gpu, nullptr)
+PORTA_REGISTER_GPU_KERNEL(StridedCopy, kAllTypes, strided_copy_gpu)
 
 }  // namespace porta::PORTA_GPU_NS

@@ -1,0 +1,218 @@
+// Chains of data-movement steps as one strided copy (Compiler::merge_movement_chains).
+//
+// PyTorch exports attention's head split as Slice -> Reshape -> Transpose (and the merge back
+// as Transpose -> Reshape): two copies of every q, k and v per layer, each a whole pass over
+// memory on the cpu and a whole dispatch on a device. Slice, Transpose and the reshape-like
+// views are each a strided view of their input, and a view of a view is again one (where a
+// reshape keeps it one: merged axes must be laid out one after another), so a chain is one
+// view of its first input: the last copy of the chain reads that view straight from the first
+// input (ai.porta::StridedCopy) and the copies before it, which nothing else reads then, are
+// dropped (drop_unread_steps).
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "ops/custom_common.hpp"
+#include "ops/shape_util.hpp"
+#include "ops/view_util.hpp"
+#include "porta/dispatch.hpp"
+#include "runtime/graph_fusion.hpp"
+#include "runtime/session_compiler.hpp"
+
+namespace porta::detail::compiling {
+namespace {
+
+// A chain's result as a view of its first input: logical axis i is the row-major composition
+// of the atoms in axes[i], each atom one size and one stride (elements). One atom per axis is
+// a plain strided view; more arise where a reshape merges axes that are not laid out one
+// after another (attention's [S, B, H*Dh] -> [S, B*H, Dh]: B and H keep their own strides).
+struct Atom {
+  int64_t size, stride;
+};
+struct AtomView {
+  std::vector<std::vector<Atom>> axes;
+  int64_t offset = 0;
+
+  static AtomView dense(const Shape& shape) {
+    AtomView v;
+    v.axes.resize(shape.size());
+    int64_t stride = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+      v.axes[i] = {{shape[i], stride}};
+      stride *= shape[i];
+    }
+    return v;
+  }
+  Shape shape() const {
+    Shape s;
+    for (const auto& axis : axes) {
+      int64_t n = 1;
+      for (const Atom& a : axis) n *= a.size;
+      s.push_back(n);
+    }
+    return s;
+  }
+  // The atoms in order, without unit ones, adjacent ones merged where laid out one after
+  // the other: StridedCopy's dims and strides.
+  void flat(std::vector<int64_t>& dims, std::vector<int64_t>& strides) const {
+    for (const auto& axis : axes)
+      for (const Atom& a : axis) {
+        if (a.size == 1) continue;
+        if (!dims.empty() && strides.back() == a.size * a.stride) {
+          dims.back() *= a.size;
+          strides.back() = a.stride;
+          continue;
+        }
+        dims.push_back(a.size);
+        strides.push_back(a.stride);
+      }
+  }
+};
+
+// `v` read as `shape` (the same element count): the atoms in order, regrouped; an atom a new
+// axis boundary falls inside is split where its size allows (else nullopt).
+std::optional<AtomView> reshape_view(const AtomView& v, const Shape& shape) {
+  if (shape_numel(shape) != shape_numel(v.shape())) return std::nullopt;
+  AtomView out;
+  out.offset = v.offset;
+  out.axes.resize(shape.size());
+  if (shape_numel(shape) == 0) return AtomView::dense(shape);  // reads nothing
+  std::vector<Atom> atoms;
+  for (const auto& axis : v.axes)
+    for (const Atom& a : axis)
+      if (a.size != 1) atoms.push_back(a);
+  size_t next = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t need = shape[i];
+    while (need > 1) {
+      if (next >= atoms.size()) return std::nullopt;
+      Atom& a = atoms[next];
+      if (a.size <= need) {
+        if (need % a.size != 0) return std::nullopt;
+        out.axes[i].push_back(a);
+        need /= a.size;
+        ++next;
+      } else {
+        if (a.size % need != 0) return std::nullopt;
+        const int64_t inner = a.size / need;  // the atom's outer `need` go here, its inner rest on
+        out.axes[i].push_back({need, a.stride * inner});
+        a = {inner, a.stride};
+        need = 1;
+      }
+    }
+  }
+  if (next != atoms.size()) return std::nullopt;
+  return out;
+}
+
+// Slice's inputs 1-4 (starts, ends, axes, steps) must be constants the plan holds; an axis it
+// narrows must be one atom.
+std::optional<AtomView> slice_of(const Plan& plan, const Step& st, const AtomView& v) {
+  KernelContext probe;
+  probe.op = st.ctx.op;
+  probe.attrs = st.ctx.attrs;
+  probe.device = st.device;
+  const Shape shape = v.shape();
+  probe.inputs.push_back(shape_probe(shape, plan.slots[st.inputs[0]].dtype));
+  for (size_t i = 1; i < st.inputs.size(); ++i) {
+    const int s = st.inputs[i];
+    if (s >= 0 && !plan.slots[s].constant.defined()) return std::nullopt;
+    probe.inputs.push_back(s >= 0 ? plan.slots[s].constant : Tensor());
+  }
+  const auto g = opdef::slice_geometry_of(probe);
+  const Shape counts = g.out_shape();
+  AtomView out = v;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (counts[i] == shape[i] && g.start[i] == 0 && g.step[i] == 1) continue;  // untouched
+    std::vector<Atom> real;
+    for (const Atom& a : v.axes[i])
+      if (a.size != 1) real.push_back(a);
+    const int64_t stride = real.empty() ? 0 : real[0].stride;
+    if (real.size() > 1) return std::nullopt;
+    out.offset += g.start[i] * stride;
+    out.axes[i] = std::vector<Atom>{Atom{counts[i], g.step[i] * stride}};
+  }
+  return out;
+}
+
+}  // namespace
+
+void Compiler::merge_movement_chains() {
+  if (!fusion_enabled()) return;
+  const OpSchema* copy_op = find_op(opdef::kPortaDomain, "StridedCopy");
+  if (!copy_op) return;
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  struct Chain {
+    int root = -1;
+    AtomView view;
+    int copies = 0;  // kernel steps (copies) the chain runs today
+  };
+  std::vector<std::optional<Chain>> chain(slots.size());
+  for (size_t k = 0; k < steps.size(); ++k) {
+    Step& st = steps[k];
+    const bool view = st.kind == StepKind::view;
+    const bool kernel = st.kind == StepKind::kernel && st.ctx.op && st.ctx.op->domain.empty() &&
+                        (st.op == "Transpose" || st.op == "Slice");
+    if ((!view && !kernel) || st.prologue || st.inputs.empty() || st.outputs.empty()) continue;
+    const int in = st.inputs[0], out = st.outputs[0];
+    if (in < 0 || out < 0 || slots[in].device != st.device || slots[in].dtype != slots[out].dtype) continue;
+    bool single_output = true;
+    for (size_t i = 1; i < st.outputs.size(); ++i) single_output &= st.outputs[i] < 0;
+    if (!single_output) continue;
+    Chain c = chain[in] ? *chain[in] : Chain{in, AtomView::dense(slots[in].shape), 0};
+    std::optional<AtomView> next;
+    if (view) {
+      next = reshape_view(c.view, slots[out].shape);
+    } else if (st.op == "Transpose") {
+      const size_t rank = c.view.axes.size();
+      std::vector<int64_t> perm = opdef::transpose_perm(rank, st.ctx.attrs->get_ints("perm", {}), "Transpose");
+      AtomView t;
+      t.offset = c.view.offset;
+      for (size_t i = 0; i < rank; ++i) t.axes.push_back(c.view.axes[static_cast<size_t>(perm[i])]);
+      next = std::move(t);
+    } else {
+      next = slice_of(*plan_, st, c.view);
+    }
+    if (!next || next->shape() != slots[out].shape) continue;
+    c.view = std::move(*next);
+    c.copies += kernel ? 1 : 0;
+    chain[out] = c;
+    if (!kernel || c.copies < 2) continue;
+    // This copy reads its chain's first input directly, where the device has the kernel.
+    std::vector<int64_t> dims, strides;
+    c.view.flat(dims, strides);
+    Attributes attrs;
+    attrs.set("shape", std::vector<int64_t>(slots[out].shape.begin(), slots[out].shape.end()));
+    attrs.set("dims", dims);
+    attrs.set("strides", strides);
+    attrs.set("offset", c.view.offset);
+    KernelContext probe;
+    probe.op = copy_op;
+    probe.attrs = &attrs;
+    probe.device = st.device;
+    probe.backend = &backend_for(st.device);
+    probe.inputs = {shape_probe(slots[c.root].shape, slots[c.root].dtype)};
+    probe.outputs = {shape_probe(slots[out].shape, slots[out].dtype)};
+    Resolution r = resolve_call(probe, slots[out].dtype);
+    if (r.path != Path::native || !r.kernel) continue;
+    plan_->attrs.push_back(std::move(attrs));
+    st.op = copy_op->name;
+    st.kernel = r.kernel;
+    st.inputs = {c.root};
+    st.constant_inputs = slots[c.root].constant.defined() ? 1 : 0;
+    st.ctx = KernelContext();
+    st.ctx.op = copy_op;
+    st.ctx.attrs = &plan_->attrs.back();
+    st.ctx.device = st.device;
+    st.ctx.backend = &backend_for(st.device);
+    st.ctx.inputs.resize(1);
+    st.ctx.outputs.resize(st.outputs.size());
+    if (st.plan_node >= 0)
+      plan_->nodes[st.plan_node].reason +=
+          str("; runs as one strided copy of the data-movement chain ending here (it had ", c.copies,
+              " copies; the ones before it run only where something else reads them)");
+  }
+}
+
+}  // namespace porta::detail::compiling

@@ -1,0 +1,257 @@
+// Chains of data-movement nodes run as one strided copy (runtime/session_moves.cpp): the last
+// copy of a chain of Slice / Transpose / reshape-like nodes reads its first input through one
+// view (ai.porta::StridedCopy), and the copies before it run only where something else reads
+// them. Against references computed here (by index, or through the tensor views of the cpu),
+// on every device this build runs, with what the plan reports.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "porta/session.hpp"
+#include "tests/onnx_graph_builder.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& node) {
+  for (const NodePlan& p : plan)
+    if (p.node == node) return p;
+  throw std::runtime_error("no node " + node);
+}
+
+void ints_initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& v) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
+void ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+// Steps that ran, by op, from a profiled session's last run.
+std::map<std::string, int> ran(const Session& s) {
+  std::map<std::string, int> n;
+  for (const NodeProfile& p : s.profile()) ++n[p.op];
+  return n;
+}
+
+// Attention's head split as PyTorch exports it: the k block of a [S, B, 3*E] projection,
+// Slice -> Reshape [S, B*H, Dh] -> Transpose [B*H, S, Dh] -> Reshape [B, H, S, Dh]. The merge
+// of B and H in the first Reshape is no single stride; the chain as a whole is a view.
+TEST(PlanMoves, AttentionHeadSplitIsOneCopy) {
+  const int64_t S = 5, B = 3, H = 4, Dh = 6, E = H * Dh;
+  OnnxGraph g;
+  g.input("x", {S, B, 3 * E});
+  ints_initializer(g.g, "starts", {E});
+  ints_initializer(g.g, "ends", {2 * E});
+  ints_initializer(g.g, "axes", {2});
+  ints_initializer(g.g, "heads", {S, B * H, Dh});
+  ints_initializer(g.g, "bhsd", {B, H, S, Dh});
+  g.node("Slice", {"x", "starts", "ends", "axes"}, "k")->set_name("slice");
+  g.node("Reshape", {"k", "heads"}, "kh")->set_name("reshape");
+  onnx::NodeProto* t = g.node("Transpose", {"kh"}, "kt");
+  t->set_name("transpose");
+  ints_attr(t, "perm", {1, 0, 2});
+  g.node("Reshape", {"kt", "bhsd"}, "out")->set_name("reshape_out");
+  g.output("out", {B, H, S, Dh});
+  const Tensor x = random_f32({S, B, 3 * E});
+  const std::vector<double> xs = x.to_doubles();
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < Dh; ++d) want.push_back(xs[static_cast<size_t>((s * B + b) * 3 * E + E + h * Dh + d)]);
+  const Tensor ref = Tensor::from_values(want, {B, H, S, Dh}, DType::f64);
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device dev : test_devices()) {
+    if (!device_unusable(dev).empty()) continue;
+    SCOPED_TRACE(dev.str());
+    SessionOptions o;
+    o.device = dev;
+    o.profile = true;
+    Session s(g.model(), o);
+    const std::vector<NodePlan> plan = s.plan(in);
+    EXPECT_NE(plan_of(plan, "transpose").reason.find("one strided copy"), std::string::npos)
+        << plan_of(plan, "transpose").reason;
+    EXPECT_NE(plan_of(plan, "slice").reason.find("not run"), std::string::npos) << plan_of(plan, "slice").reason;
+    Comparison c = compare(s.run(in).at(0), ref, 0);
+    EXPECT_TRUE(c.ok) << c.message;
+    const std::map<std::string, int> n = ran(s);
+    EXPECT_EQ(n.count("Slice"), 0u);
+    EXPECT_EQ(n.count("Transpose"), 0u);
+    EXPECT_EQ(n.count("StridedCopy") ? n.at("StridedCopy") : 0, 1);
+    // keep_values reports every value: nothing merges there.
+    o.keep_values = true;
+    Session kept(g.model(), o);
+    c = compare(kept.run(in).at(0), ref, 0);
+    EXPECT_TRUE(c.ok) << c.message;
+    EXPECT_EQ(kept.values().count("k"), 1u);
+  }
+}
+
+// A backwards Slice (step -2) whose result is also a graph output, then two Transposes that
+// compose to the identity, read by a Relu as well: the Slice still runs (its output is
+// needed), the second Transpose reads x through one view, the first runs for the Relu.
+TEST(PlanMoves, IntermediatesSomethingElseReadsStillRun) {
+  OnnxGraph g;
+  g.input("x", {5, 6, 7});
+  ints_initializer(g.g, "starts", {5});
+  ints_initializer(g.g, "ends", {-100});
+  ints_initializer(g.g, "axes", {1});
+  ints_initializer(g.g, "steps", {-2});
+  g.node("Slice", {"x", "starts", "ends", "axes", "steps"}, "rev")->set_name("slice");
+  onnx::NodeProto* t1 = g.node("Transpose", {"rev"}, "t1");
+  t1->set_name("t1");
+  ints_attr(t1, "perm", {2, 0, 1});
+  onnx::NodeProto* t2 = g.node("Transpose", {"t1"}, "t2");
+  t2->set_name("t2");
+  ints_attr(t2, "perm", {1, 2, 0});
+  g.node("Relu", {"t1"}, "r");
+  g.output("t2", {5, 3, 7});
+  g.output("rev", {5, 3, 7});
+  g.output("r", {7, 5, 3});
+  const Tensor x = random_f32({5, 6, 7});
+  const std::vector<double> xs = x.to_doubles();
+  std::vector<double> rev, relu(7 * 5 * 3);
+  for (int64_t a = 0; a < 5; ++a)
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t c = 0; c < 7; ++c) {
+        const double v = xs[static_cast<size_t>((a * 6 + (5 - 2 * b)) * 7 + c)];
+        rev.push_back(v);
+        relu[static_cast<size_t>((c * 5 + a) * 3 + b)] = v > 0 ? v : 0;
+      }
+  const Tensor ref_rev = Tensor::from_values(rev, {5, 3, 7}, DType::f64);
+  const Tensor ref_relu = Tensor::from_values(relu, {7, 5, 3}, DType::f64);
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device dev : test_devices()) {
+    if (!device_unusable(dev).empty()) continue;
+    SCOPED_TRACE(dev.str());
+    SessionOptions o;
+    o.device = dev;
+    o.profile = true;
+    Session s(g.model(), o);
+    const std::vector<NodePlan> plan = s.plan(in);
+    EXPECT_NE(plan_of(plan, "t2").reason.find("one strided copy"), std::string::npos) << plan_of(plan, "t2").reason;
+    EXPECT_EQ(plan_of(plan, "t1").reason.find("not run"), std::string::npos) << plan_of(plan, "t1").reason;
+    std::vector<Tensor> out = s.run(in);
+    for (auto [i, ref] : {std::pair<size_t, const Tensor*>{0, &ref_rev}, {1, &ref_rev}, {2, &ref_relu}}) {
+      Comparison c = compare(out.at(i), *ref, 0);
+      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+    }
+  }
+}
+
+// Random chains of Transpose, Slice (steps 1 and 2, empty results included) and Reshape
+// (merging neighbours, splitting by a divisor), each compared with the same chain through the
+// cpu's tensor views (Tensor::permute / slice / reshape, copied out by contiguous()).
+TEST(PlanMoves, RandomChainsMatchTheTensorViews) {
+  std::mt19937 rng(20261204);
+  auto pick = [&](int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(rng); };
+  int merged = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    Shape shape{2 + pick(4), 1 + pick(5), 2 + pick(6)};
+    const Tensor x = random_f32(shape);
+    Tensor expect = x;
+    OnnxGraph g;
+    g.input("x", shape);
+    std::string cur = "x";
+    const int steps = 2 + static_cast<int>(pick(4));
+    for (int k = 0; k < steps; ++k) {
+      const std::string next = "v" + std::to_string(k);
+      const int64_t rank = static_cast<int64_t>(shape.size());
+      const int kind = static_cast<int>(pick(3));
+      if (kind == 0) {  // Transpose
+        std::vector<int64_t> perm(static_cast<size_t>(rank));
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        ints_attr(g.node("Transpose", {cur}, next), "perm", perm);
+        expect = expect.permute(std::vector<int>(perm.begin(), perm.end()));
+        Shape s2;
+        for (int64_t p : perm) s2.push_back(shape[static_cast<size_t>(p)]);
+        shape = s2;
+      } else if (kind == 1) {  // Slice
+        const int64_t axis = pick(rank), n = shape[static_cast<size_t>(axis)];
+        const int64_t start = pick(n), step = 1 + pick(2), end = start + pick(n - start + 1);
+        const std::string p = next + "_";
+        ints_initializer(g.g, p + "s", {start});
+        ints_initializer(g.g, p + "e", {end});
+        ints_initializer(g.g, p + "a", {axis});
+        ints_initializer(g.g, p + "t", {step});
+        g.node("Slice", {cur, p + "s", p + "e", p + "a", p + "t"}, next);
+        expect = expect.slice(static_cast<int>(axis), start, end, step);
+        shape[static_cast<size_t>(axis)] = (end - start + step - 1) / step;
+      } else {  // Reshape: merge two neighbours, or split an axis by a divisor
+        Shape s2 = shape;
+        const int64_t axis = pick(rank);
+        const int64_t n = s2[static_cast<size_t>(axis)];
+        int64_t d = 1;
+        for (int64_t c = 2; c < n; ++c)
+          if (n % c == 0) d = c;
+        if (d > 1 && (pick(2) == 0 || rank < 2)) {
+          s2[static_cast<size_t>(axis)] = n / d;
+          s2.insert(s2.begin() + axis + 1, d);
+        } else if (rank >= 2) {
+          const size_t a = static_cast<size_t>(std::min<int64_t>(axis, rank - 2));
+          s2[a] *= s2[a + 1];
+          s2.erase(s2.begin() + static_cast<int64_t>(a) + 1);
+        }
+        ints_initializer(g.g, next + "_shape", std::vector<int64_t>(s2.begin(), s2.end()));
+        onnx::AttributeProto* zero = g.node("Reshape", {cur, next + "_shape"}, next)->add_attribute();
+        zero->set_name("allowzero");  // a 0 in the shape is a size, not "as the input"
+        zero->set_type(onnx::AttributeProto::INT);
+        zero->set_i(1);
+        expect = expect.contiguous().reshape(s2);
+        shape = s2;
+      }
+      cur = next;
+    }
+    g.output(cur, shape);
+    const Tensor ref = expect.contiguous();
+    const std::map<std::string, Tensor> in{{"x", x}};
+    for (Device dev : test_devices()) {
+      if (!device_unusable(dev).empty()) continue;
+      SCOPED_TRACE(dev.str());
+      SessionOptions o;
+      o.device = dev;
+      o.profile = true;
+      Session s(g.model(), o);
+      Comparison c = compare(s.run(in).at(0), ref, 0);
+      EXPECT_TRUE(c.ok) << c.message;
+      if (dev.type == DeviceType::cpu) merged += ran(s).count("StridedCopy") ? 1 : 0;
+    }
+  }
+  EXPECT_GT(merged, 4) << "few random chains merged: the test no longer exercises the pass";
+}
+
+// A bad StridedCopy in a model (a view reaching past its input) is an error naming the
+// elements it would read, not a read out of bounds.
+TEST(PlanMoves, StridedCopyOutsideItsInputIsAShapeError) {
+  OnnxGraph g(17, {}, "ai.porta");
+  g.input("x", {4, 3});
+  onnx::NodeProto* n = g.node("StridedCopy", {"x"}, "y");
+  n->set_domain("ai.porta");
+  ints_attr(n, "shape", {3, 4});
+  ints_attr(n, "strides", {1, 4});
+  g.output("y", {3, 4});
+  try {
+    Session s(g.model(), SessionOptions{});
+    s.run({{"x", random_f32({4, 3})}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reads elements 0 to 14 of X, which has 12"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace porta::test
