@@ -140,10 +140,12 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
   EXPECT_NE(r.reason.find("shared-memory tiled GEMM suits it"), std::string::npos) << r.reason;
 }
 
-// Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise" (group = input channels),
-// then "im2col" (any group, 1-D and 2-D), each against the implementations after it and the
-// reference: padding on every side, strides 1 and 2 (and 3 along H), dilation, a channel
-// multiplier, outputs narrower than one vec4 and not a multiple of 4, with and without bias.
+// Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise_rows" and "depthwise" (group =
+// input channels), then "im2col" (any group, 1-D and 2-D), each against the implementations
+// after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
+// a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
+// and not a multiple of 4, input widths that are multiples of 4 (rows read as 4-element
+// texels) and not, with and without bias.
 TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -158,18 +160,30 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
     return Attributes{{"group", group}, {"strides", strides}, {"pads", pads}, {"dilations", dil}};
   };
   const std::vector<ConvCase> cases = {
-      {{1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1}, {1, 1, 1, 1}), true, "depthwise"},
-      {{2, 6, 11, 13}, {6, 1, 3, 3}, a(6, {2, 2}, {1, 1, 1, 1}), false, "depthwise"},
-      {{1, 4, 10, 10}, {4, 1, 5, 5}, a(4, {1, 1}, {2, 2, 2, 2}), true, "depthwise"},
-      {{1, 3, 12, 7}, {6, 1, 3, 3}, a(3, {3, 1}, {0, 1, 2, 0}), true, "depthwise"},  // multiplier 2
-      {{1, 5, 9, 9}, {5, 1, 3, 3}, a(5, {1, 2}, {2, 2, 2, 2}, {2, 2}), false, "depthwise"},
-      {{1, 2, 1, 3}, {2, 1, 1, 3}, a(2, {1, 1}, {0, 1, 0, 1}), true, "depthwise"},  // W < 4
+      {{1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1}, {1, 1, 1, 1}), true, "depthwise_rows"},
+      {{2, 6, 11, 13}, {6, 1, 3, 3}, a(6, {2, 2}, {1, 1, 1, 1}), false, "depthwise_rows"},
+      {{1, 4, 10, 10}, {4, 1, 5, 5}, a(4, {1, 1}, {2, 2, 2, 2}), true, "depthwise_rows"},
+      {{1, 3, 12, 7}, {6, 1, 3, 3}, a(3, {3, 1}, {0, 1, 2, 0}), true, "depthwise_rows"},  // multiplier 2
+      {{1, 5, 9, 9}, {5, 1, 3, 3}, a(5, {1, 2}, {2, 2, 2, 2}, {2, 2}), false, "depthwise_rows"},
+      {{1, 2, 1, 3}, {2, 1, 1, 3}, a(2, {1, 1}, {0, 1, 0, 1}), true, "depthwise_rows"},  // W < 4
       {{1, 8, 9, 9}, {16, 2, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "im2col"},   // grouped
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
       {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
-      {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "depthwise"},  // stride 3 along W
+      {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "depthwise_rows"},  // stride 3 along W
+      // Widths that are multiples of 4: rows read as 4-element texels, segments starting
+      // 3, 2, 1 and 0 elements into one (pads 1, 2, 5, 0 and 4 along W).
+      {{1, 8, 8, 16}, {8, 1, 3, 3}, a(8, {1, 1}, {1, 1, 1, 1}), true, "depthwise_rows"},
+      {{2, 6, 12, 12}, {6, 1, 3, 3}, a(6, {2, 2}, {1, 1, 1, 1}), true, "depthwise_rows"},
+      {{1, 4, 8, 8}, {4, 1, 5, 5}, a(4, {1, 1}, {2, 2, 2, 2}), false, "depthwise_rows"},
+      {{1, 2, 12, 12}, {2, 1, 11, 11}, a(2, {1, 1}, {5, 5, 5, 5}), true, "depthwise_rows"},
+      {{1, 4, 8, 8}, {4, 1, 3, 3}, a(4, {1, 1}, {0, 0, 0, 0}), true, "depthwise_rows"},
+      {{1, 3, 6, 20}, {6, 1, 3, 3}, a(3, {1, 2}, {4, 4, 4, 4}), true, "depthwise_rows"},  // multiplier 2
+      {{1, 5, 8, 8}, {5, 1, 3, 3}, a(5, {1, 1}, {2, 2, 2, 2}, {2, 2}), false, "depthwise_rows"},
+      {{1, 4, 4, 4}, {4, 1, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "depthwise_rows"},  // OW < 8
+      // A row segment past 32 elements (stride 3, 7 wide, dilation 2: 34): conv_depthwise.comp.
+      {{1, 2, 20, 24}, {2, 1, 7, 7}, a(2, {1, 3}, {6, 6, 6, 6}, {2, 2}), true, "depthwise"},
   };
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
@@ -178,8 +192,14 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       if (c.bias) in.push_back(random_input({c.w[0]}, dt));
       SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
       expect_impl_match("Conv", in, c.attrs, c.impl);
-      DisabledKernels later(c.impl == "depthwise" ? "vulkan:Conv:depthwise" : "vulkan:Conv:depthwise,vulkan:Conv:im2col");
-      expect_impl_match("Conv", in, c.attrs, c.impl == "depthwise" ? "im2col" : "implicit_gemm");
+      const bool depthwise = c.impl.rfind("depthwise", 0) == 0;
+      if (c.impl == "depthwise_rows") {
+        DisabledKernels rows("vulkan:Conv:depthwise_rows");
+        expect_impl_match("Conv", in, c.attrs, "depthwise");
+      }
+      DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise"
+                                      : "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
+      expect_impl_match("Conv", in, c.attrs, depthwise ? "im2col" : "implicit_gemm");
     }
   }
 }
@@ -187,7 +207,7 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
 // The texel Conv kernels find their indices with common.glsl's div21 (a float division and two
 // corrections) while every index is below 2^21, and with integer division past that: calls
 // just under and just over the bound through "depthwise" (N x OC x OH x ceil(OW / 4)
-// invocations) and "im2col" (4 x the columns' vec4s), against the float64 reference.
+// invocations), "depthwise_rows" and "im2col" (4 x the columns' vec4s), against the float64 reference.
 TEST(VulkanTexelConv, IndicesAroundTheDiv21Bound) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -199,7 +219,15 @@ TEST(VulkanTexelConv, IndicesAroundTheDiv21Bound) {
   // then 2 x 64 x 256 x 64 = 2097152 (not below).
   for (const Shape& x : std::vector<Shape>{{1, 64, 255, 255}, {2, 64, 255, 255}, {2, 64, 256, 256}}) {
     SCOPED_TRACE(shape_str(x));
+    DisabledKernels rows("vulkan:Conv:depthwise_rows");
     expect_impl_match("Conv", {random_input(x), random_input({64, 1, 3, 3}), random_input({64})}, a(64), "depthwise");
+  }
+  // depthwise_rows (N x OC x OH x ceil(OW / 8) invocations), 16 channels times 8: 128 x 128 x
+  // 127 = 2080768 (< 2^21), then 128 x 128 x 128 = 2097152.
+  for (const Shape& x : std::vector<Shape>{{1, 16, 128, 1016}, {1, 16, 128, 1024}}) {
+    SCOPED_TRACE(shape_str(x));
+    expect_impl_match("Conv", {random_input(x), random_input({128, 1, 3, 3}), random_input({128})},
+                      Attributes{{"group", int64_t{16}}, {"pads", V{1, 1, 1, 1}}}, "depthwise_rows");
   }
   // im2col: K = 288 rows of P positions: 288 x 7200 = 2073600 (< 2^21), 288 x 7396 = 2130048.
   for (const Shape& x : std::vector<Shape>{{1, 32, 80, 90}, {1, 32, 86, 86}}) {
@@ -234,9 +262,11 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
     Attributes attrs;
     uint64_t loop_cap = 0;
   };
-  const std::string no_texel = "vulkan:Conv:depthwise,vulkan:Conv:im2col";
+  const std::string no_texel = "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
   const std::vector<Impl> impls = {
-      {"depthwise", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
+      {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
+      {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
+      {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"im2col", "", {2, 8, 6, 6}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place
       {"im2col", "", {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},   // columns
       {"implicit_gemm", no_texel, {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},

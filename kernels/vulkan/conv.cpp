@@ -1,6 +1,8 @@
-// Conv and ConvTranspose on vulkan. Conv has four implementations, tried in order. On CPU-like
-// devices (lavapipe) "depthwise" takes depthwise 2-D convolutions (conv_depthwise.comp: input
-// read as vec4 texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
+// Conv and ConvTranspose on vulkan. Conv has five implementations, tried in order. On CPU-like
+// devices (lavapipe) "depthwise_rows" takes depthwise 2-D convolutions whose 8 neighbouring
+// outputs read at most 32 inputs of a row (conv_depthwise_rows.comp: the kernel's shape
+// specialized, the row segment fetched once), "depthwise" the other depthwise ones
+// (conv_depthwise.comp: one-element texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
 // (conv_im2col.comp, 1-D and 2-D; pointwise convolutions read X in place) and multiplies them
 // by the weights with the barrier-free texel GEMM (matmul_texel.comp), groups as batches of
 // that GEMM. Then the implicit
@@ -296,6 +298,51 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
 
 // ---- "depthwise": group = input channels, 2-D, CPU-like devices (conv_depthwise.comp) --------
 
+// ---- "depthwise_rows": conv_depthwise_rows.comp, 8 outputs of a row per invocation ----------
+// The kernel's sides, horizontal stride and dilation are specialized, and the input segment
+// the 8 outputs share (at most kDepthwiseSpan elements: 7 * stride + (KW - 1) * dilation + 1)
+// is fetched once, as 4-element texels where the input's width is a multiple of 4. Kernels up
+// to kDepthwiseMaxKernel a side; other depthwise convs take "depthwise" (conv_depthwise.comp).
+constexpr int64_t kDepthwiseSpan = 32, kDepthwiseMaxKernel = 11;
+
+bool depthwise_rows_fit(const ConvCall& c) {
+  return c.k[0] <= kDepthwiseMaxKernel && c.k[1] <= kDepthwiseMaxKernel &&
+         7 * c.g.strides[1] + (c.k[1] - 1) * c.g.dilations[1] + 1 <= kDepthwiseSpan;
+}
+
+void conv_depthwise_rows_vulkan(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const ConvCall c = conv_call(ctx, false);
+  const bool bias = ctx.has_input(2);
+  const int64_t OW = c.g.out[1], octs = (OW + 7) / 8;
+  const uint64_t total = static_cast<uint64_t>(y.numel() / OW) * static_cast<uint64_t>(octs);
+  Launch l;
+  l.shader = "conv_depthwise_rows";
+  l.variant = variant_for(x.dtype());
+  l.local_size = 64;
+  // Rows of 4-element texels where every row starts on one (the input's width a multiple of 4)
+  // and X's texels fit the device's limit.
+  const bool vec4 = c.g.in[1] % 4 == 0 && x.offset() % 4 == 0 &&
+                    static_cast<uint64_t>((x.numel() + 3) / 4) <= device_caps(ctx).max_texels;
+  l.args = {vec4 ? texels(x) : scalar_texels(x), scalar_texels(w), scalar_texels(bias ? ctx.in(2) : w), output(y)};
+  l.push_u(total);
+  l.push_u(octs);
+  for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.c_in, c.g.strides[0],
+                    c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0]})
+    l.push_u(v);
+  l.push_u(bias ? 1 : 0);
+  l.push_u((x.numel() + 3) / 4);
+  epilogue_of(ctx).add_to(l, w);
+  l.spec.push_back(total < kDiv21Bound ? 1 : 0);  // SMALL: every index is below total
+  for (int64_t v : {c.k[0], c.k[1], c.g.strides[1], c.g.dilations[1]}) l.spec.push_back(static_cast<int32_t>(v));
+  l.spec.push_back(vec4 ? 1 : 0);
+  l.spec.push_back(static_cast<int32_t>((4 - c.g.pad_begin[1] % 4) % 4));  // ALIGN
+  set_grid(l, device_caps(ctx), (total + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
 void conv_depthwise_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
@@ -349,6 +396,23 @@ std::string conv_depthwise_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// "depthwise_rows": what "depthwise" takes, where the row segment of 8 outputs fits the
+// registers (depthwise_rows_fit). Its loops are unrolled (the kernel's sides and the
+// horizontal stride and dilation are specialization constants): only the store loop runs.
+std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
+  if (auto why = conv_depthwise_supports(ctx); !why.empty()) return why;
+  try {
+    const ConvCall c = conv_call(ctx, false);
+    if (!depthwise_rows_fit(c))
+      return str("a ", c.k[0], " x ", c.k[1], " kernel with horizontal stride ", c.g.strides[1], " and dilation ",
+                 c.g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
+                 kDepthwiseMaxKernel, ")");
+  } catch (const Error&) {
+    // invalid attributes: the kernel reports the same error
+  }
+  return "";
+}
+
 std::string conv_gemm_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
@@ -395,6 +459,7 @@ KernelDef conv_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
 }
 
 const bool conv_registered[] = {
+    register_kernel_at_load(conv_kernel(conv_depthwise_rows_vulkan, conv_depthwise_rows_supports, {"depthwise_rows", 4})),
     register_kernel_at_load(conv_kernel(conv_depthwise_vulkan, conv_depthwise_supports, {"depthwise", 3})),
     register_kernel_at_load(conv_kernel(conv_im2col_vulkan, conv_im2col_supports, {"im2col", 2})),
     register_kernel_at_load(conv_kernel(conv_gemm_vulkan, conv_gemm_supports, {"implicit_gemm", 1})),
