@@ -61,7 +61,21 @@ TEST(VulkanTexelElementwise, MatchesReferenceAndThePlainKernel) {
       expect_impl_match(op, {random_input({1, 1, 8}, dt), random_input({5, 8}, dt, 0.5, 2)}, {}, "texel");
     }
   }
+  // One element of one operand per block of the other's trailing axes (squeeze-excite's
+  // per-channel scale), either side, the small one with fewer axes, blocks of 4 to 12 texels.
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    Tensor maps = random_input({2, 3, 4, 4}, dt), scale = random_input({2, 3, 1, 1}, dt, 0.5, 2);
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      expect_impl_match(op, {maps, scale}, {}, "texel");
+      expect_impl_match(op, {random_input({1, 5, 1, 1}, dt), random_input({1, 5, 3, 4}, dt, 0.5, 2)}, {}, "texel");
+      expect_impl_match(op, {random_input({1, 7, 2, 6}, dt), random_input({7, 1, 1}, dt, 0.5, 2)}, {}, "texel");
+      expect_impl_match(op, {random_input({3, 2, 4, 3, 4}, dt), random_input({3, 2, 1, 1, 1}, dt, 0.5, 2)}, {},
+                        "texel");
+    }
+  }
   // Operands that broadcast otherwise go to the plain kernel, which says why "texel" declined.
+  expect_impl_match("Mul", {random_input({1, 8, 3, 3}), random_input({1, 8, 1, 1})}, {}, "", "the operands broadcast");
   expect_impl_match("Add", {random_input({3, 5}), random_input({5})}, {}, "", "the operands broadcast");
   expect_impl_match("Add", {random_input({4, 3, 8}), random_input({3, 1})}, {}, "", "the operands broadcast");
   expect_impl_match("Mul", {random_input({2, 8, 4, 4}), random_input({1, 8, 1, 1})}, {}, "", "the operands broadcast");

@@ -52,8 +52,26 @@ std::string texel_unary_supports(const KernelContext& ctx) {
   return texel_sizes_ok(ctx, ctx.in(0).numel(), t);
 }
 
+// Texels of `big` per element of `small` where small is big's leading axes followed by unit
+// axes (a per-channel scale [N, C, 1, 1] of [N, C, H, W]: squeeze-excite) and the block of
+// trailing axes it repeats over is a multiple of 4 elements; 0 where it is not.
+int64_t texel_block_period(const Shape& small, const Shape& big) {
+  if (small.size() > big.size() || shape_numel(small) == 0) return 0;
+  Shape s(big.size() - small.size(), 1);
+  s.insert(s.end(), small.begin(), small.end());
+  size_t k = 0;
+  while (k < s.size() && s[k] == big[k]) ++k;
+  if (k == 0 || k == s.size()) return 0;  // a single element (modes 1, 2) or the same shape
+  for (size_t i = k; i < s.size(); ++i)
+    if (s[i] != 1) return 0;
+  int64_t inner = 1;
+  for (size_t i = k; i < big.size(); ++i) inner *= big[i];
+  return inner % 4 == 0 ? inner / 4 : 0;
+}
+
 // How binary_texel.comp reads a and b (its SCALAR constant), -1 when it cannot: one shape (0),
-// a or b a single element (1, 2), b or a repeating along the other's leading axes (3, 4).
+// a or b a single element (1, 2), b or a repeating along the other's leading axes (3, 4), b or
+// a one element per block of the other's trailing axes (5, 6: texel_block_period).
 int texel_binary_mode(const Shape& a, const Shape& b) {
   if (a == b) return 0;
   if (shape_numel(a) == 1 && shape_numel(b) >= 1) return 1;
@@ -70,16 +88,20 @@ int texel_binary_mode(const Shape& a, const Shape& b) {
   };
   if (repeats_in(b, a)) return 3;
   if (repeats_in(a, b)) return 4;
+  if (texel_block_period(b, a) > 0) return 5;
+  if (texel_block_period(a, b) > 0) return 6;
   return -1;
 }
+
 
 std::string texel_binary_supports(const KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   if (auto why = float_texels_ok(ctx, a.dtype(), "the plain elementwise kernel"); !why.empty()) return why;
   if (a.dtype() != b.dtype()) return "operands have different dtypes";
   if (texel_binary_mode(a.shape(), b.shape()) < 0)
-    return "the operands broadcast (texel: one shape, a single element, or one repeating over the other's "
-           "leading axes with a multiple of 4 elements)";
+    return "the operands broadcast (texel: one shape, a single element, one repeating over the other's "
+           "leading axes with a multiple of 4 elements, or one element of one per block of a multiple of 4 of the "
+           "other's trailing axes)";
   return texel_sizes_ok(ctx, std::max(a.numel(), b.numel()), a.dtype());
 }
 
@@ -170,7 +192,9 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
     l.spec = {op, mode};
     l.args = {texels(a), texels(b), output(c), output(c)};
     l.push_u(n);
-    l.push_u((mode == 3 ? b.numel() : mode == 4 ? a.numel() : 4) / 4);
+    l.push_u(mode == 5   ? texel_block_period(b.shape(), a.shape())
+             : mode == 6 ? texel_block_period(a.shape(), b.shape())
+                         : (mode == 3 ? b.numel() : mode == 4 ? a.numel() : 4) / 4);
     texel_grid(l, caps, n);
     launch(ctx, std::move(l));
     return;
