@@ -15,6 +15,7 @@
 // the activation after it: vk_kernel.hpp's Epilogue) where it writes Y.
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "kernels/vulkan/elementwise.hpp"
 #include "kernels/vulkan/texel_gemm.hpp"
@@ -369,48 +370,58 @@ void conv_depthwise_vulkan(KernelContext& ctx) {
   launch(ctx, std::move(l));
 }
 
-std::string conv_depthwise_supports(const KernelContext& ctx) {
+// What both depthwise implementations take: a 2-D convolution whose group is the input
+// channels, in float texels. `call` is set when the attributes are valid (else the kernel
+// reports the error and the caller's checks of the call are skipped).
+std::string depthwise_operands_ok(const KernelContext& ctx, std::optional<ConvCall>& call) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
-  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
+  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return "";  // inference reports it
   if (x.rank() != 4) return "not a 2-D convolution";
   int64_t group = ctx.attrs->get_int("group", 1);
   if (group != x.dim(1) || group == 1) return str("group ", group, " is not the input channels (", x.dim(1), "): not depthwise");
   try {
-    const ConvCall c = conv_call(ctx, false);
-    if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
-    if (auto why = scalar_texels_ok(ctx, w); !why.empty()) return why;
-    const DeviceCaps& caps = device_caps(ctx);
-    const int64_t quads = (c.g.out[1] + 3) / 4;
-    if (static_cast<uint64_t>(c.g.out[0]) > caps.max_groups[1] ||
-        static_cast<uint64_t>((quads + 7) / 8) > caps.max_groups[0])
-      return str("an output of ", c.g.out[0], " x ", c.g.out[1], " exceeds the device's workgroup counts");
-    const uint64_t kh = static_cast<uint64_t>(c.k[0]), kw = static_cast<uint64_t>(c.k[1]);
+    call = conv_call(ctx, false);
+  } catch (const Error&) {
+    return "";  // invalid attributes: the kernel reports the same error
+  }
+  if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
+  return scalar_texels_ok(ctx, w);
+}
+
+// "depthwise": 4 outputs of a row per invocation; the kernel's taps are loops.
+std::string conv_depthwise_supports(const KernelContext& ctx) {
+  std::optional<ConvCall> c;
+  if (auto why = depthwise_operands_ok(ctx, c); !why.empty()) return why;
+  if (c) {
+    const uint64_t quads = static_cast<uint64_t>((c->g.out[1] + 3) / 4);
+    const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
+    if (auto why = grid_ok(ctx, (rows * quads + 63) / 64, "the output's quads"); !why.empty()) return why;
+    const uint64_t kh = static_cast<uint64_t>(c->k[0]), kw = static_cast<uint64_t>(c->k[1]);
     // The KH loop, per row the KW loop, per tap the 4 outputs' loop, the store loop.
     if (auto why = loop_budget_ok(ctx, kh + 1 + kh * (kw + 1) + kh * kw * 5 + 5, "the kernel's taps"); !why.empty())
       return why;
-  } catch (const Error&) {
-    // invalid attributes: the kernel reports the same error
   }
   return fits_bindings(ctx);
 }
 
-// "depthwise_rows": what "depthwise" takes, where the row segment of 8 outputs fits the
-// registers (depthwise_rows_fit). Its loops are unrolled (the kernel's sides and the
-// horizontal stride and dilation are specialization constants): only the store loop runs.
+// "depthwise_rows": where the row segment of 8 outputs fits the registers
+// (depthwise_rows_fit). Its loops are unrolled (the kernel's sides and the horizontal stride
+// and dilation are specialization constants), so no loop grows with the data.
 std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
-  if (auto why = conv_depthwise_supports(ctx); !why.empty()) return why;
-  try {
-    const ConvCall c = conv_call(ctx, false);
-    if (!depthwise_rows_fit(c))
-      return str("a ", c.k[0], " x ", c.k[1], " kernel with horizontal stride ", c.g.strides[1], " and dilation ",
-                 c.g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
+  std::optional<ConvCall> c;
+  if (auto why = depthwise_operands_ok(ctx, c); !why.empty()) return why;
+  if (c) {
+    if (!depthwise_rows_fit(*c))
+      return str("a ", c->k[0], " x ", c->k[1], " kernel with horizontal stride ", c->g.strides[1], " and dilation ",
+                 c->g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
                  kDepthwiseMaxKernel, ")");
-  } catch (const Error&) {
-    // invalid attributes: the kernel reports the same error
+    const uint64_t octs = static_cast<uint64_t>((c->g.out[1] + 7) / 8);
+    const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
+    if (auto why = grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments"); !why.empty()) return why;
   }
-  return "";
+  return fits_bindings(ctx);
 }
 
 std::string conv_gemm_supports(const KernelContext& ctx) {

@@ -69,13 +69,18 @@ int64_t texel_block_period(const Shape& small, const Shape& big) {
   return inner % 4 == 0 ? inner / 4 : 0;
 }
 
-// How binary_texel.comp reads a and b (its SCALAR constant), -1 when it cannot: one shape (0),
-// a or b a single element (1, 2), b or a repeating along the other's leading axes (3, 4), b or
-// a one element per block of the other's trailing axes (5, 6: texel_block_period).
-int texel_binary_mode(const Shape& a, const Shape& b) {
-  if (a == b) return 0;
-  if (shape_numel(a) == 1 && shape_numel(b) >= 1) return 1;
-  if (shape_numel(b) == 1 && shape_numel(a) >= 1) return 2;
+// How binary_texel.comp reads a and b: its SCALAR constant `mode`, -1 when it cannot, and its
+// texel period (push constant). One shape (0), a or b a single element (1, 2), b or a
+// repeating along the other's leading axes (3, 4: period = its texels), b or a one element
+// per block of the other's trailing axes (5, 6: period = texel_block_period).
+struct TexelBinary {
+  int mode = -1;
+  int64_t period = 1;
+};
+TexelBinary texel_binary_mode(const Shape& a, const Shape& b) {
+  if (a == b) return {0, 1};
+  if (shape_numel(a) == 1 && shape_numel(b) >= 1) return {1, 1};
+  if (shape_numel(b) == 1 && shape_numel(a) >= 1) return {2, 1};
   // small (leading unit axes aside) equals big's trailing axes, a multiple of 4 elements: the
   // output has big's elements in big's order, small's texels repeating.
   auto repeats_in = [](const Shape& small, const Shape& big) {
@@ -86,19 +91,18 @@ int texel_binary_mode(const Shape& a, const Shape& b) {
     return std::equal(small.begin() + static_cast<std::ptrdiff_t>(lead), small.end(),
                       big.end() - static_cast<std::ptrdiff_t>(n));
   };
-  if (repeats_in(b, a)) return 3;
-  if (repeats_in(a, b)) return 4;
-  if (texel_block_period(b, a) > 0) return 5;
-  if (texel_block_period(a, b) > 0) return 6;
-  return -1;
+  if (repeats_in(b, a)) return {3, shape_numel(b) / 4};
+  if (repeats_in(a, b)) return {4, shape_numel(a) / 4};
+  if (int64_t p = texel_block_period(b, a); p > 0) return {5, p};
+  if (int64_t p = texel_block_period(a, b); p > 0) return {6, p};
+  return {};
 }
-
 
 std::string texel_binary_supports(const KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   if (auto why = float_texels_ok(ctx, a.dtype(), "the plain elementwise kernel"); !why.empty()) return why;
   if (a.dtype() != b.dtype()) return "operands have different dtypes";
-  if (texel_binary_mode(a.shape(), b.shape()) < 0)
+  if (texel_binary_mode(a.shape(), b.shape()).mode < 0)
     return "the operands broadcast (texel: one shape, a single element, one repeating over the other's "
            "leading axes with a multiple of 4 elements, or one element of one per block of a multiple of 4 of the "
            "other's trailing axes)";
@@ -185,16 +189,14 @@ void run_binary(const KernelContext& ctx, int op, const Tensor& a, const Tensor&
   const DeviceCaps& caps = device_caps(ctx);
   int64_t n = c.numel();
   if (n == 0) return;
-  if (int mode = t_texel ? texel_binary_mode(a.shape(), b.shape()) : -1; mode >= 0) {
+  if (TexelBinary t = t_texel ? texel_binary_mode(a.shape(), b.shape()) : TexelBinary{}; t.mode >= 0) {
     Launch l;
     l.shader = "binary_texel";
     l.variant = variant_for(c.dtype());
-    l.spec = {op, mode};
+    l.spec = {op, t.mode};
     l.args = {texels(a), texels(b), output(c), output(c)};
     l.push_u(n);
-    l.push_u(mode == 5   ? texel_block_period(b.shape(), a.shape())
-             : mode == 6 ? texel_block_period(a.shape(), b.shape())
-                         : (mode == 3 ? b.numel() : mode == 4 ? a.numel() : 4) / 4);
+    l.push_u(t.period);
     texel_grid(l, caps, n);
     launch(ctx, std::move(l));
     return;

@@ -258,6 +258,13 @@ std::string loop_budget_ok(const KernelContext& ctx, uint64_t iterations, const 
              limit);
 }
 
+std::string grid_ok(const KernelContext& ctx, uint64_t groups, const std::string& what) {
+  const DeviceCaps& caps = device_caps(ctx);
+  const uint64_t cells = uint64_t{caps.max_groups[0]} * caps.max_groups[1];
+  if (groups <= cells) return "";
+  return str(what, " need ", groups, " workgroups; the device's grid holds ", cells);
+}
+
 std::string fp16_ok(const KernelContext& ctx, DType dtype) {
   if (dtype == DType::f16 && !device_caps(ctx).fp16_storage) return "the device has no 16-bit storage";
   return "";

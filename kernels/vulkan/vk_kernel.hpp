@@ -86,6 +86,9 @@ uint64_t loop_limit(const KernelContext& ctx);
 /// "" when `iterations` (an upper bound for one invocation) fits loop_limit(); else the reason
 /// to decline, naming `what` drives the count.
 std::string loop_budget_ok(const KernelContext& ctx, uint64_t iterations, const std::string& what);
+/// "" when `groups` workgroups fit the grid set_grid spreads them over; else the reason to
+/// decline, naming `what` they cover.
+std::string grid_ok(const KernelContext& ctx, uint64_t groups, const std::string& what);
 /// Declines when the dispatch dtype is f16 but the device lacks 16-bit storage.
 std::string fp16_ok(const KernelContext& ctx, DType dtype);
 /// "" on a CPU-like device (type `cpu`: lavapipe), where kernels written for it come first;
