@@ -17,12 +17,6 @@
 namespace porta::test {
 namespace {
 
-const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& node) {
-  for (const NodePlan& p : plan)
-    if (p.node == node) return p;
-  throw std::runtime_error("no node " + node);
-}
-
 void ints_initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& v) {
   onnx::TensorProto* t = g->add_initializer();
   t->set_name(name);
@@ -81,9 +75,9 @@ TEST(PlanMoves, AttentionHeadSplitIsOneCopy) {
     o.profile = true;
     Session s(g.model(), o);
     const std::vector<NodePlan> plan = s.plan(in);
-    EXPECT_NE(plan_of(plan, "transpose").reason.find("one strided copy"), std::string::npos)
-        << plan_of(plan, "transpose").reason;
-    EXPECT_NE(plan_of(plan, "slice").reason.find("not run"), std::string::npos) << plan_of(plan, "slice").reason;
+    EXPECT_NE(plan_of_node(plan, "transpose").reason.find("one strided copy"), std::string::npos)
+        << plan_of_node(plan, "transpose").reason;
+    EXPECT_NE(plan_of_node(plan, "slice").reason.find("not run"), std::string::npos) << plan_of_node(plan, "slice").reason;
     Comparison c = compare(s.run(in).at(0), ref, 0);
     EXPECT_TRUE(c.ok) << c.message;
     const std::map<std::string, int> n = ran(s);
@@ -141,8 +135,8 @@ TEST(PlanMoves, IntermediatesSomethingElseReadsStillRun) {
     o.profile = true;
     Session s(g.model(), o);
     const std::vector<NodePlan> plan = s.plan(in);
-    EXPECT_NE(plan_of(plan, "t2").reason.find("one strided copy"), std::string::npos) << plan_of(plan, "t2").reason;
-    EXPECT_EQ(plan_of(plan, "t1").reason.find("not run"), std::string::npos) << plan_of(plan, "t1").reason;
+    EXPECT_NE(plan_of_node(plan, "t2").reason.find("one strided copy"), std::string::npos) << plan_of_node(plan, "t2").reason;
+    EXPECT_EQ(plan_of_node(plan, "t1").reason.find("not run"), std::string::npos) << plan_of_node(plan, "t1").reason;
     std::vector<Tensor> out = s.run(in);
     for (auto [i, ref] : {std::pair<size_t, const Tensor*>{0, &ref_rev}, {1, &ref_rev}, {2, &ref_relu}}) {
       Comparison c = compare(out.at(i), *ref, 0);

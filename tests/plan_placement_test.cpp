@@ -18,12 +18,6 @@
 namespace porta::test {
 namespace {
 
-const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& node) {
-  for (const NodePlan& p : plan)
-    if (p.node == node) return p;
-  throw std::runtime_error("no node " + node);
-}
-
 void set_elem_type(onnx::GraphProto* g, const std::string& input, int type) {
   for (onnx::ValueInfoProto& v : *g->mutable_input())
     if (v.name() == input) v.mutable_type()->mutable_tensor_type()->set_elem_type(type);
@@ -64,8 +58,8 @@ TEST(PlanPlacement, StepsNothingReadsAreDropped) {
     o.profile = true;
     Session s(g.model(), o);
     const std::vector<NodePlan> plan = s.plan(in);
-    EXPECT_NE(plan_of(plan, "transpose").reason.find("not run: nothing that runs reads its outputs"), std::string::npos)
-        << plan_of(plan, "transpose").reason;
+    EXPECT_NE(plan_of_node(plan, "transpose").reason.find("not run: nothing that runs reads its outputs"), std::string::npos)
+        << plan_of_node(plan, "transpose").reason;
     Comparison c = compare(s.run(in).at(0), ref, 1e-6);
     EXPECT_TRUE(c.ok) << c.message;
     for (const NodeProfile& p : s.profile()) EXPECT_NE(p.op, "Transpose") << p.node << " ran";
@@ -74,7 +68,7 @@ TEST(PlanPlacement, StepsNothingReadsAreDropped) {
     Session kept(g.model(), o);
     kept.run(in);
     EXPECT_EQ(kept.values().count("t"), 1u);
-    EXPECT_EQ(plan_of(kept.plan(in), "transpose").reason.find("not run"), std::string::npos);
+    EXPECT_EQ(plan_of_node(kept.plan(in), "transpose").reason.find("not run"), std::string::npos);
   }
 }
 
@@ -131,13 +125,13 @@ TEST(PlanPlacement, IndexAndMaskOpsRunInTheHostPrologue) {
     Session s(t.model, o);
     const std::vector<NodePlan> plan = s.plan(t.inputs);
     for (const char* node : {"is_pad", "mask", "emb"}) {
-      const NodePlan& p = plan_of(plan, node);
+      const NodePlan& p = plan_of_node(plan, node);
       EXPECT_EQ(p.device, Device::cpu()) << node << ": " << p.reason;
       EXPECT_NE(p.reason.find("host prologue"), std::string::npos) << node << ": " << p.reason;
     }
     // Float values the prologue made are read by the device, not by it again.
-    EXPECT_EQ(plan_of(plan, "h").device, d) << plan_of(plan, "h").reason;
-    EXPECT_EQ(plan_of(plan, "out").device, d) << plan_of(plan, "out").reason;
+    EXPECT_EQ(plan_of_node(plan, "h").device, d) << plan_of_node(plan, "h").reason;
+    EXPECT_EQ(plan_of_node(plan, "out").device, d) << plan_of_node(plan, "out").reason;
     for (int run = 0; run < 2; ++run) {
       Comparison c = compare(s.run(t.inputs).at(0), t.ref, 1e-5);
       EXPECT_TRUE(c.ok) << c.message;
@@ -168,8 +162,8 @@ TEST(PlanPlacement, LargeIndexWorkStaysOnTheDevice) {
     o.device = d;
     Session s(t.model, o);
     const std::vector<NodePlan> plan = s.plan(t.inputs);
-    EXPECT_EQ(plan_of(plan, "is_pad").reason.find("host prologue"), std::string::npos)
-        << plan_of(plan, "is_pad").reason;
+    EXPECT_EQ(plan_of_node(plan, "is_pad").reason.find("host prologue"), std::string::npos)
+        << plan_of_node(plan, "is_pad").reason;
     Comparison c = compare(s.run(t.inputs).at(0), t.ref, 1e-5);
     EXPECT_TRUE(c.ok) << c.message;
   }
@@ -250,10 +244,10 @@ TEST(PlanPlacement, ConcatInputsAreWrittenInPlace) {
       const bool allowed = backend_for(d).capabilities(d.index).view_alignment > 0;
       for (const char* node : {"cat", "cat2"}) {
         if (std::string(node) == "cat2" && !cc.nested) continue;
-        const bool gone = plan_of(plan, node).reason.find("not run: its inputs' producers write them") != std::string::npos;
+        const bool gone = plan_of_node(plan, node).reason.find("not run: its inputs' producers write them") != std::string::npos;
         // With b viewed as an output, the outer Concat (of cat and d) still goes in place.
         const bool expected = cc.viewed ? std::string(node) == "cat2" : cc.in_place;
-        EXPECT_EQ(gone, allowed && expected) << node << ": " << plan_of(plan, node).reason;
+        EXPECT_EQ(gone, allowed && expected) << node << ": " << plan_of_node(plan, node).reason;
       }
       for (int run = 0; run < 2; ++run) {
         std::vector<Tensor> got = s.run(in);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,23 @@ struct FuseSetting {
   std::string saved;
   bool had = false;
 };
+
+/// The plan entry of the node named `node`; throws when there is none.
+inline const NodePlan& plan_of_node(const std::vector<NodePlan>& plan, const std::string& node) {
+  for (const NodePlan& p : plan)
+    if (p.node == node) return p;
+  throw std::runtime_error("no node " + node);
+}
+/// The `nth` plan entry of op `op` (0: the first), nullptr when there is none.
+inline const NodePlan* find_plan_of_op(const std::vector<NodePlan>& plan, const std::string& op, int nth = 0) {
+  for (const NodePlan& p : plan)
+    if (p.op == op && nth-- == 0) return &p;
+  return nullptr;
+}
+/// find_plan_of_op that throws when there is none.
+inline const NodePlan& plan_of_op(const std::vector<NodePlan>& plan, const std::string& op, int nth = 0) {
+  if (const NodePlan* p = find_plan_of_op(plan, op, nth)) return *p;
+  throw std::runtime_error("no node of op " + op);
+}
 
 }  // namespace porta::test

@@ -13,12 +13,6 @@
 namespace porta::test {
 namespace {
 
-const NodePlan* plan_of(const std::vector<NodePlan>& plan, const std::string& op) {
-  for (const NodePlan& p : plan)
-    if (p.op == op) return &p;
-  return nullptr;
-}
-
 bool is_view(const NodePlan* p) { return p && p->reason.find("views its input") != std::string::npos; }
 
 // x -> Dropout(ratio, training_mode) -> [d, mask] -> Relu -> y
@@ -45,7 +39,7 @@ TEST(UnreadOutputs, DropoutWithUnreadMaskIsAView) {
   for (bool training : {false, true}) {
     ReferenceGraph g = dropout_graph(training ? 0.0 : 0.3, training, false, false);
     ReferenceRun r = run_against_reference(g, {"y"});
-    EXPECT_TRUE(is_view(plan_of(r.plan, "Dropout"))) << "training " << training;
+    EXPECT_TRUE(is_view(find_plan_of_op(r.plan, "Dropout"))) << "training " << training;
 
     auto graph = g.model().graph_ptr();
     auto dropped = detail::drop_unread_outputs(graph, true);
@@ -63,14 +57,14 @@ TEST(UnreadOutputs, ReadMasksAreComputed) {
   {
     ReferenceGraph g = dropout_graph(0.5, false, true, false);  // mask is a graph output
     ReferenceRun r = run_against_reference(g, {"y", "mask"});
-    EXPECT_FALSE(is_view(plan_of(r.plan, "Dropout")));
+    EXPECT_FALSE(is_view(find_plan_of_op(r.plan, "Dropout")));
     auto graph = g.model().graph_ptr();
     EXPECT_EQ(detail::drop_unread_outputs(graph, true), graph);
   }
   {
     ReferenceGraph g = dropout_graph(0.5, false, false, true);  // mask read by a node
     ReferenceRun r = run_against_reference(g, {"y", "masked"});
-    EXPECT_FALSE(is_view(plan_of(r.plan, "Dropout")));
+    EXPECT_FALSE(is_view(find_plan_of_op(r.plan, "Dropout")));
     auto graph = g.model().graph_ptr();
     EXPECT_EQ(detail::drop_unread_outputs(graph, true), graph);
   }
@@ -85,7 +79,7 @@ TEST(UnreadOutputs, IdentityIsAView) {
     g.node("Add", {"x", "i"}, "y");
     g.output("y");
     ReferenceRun r = run_against_reference(g, {"y"});
-    EXPECT_TRUE(is_view(plan_of(r.plan, "Identity")));
+    EXPECT_TRUE(is_view(find_plan_of_op(r.plan, "Identity")));
   }
   {
     ReferenceGraph g;  // a graph input straight to a graph output, and an intermediate one
