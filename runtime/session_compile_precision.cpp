@@ -105,7 +105,8 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
     // they are: no Cast on either side, the weights converted by the kernel once per session.
     if (computes_inside(op)) {
       lowered_back_to_f32();
-      say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: ", precision_class_name(cls), ")"));
+      say(str(low, " inside its kernel with f32 accumulation, f32 in and out (policy: ", precision_class_name(cls), ")",
+              low_slow_));
       return Lowering::inside;
     }
     if (cls == PrecisionClass::lower_inside) {
@@ -129,7 +130,7 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
       if (ins[i] >= 0 && values_[ins[i]].present && values_[ins[i]].dtype == DType::f32 &&
           !(f32_bias && i < op.inputs.size() && op.inputs[i].rfind("porta_bias", 0) == 0))
         use(i, low_);
-    say(str(low, " with f32 accumulation (policy: lower)"));
+    say(str(low, " with f32 accumulation (policy: lower)", low_slow_));
     return Lowering::low;
   }
   if (cls == PrecisionClass::follow && all_lowered) {

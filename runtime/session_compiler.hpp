@@ -119,6 +119,7 @@ class Compiler {
   std::vector<bool> host_needed_;  // graph values whose contents decide shapes
   PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
   DType low_ = DType::f32;           // the session's compute format for f32 work
+  std::string low_slow_;             // why low_ is not among the device's fast formats ("" when it is)
   std::vector<bool> read_low_;       // graph values some lower or follow node reads
   bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
   friend class PlanBuilder;

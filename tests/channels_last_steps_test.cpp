@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cpu_threads.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -50,12 +51,6 @@ void batch_norm(ReferenceGraph& g, const std::string& x, const std::string& y, i
   g.initializer(y + "_mean", pattern({c}, -0.2, 2));
   g.initializer(y + "_var", pattern({c}, 0.2, 3));
   g.node("BatchNormalization", {x, y + "_scale", y + "_bias", y + "_mean", y + "_var"}, y);
-}
-
-const NodePlan* plan_of(const std::vector<NodePlan>& plan, const std::string& op) {
-  for (const NodePlan& p : plan)
-    if (p.op == op) return &p;
-  return nullptr;
 }
 
 // x -> convs to each of `channels` -> Concat -> BatchNormalization -> activation -> Conv -> y.
@@ -103,12 +98,12 @@ TEST(ChannelsLastSteps, BatchNormReluOnOddChannelCounts) {
       Block b = dense_block(xs, channels, "Relu");
       ReferenceRun r = run_against_reference(b.g, {"y"});
       EXPECT_EQ(nodes_of_op(r.plan, "Relu"), 0);
-      const NodePlan* bn = plan_of(r.plan, "BatchNormalization");
+      const NodePlan* bn = find_plan_of_op(r.plan, "BatchNormalization");
       ASSERT_NE(bn, nullptr);
       EXPECT_NE(bn->reason.find("applies the Relu"), std::string::npos) << bn->reason;
       EXPECT_NE(bn->reason.find("input and output kept in the kernel's onednn-channels-last layout"), std::string::npos)
           << bn->reason;
-      const NodePlan* cat = plan_of(r.plan, "Concat");
+      const NodePlan* cat = find_plan_of_op(r.plan, "Concat");
       ASSERT_NE(cat, nullptr);
       EXPECT_NE(cat->reason.find("input and output kept"), std::string::npos) << cat->reason;
     }
@@ -175,7 +170,7 @@ TEST(ChannelsLastSteps, PermutesAroundPerPixelLayers) {
       if (p.op == "Transpose") kept += p.reason.find("kept in the kernel's onednn-channels-last layout") != std::string::npos;
     // At rank 3 both permutations are (0, 2, 1), which the kernel takes as reading the layout.
     EXPECT_EQ(kept, spatial == 1 ? 1 : 2);
-    const NodePlan* mul = plan_of(run.plan, "Mul");
+    const NodePlan* mul = find_plan_of_op(run.plan, "Mul");
     ASSERT_NE(mul, nullptr);
     if (spatial > 1) EXPECT_NE(mul->reason.find("input and output kept"), std::string::npos) << mul->reason;
   }
@@ -222,7 +217,7 @@ TEST(ChannelsLastSteps, ConcatOfManyInputs) {
     for (int i = 0; i < 20; ++i) channels.push_back(i % 3 == 0 ? 1 : 3);
     Block b = dense_block(xs, channels, "Relu");
     ReferenceRun r = run_against_reference(b.g, {"y"});
-    const NodePlan* cat = plan_of(r.plan, "Concat");
+    const NodePlan* cat = find_plan_of_op(r.plan, "Concat");
     ASSERT_NE(cat, nullptr);
     EXPECT_NE(cat->reason.find("input and output kept"), std::string::npos) << cat->reason;
   }
@@ -258,21 +253,24 @@ TEST(ChannelsLastSteps, Pools) {
        {{"kernel_shape", Ints{2, 3, 2}}, {"strides", Ints{1, 2, 2}}, {"pads", Ints{0, 1, 1, 1, 0, 0}}}},
       {"3-D max", "MaxPool", {1, 2, 5, 6, 4}, {{"kernel_shape", Ints{2, 3, 2}}, {"strides", Ints{1, 2, 2}}}},
   };
-  for (const Case& c : cases) {
-    for (int64_t channels : {int64_t{1}, int64_t{17}, int64_t{33}, int64_t{100}}) {  // 100: 64 + 2x16 + 4
-      SCOPED_TRACE(str(c.label, ", ", channels, " channels"));
-      const size_t spatial = c.x.size() - 2;
-      ReferenceGraph g;
-      g.input("x", pattern(c.x, -0.5));
-      conv(g, "x", "a", c.x[1], channels, spatial);
-      g.node(c.op, {"a"}, "p", c.attrs);
-      conv(g, "p", "y", channels, 2, spatial);
-      g.output("y");
-      ReferenceRun r = run_against_reference(g, {"y"});
-      const NodePlan* pool = plan_of(r.plan, c.op);
-      ASSERT_NE(pool, nullptr);
-      EXPECT_NE(pool->reason.find("input and output kept"), std::string::npos) << pool->reason;
-    }
+  // Every vector width this CPU runs (the pools' channel blocks are 4 and 1 vectors of it).
+  for (int width : cpu_vector_widths()) {
+    VectorWidth narrow(width);
+    for (const Case& c : cases)
+      for (int64_t channels : {int64_t{1}, int64_t{17}, int64_t{33}, int64_t{100}}) {  // 100: 64 + 2x16 + 4
+        SCOPED_TRACE(str(c.label, ", ", channels, " channels, ", VectorWidth::name(width)));
+        const size_t spatial = c.x.size() - 2;
+        ReferenceGraph g;
+        g.input("x", pattern(c.x, -0.5));
+        conv(g, "x", "a", c.x[1], channels, spatial);
+        g.node(c.op, {"a"}, "p", c.attrs);
+        conv(g, "p", "y", channels, 2, spatial);
+        g.output("y");
+        ReferenceRun r = run_against_reference(g, {"y"});
+        const NodePlan* pool = find_plan_of_op(r.plan, c.op);
+        ASSERT_NE(pool, nullptr);
+        EXPECT_NE(pool->reason.find("input and output kept"), std::string::npos) << pool->reason;
+      }
   }
 }
 

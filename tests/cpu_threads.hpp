@@ -1,11 +1,17 @@
 // Tests of cpu kernels' parallel paths: two OpenMP threads (the machine may have one core), no
 // load adaptation (a loaded CI machine would otherwise keep every call on one thread,
 // kernels/cpu/thread_policy.hpp) and the base thresholds (not scaled by this machine's measured
-// fork/join), while a TwoThreads lives.
+// fork/join), while a TwoThreads lives. And of their register blockings per vector width
+// (kernels/cpu/vector_width.hpp): every width this CPU runs, widest first, while a
+// VectorWidth lives.
 #pragma once
 #include <omp.h>
 
+#include <string>
+#include <vector>
+
 #include "kernels/cpu/thread_policy.hpp"
+#include "kernels/cpu/vector_width.hpp"
 
 namespace porta::test {
 
@@ -26,6 +32,23 @@ class TwoThreads {
 
  private:
   int saved_;
+};
+
+/// The vector widths (bytes) the cpu kernels can run here: this CPU's and every narrower one.
+inline std::vector<int> cpu_vector_widths() {
+  std::vector<int> widths;
+  for (int w = cpu::vector_bytes(); w >= 16; w /= 2) widths.push_back(w);
+  return widths;
+}
+
+/// Kernels that block by vector_bytes() take `bytes` while this lives.
+class VectorWidth {
+ public:
+  explicit VectorWidth(int bytes) { cpu::limit_vector_bytes(bytes); }
+  ~VectorWidth() { cpu::limit_vector_bytes(0); }
+  VectorWidth(const VectorWidth&) = delete;
+  VectorWidth& operator=(const VectorWidth&) = delete;
+  static std::string name(int bytes) { return std::to_string(bytes * 8) + "-bit vectors"; }
 };
 
 }  // namespace porta::test

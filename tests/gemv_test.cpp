@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemv.hpp"
+#include "tests/cpu_threads.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
@@ -120,37 +121,43 @@ TEST(Gemv, DeclinesSmallOrTallProducts) {
   EXPECT_EQ(gemv_declines(1, 4096, 9216, true), "");
 }
 
-// The loop writes every element of y, and nothing past it, for both layouts of B.
-TEST(Gemv, WritesExactlyTheOutput) {
-  const int64_t k = 37;
-  for (bool b_nk : {false, true})
-    for (int64_t m : {1, 4, 6})
-      for (int64_t n : {1, 15, 16, 17, 513, 4099}) {
-        std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (float& v : a) v = u(rng());
-        for (float& v : b) v = u(rng());
-        std::vector<float> y(static_cast<size_t>(m * n + 64), std::numeric_limits<float>::quiet_NaN());
-        GemvProblem p;
-        p.a = a.data();
-        p.m = m;
-        p.k = k;
-        p.b = b.data();
-        p.n = n;
-        p.b_nk = b_nk;
-        p.y = y.data();
-        gemv(p);
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double want = 0;
-            for (int64_t q = 0; q < k; ++q)
-              want += double(a[i * k + q]) * (b_nk ? b[j * k + q] : b[q * n + j]);
-            ASSERT_NEAR(y[i * n + j], want, 1e-5) << (b_nk ? "n x k" : "k x n") << " m " << m << " n " << n
-                                                  << " at " << i << "," << j;
+// The loop writes every element of y, and nothing past it, for both layouts of B, every row
+// count (the register blockings group rows of B by the row count and the vector width) and
+// tails of every vector width, at every vector width this CPU runs.
+TEST(Gemv, WritesExactlyTheOutputAtEveryVectorWidth) {
+  for (int width : cpu_vector_widths()) {
+    VectorWidth narrow(width);
+    for (int64_t k : {37, 64})
+      for (bool b_nk : {false, true})
+        for (int64_t m : {1, 2, 3, 4, 6})
+          for (int64_t n : {1, 15, 16, 17, 513, 4099}) {
+            std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
+            std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+            for (float& v : a) v = u(rng());
+            for (float& v : b) v = u(rng());
+            std::vector<float> y(static_cast<size_t>(m * n + 64), std::numeric_limits<float>::quiet_NaN());
+            GemvProblem p;
+            p.a = a.data();
+            p.m = m;
+            p.k = k;
+            p.b = b.data();
+            p.n = n;
+            p.b_nk = b_nk;
+            p.y = y.data();
+            gemv(p);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double want = 0;
+                for (int64_t q = 0; q < k; ++q)
+                  want += double(a[i * k + q]) * (b_nk ? b[j * k + q] : b[q * n + j]);
+                ASSERT_NEAR(y[i * n + j], want, 1e-5) << (b_nk ? "n x k" : "k x n") << " m " << m << " n " << n
+                                                      << " k " << k << " at " << i << "," << j << ", "
+                                                      << VectorWidth::name(width);
+              }
+            for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
+              ASSERT_TRUE(std::isnan(y[t])) << "wrote past y at " << t << ", " << VectorWidth::name(width);
           }
-        for (size_t t = static_cast<size_t>(m * n); t < y.size(); ++t)
-          ASSERT_TRUE(std::isnan(y[t])) << "wrote past y at " << t;
-      }
+  }
 }
 
 }  // namespace

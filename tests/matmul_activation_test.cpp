@@ -76,13 +76,16 @@ void expect_only_matmul(const std::vector<NodePlan>& plan) {
   for (const NodePlan& p : plan) EXPECT_EQ(p.op, "MatMul") << p.node << " still runs: " << p.reason;
 }
 
-TEST(MatMulActivation, CpuSessionsFoldItOnBothImplementations) {
+TEST(MatMulActivation, CpuSessionsFoldItOnEveryImplementation) {
   struct Case {
     Shape x;
     int64_t n;
     const char* impl;
   };
-  const std::vector<Case> cases = {{{1, 300}, 700, "gemv"}, {{5, 300}, 700, "onednn"}, {{2, 7, 64}, 96, "onednn"}};
+  const std::vector<Case> cases = {{{1, 300}, 700, "gemv"},
+                                   {{5, 300}, 700, "panels"},
+                                   {{80, 300}, 700, "onednn"},
+                                   {{2, 7, 64}, 96, "onednn"}};
   for (const Case& c : cases)
     for (Act a : kActs)
       for (bool bias : {true, false}) {
@@ -197,7 +200,7 @@ TEST(MatMulActivation, GemmSessionsFoldIt) {
   if (device_unusable(Device::parse("vulkan:0")).empty()) devices.push_back("vulkan:0");
   for (const std::string& d : devices)
     for (Act a : kActs)
-      for (int64_t m : {1, 6}) {  // one row: the cpu's gemv loop; more: onednn
+      for (int64_t m : {1, 6, 80}) {  // one row: the cpu's gemv loop; a few: panels; more: onednn
         SCOPED_TRACE(str(d, ", ", m, " rows, ", act_name(a), " (seed ", seed(), ")"));
         ReferenceGraph g = gemm_act(m, 300, 130, a);
         SessionOptions o;
@@ -208,7 +211,9 @@ TEST(MatMulActivation, GemmSessionsFoldIt) {
           EXPECT_EQ(p.op, "Gemm") << p.node << " still runs: " << p.reason;
           EXPECT_EQ(p.device, o.device) << p.node << ": " << p.reason;
         }
-        if (d == "cpu") EXPECT_NE(plan.at(0).reason.find(m == 1 ? "'gemv'" : "'onednn'"), std::string::npos) << plan.at(0).reason;
+        if (d == "cpu")
+          EXPECT_NE(plan.at(0).reason.find(m == 1 ? "'gemv'" : m == 6 ? "'panels'" : "'onednn'"), std::string::npos)
+              << plan.at(0).reason;
         Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-5);
         EXPECT_TRUE(c.ok) << c.message;
       }

@@ -1,7 +1,7 @@
 // A Linear layer's bias folded into its MatMul (runtime/matmul_bias_fusion.cpp, MatMul's
 // porta-internal input `porta_bias`): sessions fold the Add of a constant row after a MatMul,
-// in either operand order and through PyTorch's Identity-shared initializers, on both cpu
-// implementations (gemv for a few rows, onednn for more, batched A), in a bf16 session with
+// in either operand order and through PyTorch's Identity-shared initializers, on every cpu
+// implementation (gemv for a few rows, panels for more, onednn past them, batched A), in a bf16 session with
 // the bias kept f32, and on vulkan:0 (both implementations; in an f16 session the bias goes
 // f16 with the operands, as its kernels take it); they leave every other Add alone (a bias of rank 2, a bias that is
 // not a constant, a product read twice, a 1-D B). Eager calls with the bias, in f32 and f64,
@@ -44,9 +44,11 @@ TEST(MatMulBias, SessionsFoldTheBiasOnBothImplementations) {
     const char* impl;
   };
   // One row against 300x700 weights (past the gemv loop's threshold); a batched A of 3 rows
-  // (one row per batch, still the loop's); 5 rows; a batch of tokens folded into rows.
+  // (one row per batch, still the loop's); 5 rows (panels); 80 (past the panels' rows); a
+  // batch of tokens folded into rows.
   const std::vector<Case> cases = {
-      {{1, 300}, 700, "gemv"}, {{3, 1, 300}, 700, "gemv"}, {{5, 300}, 700, "onednn"}, {{2, 7, 64}, 96, "onednn"}};
+      {{1, 300}, 700, "gemv"},    {{3, 1, 300}, 700, "gemv"},  {{5, 300}, 700, "panels"},
+      {{80, 300}, 700, "onednn"}, {{2, 7, 64}, 96, "onednn"}};
   for (const Case& c : cases)
     for (bool bias_first : {false, true})
       for (bool identity : {false, true}) {

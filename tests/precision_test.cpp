@@ -13,17 +13,12 @@
 #include "kernels/cpu/rnn_common.hpp"
 #include "porta/check.hpp"
 #include "runtime/precision.hpp"
+#include "kernels/cpu/cpu_common.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
 namespace {
-
-const NodePlan& plan_of(const std::vector<NodePlan>& plan, const std::string& op, int nth = 0) {
-  for (const NodePlan& p : plan)
-    if (p.op == op && nth-- == 0) return p;
-  throw std::runtime_error("no node of op " + op);
-}
 
 // The names of the cast steps a session ran (its profile lists every step).
 std::vector<std::string> cast_steps(const std::vector<NodeProfile>& profile) {
@@ -53,7 +48,9 @@ void expect_low_precision_result(const Tensor& got, const Tensor& reference, DTy
   Comparison c = compare(got, reference, bound);
   EXPECT_TRUE(c.ok) << what << ": " << c.message << " (bound " << bound << ")";
   // A handful of elements can round luckily (one product: 1 in 10 runs fell under u/16); from
-  // 8 on, the format's rounding always shows.
+  // 8 on, the format's rounding always shows. Not on a CPU where oneDNN has no bf16 products:
+  // the cpu kernels compute a bf16 session's products in f32 there (cpu_common.hpp).
+  if (low == DType::bf16 && !cpu::onednn_has_bf16()) return;
   if (got.numel() >= 8) EXPECT_GT(c.rel, u / 16) << what << ": as accurate as f32, so not computed in " << dtype_name(low);
 }
 
@@ -91,17 +88,17 @@ TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
   Session session(g.model(), o);
   std::vector<NodePlan> plan = session.plan(g.inputs());
   ASSERT_EQ(plan.size(), 4u);
-  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::f16);
-  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
-  EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, DType::f16);
-  EXPECT_EQ(plan_of(plan, "LayerNormalization").precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "MatMul", 0).precision, DType::f16);
+  EXPECT_EQ(plan_of_op(plan, "Softmax").precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "MatMul", 1).precision, DType::f16);
+  EXPECT_EQ(plan_of_op(plan, "LayerNormalization").precision, DType::f32);
   for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
-  const std::string& first = plan_of(plan, "MatMul", 0).precision_note;
+  const std::string& first = plan_of_op(plan, "MatMul", 0).precision_note;
   EXPECT_NE(first.find("policy: lower"), std::string::npos) << first;
   EXPECT_NE(first.find("written as f32"), std::string::npos) << first;
   EXPECT_NE(first.find("x cast to f16"), std::string::npos) << first;
   EXPECT_NE(first.find("w1 converted to f16"), std::string::npos) << first;
-  EXPECT_NE(plan_of(plan, "LayerNormalization").precision_note.find("policy: keep f32"), std::string::npos);
+  EXPECT_NE(plan_of_op(plan, "LayerNormalization").precision_note.find("policy: keep f32"), std::string::npos);
 
   std::vector<Tensor> out = session.run(g.inputs());
   // Casts only at boundaries, into each product: both products write f32 for their f32
@@ -157,7 +154,7 @@ TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
     o.profile = true;
     Session s(g.model(), o);
     std::vector<NodePlan> plan = s.plan(g.inputs());
-    const NodePlan& p = plan_of(plan, c.gemm ? "Gemm" : "MatMul");
+    const NodePlan& p = plan_of_op(plan, c.gemm ? "Gemm" : "MatMul");
     EXPECT_EQ(p.precision, DType::bf16) << p.precision_note;
     EXPECT_NE(p.precision_note.find("inside its kernel"), std::string::npos) << p.precision_note;
     EXPECT_NE(p.reason.find("'onednn'"), std::string::npos) << p.reason;
@@ -284,16 +281,16 @@ TEST(Precision, AutoTakesTheDevicesFastFormat) {
   DTypeSet fast = backend_for(Device::cpu()).capabilities(0).fast_dtypes;
   DType want = dtype_in(fast, DType::bf16) ? DType::bf16 : dtype_in(fast, DType::f16) ? DType::f16 : DType::f32;
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, want);
-  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
-  EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "MatMul", 0).precision, want);
+  EXPECT_EQ(plan_of_op(plan, "Softmax").precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "MatMul", 1).precision, DType::f32);
   if (want != DType::f32) {
-    const std::string& note = plan_of(plan, "MatMul", 1).precision_note;
+    const std::string& note = plan_of_op(plan, "MatMul", 1).precision_note;
     EXPECT_NE(note.find("122880 multiply-adds are too few"), std::string::npos) << note;
     expect_low_precision_result(s.run(g.inputs()).at(1), g.reference("h"), want, 256, "h");
   }
   Session explicit_low(g.model(), with_precision(Precision::bf16));
-  EXPECT_EQ(plan_of(explicit_low.plan(g.inputs()), "MatMul", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of_op(explicit_low.plan(g.inputs()), "MatMul", 1).precision, DType::bf16);
 }
 
 TEST(Precision, ProductSizes) {
@@ -323,7 +320,7 @@ TEST(Precision, DataMovementFollowsItsInputs) {
   o.profile = true;
   Session s(g.model(), o);
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  EXPECT_EQ(plan_of(plan, "Transpose").precision, DType::f16) << plan_of(plan, "Transpose").precision_note;
+  EXPECT_EQ(plan_of_op(plan, "Transpose").precision, DType::f16) << plan_of_op(plan, "Transpose").precision_note;
   std::vector<Tensor> out = s.run(g.inputs());
   std::vector<std::string> casts = cast_steps(s.profile());
   EXPECT_EQ(casts.size(), 2u);  // x and z into the products; the second writes y in f32
@@ -349,9 +346,9 @@ TEST(Precision, ProductWithLowAndF32Readers) {
   o.profile = true;
   Session s(g.model(), o);
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  EXPECT_EQ(plan_of(plan, "MatMul", 0).precision_note.find("written as f32"), std::string::npos);
-  EXPECT_NE(plan_of(plan, "MatMul", 1).precision_note.find("written as f32"), std::string::npos);
-  EXPECT_NE(plan_of(plan, "Softmax").precision_note.find("h cast to f32"), std::string::npos);
+  EXPECT_EQ(plan_of_op(plan, "MatMul", 0).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of_op(plan, "MatMul", 1).precision_note.find("written as f32"), std::string::npos);
+  EXPECT_NE(plan_of_op(plan, "Softmax").precision_note.find("h cast to f32"), std::string::npos);
   std::vector<Tensor> out = s.run(g.inputs());
   std::vector<std::string> casts = cast_steps(s.profile());
   EXPECT_EQ(casts.size(), 2u);
@@ -396,11 +393,11 @@ TEST(Precision, DeviceWithoutLowKernelsFallsBack) {
   ReferenceGraph g = policy_graph(4, 32);
   Session s(g.model(), with_precision(Precision::bf16, vk));
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  const NodePlan& mm = plan_of(plan, "MatMul");
+  const NodePlan& mm = plan_of_op(plan, "MatMul");
   EXPECT_EQ(mm.path, Path::fallback) << mm.reason;
   EXPECT_EQ(mm.precision, DType::bf16);
   EXPECT_NE(mm.reason.find("no vulkan kernel for MatMul bf16"), std::string::npos) << mm.reason;
-  EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "Softmax").precision, DType::f32);
   std::vector<Tensor> out = s.run(g.inputs());
   expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), DType::bf16, 32, "y on vulkan");
 
@@ -492,9 +489,9 @@ TEST(Precision, ConvBlockWithFusedResidual) {
   o.profile = true;
   Session s(g.model(), o);
   std::vector<NodePlan> plan = s.plan(g.inputs());
-  EXPECT_EQ(plan_of(plan, "Conv", 0).precision, DType::bf16);
-  EXPECT_EQ(plan_of(plan, "Conv", 1).precision, DType::bf16);
-  EXPECT_EQ(plan_of(plan, "GlobalAveragePool").precision, DType::f32);
+  EXPECT_EQ(plan_of_op(plan, "Conv", 0).precision, DType::bf16);
+  EXPECT_EQ(plan_of_op(plan, "Conv", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of_op(plan, "GlobalAveragePool").precision, DType::f32);
   std::vector<Tensor> out = s.run(g.inputs());
   EXPECT_TRUE(cast_steps(s.profile()).empty());
   expect_low_precision_result(out.at(0), g.reference("y"), DType::bf16, 2 * 288, "y");
@@ -654,11 +651,14 @@ TEST(Precision, CheckCli) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("precision bf16"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" bf16\n"), std::string::npos) << r.output;  // a Conv's format column
-  r = porta_cli("check " + cnn + " --precision bf16 --tolerance 1e-5");
-  EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find("first jump: "), std::string::npos) << r.output;
-  // The first Conv is fused with the BatchNormalization after it: the jump is there, in bf16.
-  EXPECT_NE(r.output.find("(BatchNormalization with Conv fused into it, bf16) on cpu"), std::string::npos) << r.output;
+  // The first Conv is fused with the BatchNormalization after it: the jump is there, in bf16
+  // (where oneDNN has bf16 products; elsewhere the cpu computes them in f32: no jump).
+  if (cpu::onednn_has_bf16()) {
+    r = porta_cli("check " + cnn + " --precision bf16 --tolerance 1e-5");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("first jump: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("(BatchNormalization with Conv fused into it, bf16) on cpu"), std::string::npos) << r.output;
+  }
   r = porta_cli("check " + cnn + " --precision int4");
   EXPECT_EQ(r.status, 2) << r.output;
 }
@@ -675,8 +675,8 @@ TEST(Precision, VulkanF16) {
     Session s(g.model(), with_precision(Precision::f16, vk));
     std::vector<NodePlan> plan = s.plan(g.inputs());
     for (const NodePlan& p : plan) EXPECT_EQ(p.path, Path::native) << p.node << ": " << p.reason;
-    EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, DType::f16);
-    EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
+    EXPECT_EQ(plan_of_op(plan, "MatMul", 0).precision, DType::f16);
+    EXPECT_EQ(plan_of_op(plan, "Softmax").precision, DType::f32);
     std::vector<Tensor> out = s.run(g.inputs());
     expect_low_precision_result(out.at(1).to(Device::cpu()), g.reference("h"), DType::f16, 64, "h on vulkan");
     expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), DType::f16, 64, "y on vulkan");
@@ -717,10 +717,10 @@ TEST(Precision, GpuBf16AndF16) {
           Session s(g.model(), with_precision(p, d));
           std::vector<NodePlan> plan = s.plan(g.inputs());
           for (const NodePlan& n : plan) EXPECT_EQ(n.path, Path::native) << n.node << ": " << n.reason;
-          EXPECT_EQ(plan_of(plan, "MatMul", 0).precision, low);
-          EXPECT_EQ(plan_of(plan, "MatMul", 1).precision, low);
-          EXPECT_EQ(plan_of(plan, "Softmax").precision, DType::f32);
-          EXPECT_EQ(plan_of(plan, "LayerNormalization").precision, DType::f32);
+          EXPECT_EQ(plan_of_op(plan, "MatMul", 0).precision, low);
+          EXPECT_EQ(plan_of_op(plan, "MatMul", 1).precision, low);
+          EXPECT_EQ(plan_of_op(plan, "Softmax").precision, DType::f32);
+          EXPECT_EQ(plan_of_op(plan, "LayerNormalization").precision, DType::f32);
           std::vector<Tensor> out = s.run(g.inputs());
           expect_low_precision_result(out.at(1).to(Device::cpu()), g.reference("h"), low, 64, "h");
           expect_low_precision_result(out.at(0).to(Device::cpu()), g.reference("y"), low, 64, "y");
@@ -735,7 +735,7 @@ TEST(Precision, GpuBf16AndF16) {
           g.output("y");
           Session s(g.model(), with_precision(p, d));
           std::vector<NodePlan> plan = s.plan(g.inputs());
-          const NodePlan& conv = plan_of(plan, cc.transposed ? "ConvTranspose" : "Conv");
+          const NodePlan& conv = plan_of_op(plan, cc.transposed ? "ConvTranspose" : "Conv");
           EXPECT_EQ(conv.path, Path::native) << conv.reason;
           EXPECT_EQ(conv.precision, low) << conv.precision_note;
           expect_low_precision_result(s.run(g.inputs()).at(0).to(Device::cpu()), g.reference("y"), low, cc.k,

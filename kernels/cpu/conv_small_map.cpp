@@ -8,49 +8,33 @@
 //
 // The kernel packs the weights once per session into panels of 32 output channels, each a
 // K x 32 block read front to back (K = input channels x the taps that read the input), gathers
-// the few pixels' input patches (im2col: rows x K floats, in cache) and keeps up to 12 pixels x
-// 32 channels of sums in registers per pass over a panel. The bias, a fused residual and the
+// the few pixels' input patches (im2col: rows x K floats, in cache) and multiplies them by the
+// panels (panels.hpp: up to 12 pixels x 32 channels of sums in registers per pass with
+// AVX-512, 6 x 16 with AVX2). The bias, a fused residual and the
 // fused activation are applied to the sums before they are stored, in either of the layouts a
 // session keeps activations in (plain or oneDNN's channels-last).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/conv_common.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/fused_activation.hpp"
-#include "kernels/cpu/target_clones.hpp"
-#include "kernels/cpu/vec16.hpp"
+#include "kernels/cpu/panels.hpp"
 #include "ops/window.hpp"
 
 namespace porta::cpu {
 namespace {
 
-#define PORTA_SMALL_MAP_INLINE inline __attribute__((always_inline))
-
 /// Output pixels (all images) the kernel takes: beyond, the weights are reused enough for
 /// oneDNN's blocked kernels.
 constexpr int64_t kMaxRows = 16;
-/// Pixels whose sums stay in registers during one pass over a panel (2 x 12 of the 32 vector
-/// registers). squeezenet1_1's convs over 3x3 pixels made one pass of 9 instead of two of 5:
-/// model 247-251 -> 222-229 us at one thread.
-constexpr int kRowsPerPass = 12;
 /// Weights (elements) from which the kernel runs. Cache-resident weights gain too: googlenet's
 /// 16-pixel convs of 4.6-85 K weights ran 10-42% faster here than in oneDNN (9.3 -> 6.7 us,
 /// 25.4 -> 20.4 us; densenet121 4.1 -> 3.5 ms, inception_v3 4.5 -> 4.0 ms at one thread); below
 /// this a call is mostly its fixed costs.
 constexpr int64_t kMinWeights = int64_t{1} << 12;
-/// Weights (elements) per thread from which a call splits its panels over threads.
-constexpr int64_t kParallelWeights = int64_t{1} << 14;
-/// Rows of a panel (128 bytes each) the first pass over it prefetches ahead: 8 KB in flight.
-/// The hardware's own prefetch left a conv of one 147 KB panel (densenet121's 128->32 3x3 over
-/// 2x2) reading memory at ~22 GB/s. Alternating processes, median of 50 runs, us: resnet18 at
-/// one thread 2568-2764 -> 2180-2360, densenet121 3669-3769 -> 3331-3353, at two threads
-/// densenet121 2508-2565 -> 2325-2332 (one outlier 2652), googlenet 1072-1437 -> 992-1077.
-/// 160 rows measured the same as 64.
-constexpr int64_t kAhead = 64;
-/// Output channels per panel: two 16-float vectors.
-constexpr int64_t kPanel = 32;
 
 struct Geometry {
   opdef::WindowGeometry g;
@@ -169,54 +153,6 @@ void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, fl
   }
 }
 
-// sums[i][0..31] = patch row i (of M, stride k) times one panel. `stream`: the pass that reads
-// the panel first (from memory, or the last cache level): it prefetches kAhead rows ahead,
-// past the panel's end into the next one (panels are contiguous).
-template <int M>
-PORTA_SMALL_MAP_INLINE void panel_pass(const float* a, int64_t k, const float* panel, float* sums, bool stream) {
-  Vec16 acc[M][2];
-#pragma GCC unroll 12
-  for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = Vec16{};
-  for (int64_t q = 0; q < k; ++q) {
-    if (stream) {
-      __builtin_prefetch(panel + (q + kAhead) * kPanel, 0, 2);
-      __builtin_prefetch(panel + (q + kAhead) * kPanel + 16, 0, 2);
-    }
-    Vec16 b0, b1;
-    load16(b0, panel + q * kPanel);
-    load16(b1, panel + q * kPanel + 16);
-#pragma GCC unroll 12
-    for (int i = 0; i < M; ++i) {
-      const float av = a[i * k + q];
-      acc[i][0] += av * b0;
-      acc[i][1] += av * b1;
-    }
-  }
-#pragma GCC unroll 12
-  for (int i = 0; i < M; ++i) {
-    store16(sums + i * kPanel, acc[i][0]);
-    store16(sums + i * kPanel + 16, acc[i][1]);
-  }
-}
-
-PORTA_CPU_CLONES
-void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, bool stream) {
-  switch (rows) {
-    case 1: return panel_pass<1>(a, k, panel, sums, stream);
-    case 2: return panel_pass<2>(a, k, panel, sums, stream);
-    case 3: return panel_pass<3>(a, k, panel, sums, stream);
-    case 4: return panel_pass<4>(a, k, panel, sums, stream);
-    case 5: return panel_pass<5>(a, k, panel, sums, stream);
-    case 6: return panel_pass<6>(a, k, panel, sums, stream);
-    case 7: return panel_pass<7>(a, k, panel, sums, stream);
-    case 8: return panel_pass<8>(a, k, panel, sums, stream);
-    case 9: return panel_pass<9>(a, k, panel, sums, stream);
-    case 10: return panel_pass<10>(a, k, panel, sums, stream);
-    case 11: return panel_pass<11>(a, k, panel, sums, stream);
-    default: return panel_pass<12>(a, k, panel, sums, stream);
-  }
-}
-
 // What a session step keeps between calls (KernelContext::state): the geometry, the packed
 // panels and the layouts, so a call does no more than gather and multiply. Measured on
 // mnasnet0_5 at one thread (perf): recomputing the geometry, formatting the panels' cache key
@@ -288,45 +224,25 @@ void conv_small_map(KernelContext& ctx) {
     a = cols.data();
   }
 
-  const int64_t oc = geo.out_channels, k = geo.k, rows = geo.rows, pixels = geo.out_pixels;
-  const int64_t panels = (oc + kPanel - 1) / kPanel;
-  // Passes over a panel: rows split evenly into groups of at most kRowsPerPass.
-  const int64_t passes = (rows + kRowsPerPass - 1) / kRowsPerPass, per_pass = (rows + passes - 1) / passes;
+  const int64_t oc = geo.out_channels, rows = geo.rows, pixels = geo.out_pixels;
   float* yd = y.data<float>();
   const float* rd = residual ? residual->data<float>() : nullptr;
-  // Panels split over the threads of the call's budget from 16 Ki weights (64 KB, a few us
-  // of streaming) per thread, whatever the call's own size earned (kernels/cpu/thread_policy.hpp:
-  // these calls read 60-250 KB and compute ~1 MFLOP, below both thresholds). At 2 threads,
-  // per-node minima: mobilenet_v2's 96->576 1x1 over 4x4 12.6 -> 9.8 us, googlenet's
-  // inception4c 1x1 16.0 -> 11.1 us; 4 Ki per thread measured the same as 16 Ki. Times
-  // parallel_scale(), as the call thresholds are.
-  const int64_t grain = std::max<int64_t>(
-      1, static_cast<int64_t>(static_cast<double>(kParallelWeights) * parallel_scale()) / std::max<int64_t>(k * kPanel, 1));
-  ThreadScope wider(panels > grain ? call_thread_budget() : omp_get_max_threads());
-  parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
-    float sums[kMaxRows * kPanel];
-    for (int64_t p = p0; p < p1; ++p) {
-      const float* panel = packed->data() + p * k * kPanel;
-      for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
-        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel,
-                   r0 == 0);
-      const int64_t o0 = p * kPanel, width = std::min(kPanel, oc - o0);
-      for (int64_t r = 0; r < rows; ++r) {
-        float* s = sums + r * kPanel;
-        const int64_t b = r / pixels, px = r % pixels;
-        if (bias)
-          for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
-        if (rd) {
-          if (r_last)
-            for (int64_t j = 0; j < width; ++j) s[j] += rd[r * oc + o0 + j];
-          else
-            for (int64_t j = 0; j < width; ++j) s[j] += rd[(b * oc + o0 + j) * pixels + px];
-        }
-        activate_f32(act, s, width);
-        if (y_last) std::copy_n(s, width, yd + r * oc + o0);
+  panel_product(a, rows, geo.k, packed->data(), oc, [&](int64_t o0, int64_t width, float* sums) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* s = sums + r * kPanel;
+      const int64_t b = r / pixels, px = r % pixels;
+      if (bias)
+        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+      if (rd) {
+        if (r_last)
+          for (int64_t j = 0; j < width; ++j) s[j] += rd[r * oc + o0 + j];
         else
-          for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
+          for (int64_t j = 0; j < width; ++j) s[j] += rd[(b * oc + o0 + j) * pixels + px];
       }
+      activate_f32(act, s, width);
+      if (y_last) std::copy_n(s, width, yd + r * oc + o0);
+      else
+        for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
     }
   });
 }

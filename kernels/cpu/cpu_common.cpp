@@ -1,7 +1,11 @@
 // porta cpu kernels — broadcast indexing helpers, and the compute format of a call (bf16 inside).
 #include "kernels/cpu/cpu_common.hpp"
 
+#include <algorithm>
+#include <atomic>
+
 #include "kernels/cpu/custom_vmath.hpp"
+#include "kernels/cpu/vector_width.hpp"
 
 #include "porta/error.hpp"
 #include "porta/util.hpp"
@@ -25,6 +29,22 @@ DType compute_format(const KernelContext& ctx) {
                                 "] porta_compute should be 16 (bf16) on the cpu, got ", code));
   }
 }
+
+namespace {
+std::atomic<int> g_vector_bytes_limit{0};
+}  // namespace
+
+int vector_bytes() {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+  static const int b = __builtin_cpu_supports("x86-64-v4") ? 64 : __builtin_cpu_supports("x86-64-v3") ? 32 : 16;
+#else
+  static const int b = 16;
+#endif
+  const int limit = g_vector_bytes_limit.load(std::memory_order_relaxed);
+  return limit > 0 ? std::min(b, limit) : b;
+}
+
+void limit_vector_bytes(int bytes) { g_vector_bytes_limit.store(bytes, std::memory_order_relaxed); }
 
 namespace {
 struct InsideCall {

@@ -94,6 +94,11 @@ std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& w
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape);
 
+/// Whether oneDNN has bf16 products on this CPU (its bf16 matmul and convolution need
+/// AVX-512; fixed for the process). Where it has none, a bf16 session's Conv, MatMul and Gemm
+/// and the attention kernel's products past its register loops compute in f32.
+bool onednn_has_bf16();
+
 /// The format a call computes its products in (KernelDef::computes_in): the attribute
 /// `porta_compute` a session with a low precision sets (an ONNX dtype code), f32 without it;
 /// InvalidArgument, naming the op, for a code the cpu kernels do not take (only bf16, 16).

@@ -19,26 +19,32 @@
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
 #define PORTA_VMATH_LEVEL v4
+#define PORTA_VMATH_LANES 16
 #define PORTA_VMATH_F16C 1  // x86-64-v3 and up have F16C (the pragma does not define __F16C__)
 #include "kernels/cpu/custom_vmath_impl.hpp"
 #undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
+#undef PORTA_VMATH_LANES
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
 #define PORTA_VMATH_LEVEL v3
+#define PORTA_VMATH_LANES 8
 #define PORTA_VMATH_F16C 1
 #include "kernels/cpu/custom_vmath_impl.hpp"
 #undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
+#undef PORTA_VMATH_LANES
 #pragma GCC pop_options
 
 #define PORTA_VMATH_LEVEL base
+#define PORTA_VMATH_LANES 4
 #define PORTA_VMATH_F16C 0
 #include "kernels/cpu/custom_vmath_impl.hpp"
 #undef PORTA_VMATH_F16C
 #undef PORTA_VMATH_LEVEL
+#undef PORTA_VMATH_LANES
 
 namespace porta::cpu::vmath {
 namespace {

@@ -1,11 +1,14 @@
 // porta cpu kernels — bodies of the custom_vmath.hpp loops, written with GCC vector extensions
-// (16 floats). custom_vmath.cpp includes this file once per instruction-set level, inside a
-// `#pragma GCC target` region and with PORTA_VMATH_LEVEL naming the namespace, so every helper
-// (also the inlined ones) is compiled for that level: zmm, ymm+FMA or baseline xmm code.
+// of one register of the level (PORTA_VMATH_LANES floats: 16, 8 or 4). custom_vmath.cpp
+// includes this file once per instruction-set level, inside a `#pragma GCC target` region and
+// with PORTA_VMATH_LEVEL naming the namespace, so every helper (also the inlined ones) is
+// compiled for that level: zmm, ymm+FMA or baseline xmm code. A vector wider than the level's
+// registers is lowered through memory, lane by lane where an operation has no split form (at
+// 16 lanes the AVX2 swish ran ~5x slower than at 8).
 // No include guard on purpose.
 namespace porta::cpu::vmath::PORTA_VMATH_LEVEL {
 
-constexpr int kLanes = 16;
+constexpr int kLanes = PORTA_VMATH_LANES;
 typedef float vf __attribute__((vector_size(kLanes * 4)));
 typedef int32_t vi __attribute__((vector_size(kLanes * 4)));
 
@@ -267,7 +270,7 @@ PORTA_INLINE vf vexp_nonpositive_bf16(vf x) {
   return select(underflow, splat(0.f), res);
 }
 
-// Rounds 16 floats (none NaN) to bf16 (nearest even): the bf16 bits in the low halves, and the
+// Rounds kLanes floats (none NaN) to bf16 (nearest even): the bf16 bits in the low halves, and the
 // rounded values as floats in `as_float`.
 PORTA_INLINE vi round_bf16(vf x, vf& as_float) {
   vi v = (vi)x;
@@ -378,7 +381,7 @@ static __attribute__((noinline)) double sum_f32(const float* x, int64_t n) {
 }
 
 // ArgMax/ArgMin of a row: the extreme value, then the first (or last) index holding it, both
-// 16 lanes at a time.
+// kLanes at a time.
 static __attribute__((noinline)) int64_t arg_extreme_f32(const float* x, int64_t n, bool want_max, bool last) {
   if (n <= 0) return 0;
   bool nan = false;
@@ -480,12 +483,12 @@ static __attribute__((noinline)) void log_f32(const float* x, float* y, int64_t 
 static __attribute__((noinline)) void sin_f32(const float* x, float* y, int64_t n) { sincos_row<false>(x, y, n); }
 static __attribute__((noinline)) void cos_f32(const float* x, float* y, int64_t n) { sincos_row<true>(x, y, n); }
 
-// 16x16 transpose of 32-bit elements (moved as bits, no arithmetic): d[j * ds + i] =
-// s[i * ss + j]. Four stages swap the off-diagonal k x k sub-blocks of every 2k x 2k block
-// (k = 8, 4, 2, 1), 16 two-source shuffles each.
+// kLanes x kLanes transposes of 32-bit elements (moved as bits, no arithmetic) make up the 16x16
+// one: d[j * ds + i] = s[i * ss + j]. Each stage swaps the off-diagonal k x k sub-blocks of
+// every 2k x 2k block (k = kLanes / 2, ..., 1) with two-source shuffles.
 template <int K>
 PORTA_INLINE void transpose_stage(vi* r) {
-  vi lo, hi;  // masks: lanes j of a row pair (a = r[i], b = r[i + K]); b's lanes are 16 + j
+  vi lo, hi;  // masks: lanes j of a row pair (a = r[i], b = r[i + K]); b's lanes are kLanes + j
   for (int j = 0; j < kLanes; ++j) {
     bool upper = (j & K) != 0;
     lo[j] = upper ? kLanes + j - K : j;
@@ -497,16 +500,17 @@ PORTA_INLINE void transpose_stage(vi* r) {
     r[i] = __builtin_shuffle(a, b, lo);
     r[i + K] = __builtin_shuffle(a, b, hi);
   }
+  if constexpr (K > 1) transpose_stage<K / 2>(r);
 }
 
 static __attribute__((noinline)) void transpose16_b32(const uint32_t* s, int64_t ss, uint32_t* d, int64_t ds) {
-  vi r[kLanes];
-  for (int i = 0; i < kLanes; ++i) std::memcpy(&r[i], s + i * ss, sizeof(vi));
-  transpose_stage<8>(r);
-  transpose_stage<4>(r);
-  transpose_stage<2>(r);
-  transpose_stage<1>(r);
-  for (int j = 0; j < kLanes; ++j) std::memcpy(d + j * ds, &r[j], sizeof(vi));
+  for (int bi = 0; bi < 16; bi += kLanes)
+    for (int bj = 0; bj < 16; bj += kLanes) {
+      vi r[kLanes];
+      for (int i = 0; i < kLanes; ++i) std::memcpy(&r[i], s + (bi + i) * ss + bj, sizeof(vi));
+      transpose_stage<kLanes / 2>(r);
+      for (int j = 0; j < kLanes; ++j) std::memcpy(d + (bj + j) * ds + bi, &r[j], sizeof(vi));
+    }
 }
 
 // f32 <-> f16 with F16C (vcvtps2ph / vcvtph2ps, round to nearest even, as porta's scalar

@@ -13,8 +13,9 @@
 #include "kernels/cpu/dnn_layout.hpp"
 #include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
+#include "kernels/cpu/panels.hpp"
 #include "kernels/cpu/target_clones.hpp"
-#include "kernels/cpu/vec16.hpp"
+#include "kernels/cpu/vector_width.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -184,67 +185,77 @@ bool small_gemm(const GemmCall& g) {
   return !g.has_c || (g.c_as_bias && (g.c_dims[1] == g.n || g.c_dims[1] == 1));
 }
 
-// The accumulators are Vec16 values (vec16.hpp), kept in registers across the k loop.
-inline void bias16(Vec16& v, const float* c, int64_t step) {
-  v = Vec16{};
-  if (!c) return;
-  if (step == 1) return load16(v, c);
-  for (int j = 0; j < 16; ++j) v[j] = c[j * step];
+// The accumulators are vectors of the clone's width (VB bytes, L floats: vector_width.hpp), kept in
+// registers across the k loop.
+template <int VB>
+inline __attribute__((always_inline)) typename VecOf<float, VB>::type bias_vec(const float* c, int64_t step) {
+  constexpr int L = VB / 4;
+  typename VecOf<float, VB>::type v{};
+  if (!c) return v;
+  if (step == 1) std::memcpy(&v, c, VB);
+  else
+    for (int j = 0; j < L; ++j) v[j] = c[j * step];
+  return v;
 }
 
-PORTA_CPU_CLONES
-void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_row_step, int64_t c_col_step,
-                     float* y, int64_t m, int64_t n, int64_t k) {
+template <int VB>
+inline __attribute__((always_inline)) void small_gemm_rows_at(const float* a, const float* b, const float* c,
+                                                              int64_t c_row_step, int64_t c_col_step, float* y,
+                                                              int64_t m, int64_t n, int64_t k) {
+  using V = typename VecOf<float, VB>::type;
+  constexpr int L = VB / 4;
   for (int64_t i = 0; i < m; ++i) {
     const float* ai = a + i * k;
     const float* ci = c ? c + i * c_row_step : nullptr;
     float* yi = y + i * n;
     int64_t j0 = 0;
-    for (; j0 + 64 <= n; j0 += 64) {  // 64 columns: four accumulators
-      Vec16 acc0, acc1, acc2, acc3, b0, b1, b2, b3;
-      bias16(acc0, ci ? ci + j0 * c_col_step : nullptr, c_col_step);
-      bias16(acc1, ci ? ci + (j0 + 16) * c_col_step : nullptr, c_col_step);
-      bias16(acc2, ci ? ci + (j0 + 32) * c_col_step : nullptr, c_col_step);
-      bias16(acc3, ci ? ci + (j0 + 48) * c_col_step : nullptr, c_col_step);
+    for (; j0 + 4 * L <= n; j0 += 4 * L) {  // four vectors of columns: four accumulators
+      V acc[4], bv;
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) acc[v] = bias_vec<VB>(ci ? ci + (j0 + v * L) * c_col_step : nullptr, c_col_step);
       for (int64_t p = 0; p < k; ++p) {
         const float* bp = b + p * n + j0;
         const float av = ai[p];
-        load16(b0, bp);
-        load16(b1, bp + 16);
-        load16(b2, bp + 32);
-        load16(b3, bp + 48);
-        acc0 += av * b0;
-        acc1 += av * b1;
-        acc2 += av * b2;
-        acc3 += av * b3;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+          std::memcpy(&bv, bp + v * L, VB);
+          acc[v] += av * bv;
+        }
       }
-      store16(yi + j0, acc0);
-      store16(yi + j0 + 16, acc1);
-      store16(yi + j0 + 32, acc2);
-      store16(yi + j0 + 48, acc3);
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) std::memcpy(yi + j0 + v * L, &acc[v], VB);
     }
-    for (; j0 + 16 <= n; j0 += 16) {  // 16 columns: two accumulators over even / odd p
-      Vec16 even, odd = {}, be, bo;
-      bias16(even, ci ? ci + j0 * c_col_step : nullptr, c_col_step);
+    for (; j0 + L <= n; j0 += L) {  // one vector of columns: two accumulators over even / odd p
+      V even = bias_vec<VB>(ci ? ci + j0 * c_col_step : nullptr, c_col_step), odd = {}, be, bo;
       int64_t p = 0;
       for (; p + 1 < k; p += 2) {
-        load16(be, b + p * n + j0);
-        load16(bo, b + (p + 1) * n + j0);
+        std::memcpy(&be, b + p * n + j0, VB);
+        std::memcpy(&bo, b + (p + 1) * n + j0, VB);
         even += ai[p] * be;
         odd += ai[p + 1] * bo;
       }
       if (p < k) {
-        load16(be, b + p * n + j0);
+        std::memcpy(&be, b + p * n + j0, VB);
         even += ai[p] * be;
       }
       even += odd;
-      store16(yi + j0, even);
+      std::memcpy(yi + j0, &even, VB);
     }
     for (; j0 < n; ++j0) {  // the last columns one by one
       float acc = ci ? ci[j0 * c_col_step] : 0.0f;
       for (int64_t p = 0; p < k; ++p) acc += ai[p] * b[p * n + j0];
       yi[j0] = acc;
     }
+  }
+}
+
+PORTA_CPU_CLONES
+void small_gemm_rows(const float* a, const float* b, const float* c, int64_t c_row_step, int64_t c_col_step,
+                     float* y, int64_t m, int64_t n, int64_t k) {
+  switch (vector_bytes()) {
+    case 64: return small_gemm_rows_at<64>(a, b, c, c_row_step, c_col_step, y, m, n, k);
+    case 32: return small_gemm_rows_at<32>(a, b, c, c_row_step, c_col_step, y, m, n, k);
+    default: return small_gemm_rows_at<16>(a, b, c, c_row_step, c_col_step, y, m, n, k);
   }
 }
 
@@ -328,6 +339,48 @@ void gemm_gemv(KernelContext& ctx) {
   gemv(p);
 }
 
+// More rows (a Linear layer over a few tokens) against a constant B: B packed once per session
+// into panels (panels.hpp), streamed once per call, C added as a row bias and the fused
+// activation applied to each panel's sums in cache.
+std::string gemm_panels_supports(const KernelContext& ctx) {
+  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
+  if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
+  const Attributes& at = *ctx.attrs;
+  if (at.get_int("transA") != 0) return "transA: the panels read rows of A";
+  if (at.get_float("alpha") != 1.0) return "alpha is not 1";
+  const bool tb = at.get_int("transB") != 0;
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  const int64_t m = a.dim(0), k = a.dim(1), n = tb ? b.dim(0) : b.dim(1);
+  if (ctx.has_input(2) && at.get_float("beta") != 0.0) {
+    const Shape& c = ctx.in(2).shape();
+    const bool row = (c.size() == 1 && c[0] == n) || (c.size() == 2 && c[0] == 1 && c[1] == n);
+    if (!row || at.get_float("beta") != 1.0 || ctx.in(2).dtype() != DType::f32)
+      return "C is not a bias row of N f32 values added with beta 1";
+  }
+  return panel_product_declines(m, k, n);
+}
+
+void gemm_panels(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const bool tb = ctx.attrs->get_int("transB") != 0;
+  const int64_t m = a.dim(0), k = a.dim(1), n = y.dim(1);
+  const PanelProductStep& step = panel_product_step(ctx, tb, "Gemm");
+  const float* bias = ctx.has_input(2) && ctx.attrs->get_float("beta") != 0.0 ? ctx.in(2).data<float>() : nullptr;
+  float* yd = y.data<float>();
+  const opdef::FusedActivation& act = step.act;
+  panel_product(a.data<float>(), m, k, step.packed->data(), n, [&](int64_t o0, int64_t width, float* sums) {
+    for (int64_t r = 0; r < m; ++r) {
+      float* s = sums + r * kPanel;
+      if (bias)
+        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+      activate_f32(act, s, width);
+      std::copy_n(s, width, yd + r * n + o0);
+    }
+  });
+}
+
 }  // namespace
 
 // Both implementations apply the cpu's fused activations over Y after computing it (in cache:
@@ -348,6 +401,18 @@ const bool gemm_gemv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = then_activate<gemm_gemv>;
   k.supports = gemm_gemv_supports;
+  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
+  k.fused_activations = cpu_fused_activations();
+  return k;
+}());
+const bool gemm_panels_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "Gemm";
+  k.backend = DeviceType::cpu;
+  k.impl = {"panels", 2};
+  k.dtypes = kF32;
+  k.fn = gemm_panels;  // applies the fused activation itself
+  k.supports = gemm_panels_supports;
   k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
   k.fused_activations = cpu_fused_activations();
   return k;

@@ -7,11 +7,12 @@
 #include "kernels/cpu/gemv.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/target_clones.hpp"
-#include "kernels/cpu/vec16.hpp"
+#include "kernels/cpu/vector_width.hpp"
 #include "porta/error.hpp"
 
 namespace porta::cpu {
@@ -29,69 +30,81 @@ struct Epilogue {
   }
 };
 
-// Dot products of M rows of A (a, stride k) with R rows of B starting at row j of B.
-template <int M, int R>
+// Dot products of M rows of A (a, stride k) with R rows of B starting at row j of B, in
+// vectors of VB bytes (the clone's width: vector_width.hpp).
+template <int VB, int M, int R>
 PORTA_GEMV_INLINE void nk_dots(const float* a, const float* b, int64_t k, int64_t j, const Epilogue& out) {
-  Vec16 acc[M][R];
+  using V = typename VecOf<float, VB>::type;
+  constexpr int L = VB / 4;
+  V acc[M][R];
 #pragma GCC unroll 4
   for (int i = 0; i < M; ++i)
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[i][r] = Vec16{};
+    for (int r = 0; r < R; ++r) acc[i][r] = V{};
   const float* bj = b + j * k;
   int64_t p = 0;
-  for (; p + 16 <= k; p += 16) {
-    Vec16 bv[R];
+  for (; p + L <= k; p += L) {
+    V bv[R];
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) load16(bv[r], bj + r * k + p);
+    for (int r = 0; r < R; ++r) std::memcpy(&bv[r], bj + r * k + p, VB);
 #pragma GCC unroll 4
     for (int i = 0; i < M; ++i) {
-      Vec16 av;
-      load16(av, a + i * k + p);
+      V av;
+      std::memcpy(&av, a + i * k + p, VB);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) acc[i][r] += av * bv[r];
     }
   }
   for (int i = 0; i < M; ++i)
     for (int r = 0; r < R; ++r) {
-      float s = sum16(acc[i][r]);
+      float s = 0.0f;
+      for (int l = 0; l < L; ++l) s += acc[i][r][l];
       for (int64_t q = p; q < k; ++q) s += a[i * k + q] * bj[r * k + q];
       out.put(i, j + r, s);
     }
 }
 
-template <int M>
+// Rows of B per group: M x R sums, R rows of B and one of A fit the registers (32 zmm; 16 ymm
+// or xmm: four rows of A take two rows of B at a time).
+template <int VB, int M>
+constexpr int kNkRows = VB == 64 || M <= 2 ? 4 : 2;
+
+template <int VB, int M>
 PORTA_GEMV_INLINE void nk_rows(const float* a, const float* b, int64_t k, int64_t j0, int64_t j1, const Epilogue& out) {
+  constexpr int R = kNkRows<VB, M>;
   int64_t j = j0;
-  for (; j + 4 <= j1; j += 4) nk_dots<M, 4>(a, b, k, j, out);
-  for (; j < j1; ++j) nk_dots<M, 1>(a, b, k, j, out);
+  for (; j + R <= j1; j += R) nk_dots<VB, M, R>(a, b, k, j, out);
+  for (; j < j1; ++j) nk_dots<VB, M, 1>(a, b, k, j, out);
 }
 
 // Columns [j0, j0 + w) of M rows of y, w <= kKnBlock: acc (M x kKnBlock floats) gathers
 // sum_p a[i, p] * B[p, j], four rows of B per pass over it.
 constexpr int64_t kKnBlock = 512;
 
-template <int M>
+template <int VB, int M>
 PORTA_GEMV_INLINE void kn_block(const float* a, const float* b, int64_t k, int64_t n, int64_t j0, int64_t w,
                                 float* acc, const Epilogue& out) {
+  using V = typename VecOf<float, VB>::type;
+  constexpr int L = VB / 4;
   std::fill(acc, acc + M * kKnBlock, 0.0f);
-  const int64_t wv = w / 16 * 16;  // columns in whole vectors
+  const int64_t wv = w / L * L;  // columns in whole vectors
   int64_t p = 0;
   for (; p + 4 <= k; p += 4) {
     const float* b0 = b + p * n + j0;
     const float *b1 = b0 + n, *b2 = b1 + n, *b3 = b2 + n;
-    for (int64_t jj = 0; jj < wv; jj += 16) {
-      Vec16 v0, v1, v2, v3;
-      load16(v0, b0 + jj);
-      load16(v1, b1 + jj);
-      load16(v2, b2 + jj);
-      load16(v3, b3 + jj);
+    for (int64_t jj = 0; jj < wv; jj += L) {
+      V v0, v1, v2, v3;
+      std::memcpy(&v0, b0 + jj, VB);
+      std::memcpy(&v1, b1 + jj, VB);
+      std::memcpy(&v2, b2 + jj, VB);
+      std::memcpy(&v3, b3 + jj, VB);
 #pragma GCC unroll 4
       for (int i = 0; i < M; ++i) {
         const float* ai = a + i * k + p;
-        Vec16 s;
-        load16(s, acc + i * kKnBlock + jj);
+        V s;
+        std::memcpy(&s, acc + i * kKnBlock + jj, VB);
         s += ai[0] * v0 + ai[1] * v1 + ai[2] * v2 + ai[3] * v3;
-        store16(acc + i * kKnBlock + jj, s);
+        std::memcpy(acc + i * kKnBlock + jj, &s, VB);
       }
     }
     for (int64_t jj = wv; jj < w; ++jj)
@@ -111,10 +124,29 @@ PORTA_GEMV_INLINE void kn_block(const float* a, const float* b, int64_t k, int64
     for (int64_t jj = 0; jj < w; ++jj) out.put(i, j0 + jj, acc[i * kKnBlock + jj]);
 }
 
-template <int M>
+template <int VB, int M>
 PORTA_GEMV_INLINE void kn_rows(const float* a, const float* b, int64_t k, int64_t n, int64_t j0, int64_t j1,
                                float* acc, const Epilogue& out) {
-  for (int64_t j = j0; j < j1; j += kKnBlock) kn_block<M>(a, b, k, n, j, std::min(kKnBlock, j1 - j), acc, out);
+  for (int64_t j = j0; j < j1; j += kKnBlock) kn_block<VB, M>(a, b, k, n, j, std::min(kKnBlock, j1 - j), acc, out);
+}
+
+template <int VB>
+PORTA_GEMV_INLINE void gemv_columns_at(const GemvProblem& p, const float* a, int64_t rows, int64_t j0, int64_t j1,
+                                       float* acc, const Epilogue& out) {
+  if (p.b_nk) {
+    switch (rows) {
+      case 1: return nk_rows<VB, 1>(a, p.b, p.k, j0, j1, out);
+      case 2: return nk_rows<VB, 2>(a, p.b, p.k, j0, j1, out);
+      case 3: return nk_rows<VB, 3>(a, p.b, p.k, j0, j1, out);
+      default: return nk_rows<VB, 4>(a, p.b, p.k, j0, j1, out);
+    }
+  }
+  switch (rows) {
+    case 1: return kn_rows<VB, 1>(a, p.b, p.k, p.n, j0, j1, acc, out);
+    case 2: return kn_rows<VB, 2>(a, p.b, p.k, p.n, j0, j1, acc, out);
+    case 3: return kn_rows<VB, 3>(a, p.b, p.k, p.n, j0, j1, acc, out);
+    default: return kn_rows<VB, 4>(a, p.b, p.k, p.n, j0, j1, acc, out);
+  }
 }
 
 // Columns [j0, j1) of rows [row0, row0 + rows) of y, rows <= kGemvMaxRows.
@@ -122,19 +154,10 @@ PORTA_CPU_CLONES
 void gemv_columns(const GemvProblem& p, int64_t row0, int64_t rows, int64_t j0, int64_t j1, float* acc) {
   const float* a = p.a + row0 * p.k;
   Epilogue out{p, row0};
-  if (p.b_nk) {
-    switch (rows) {
-      case 1: return nk_rows<1>(a, p.b, p.k, j0, j1, out);
-      case 2: return nk_rows<2>(a, p.b, p.k, j0, j1, out);
-      case 3: return nk_rows<3>(a, p.b, p.k, j0, j1, out);
-      default: return nk_rows<4>(a, p.b, p.k, j0, j1, out);
-    }
-  }
-  switch (rows) {
-    case 1: return kn_rows<1>(a, p.b, p.k, p.n, j0, j1, acc, out);
-    case 2: return kn_rows<2>(a, p.b, p.k, p.n, j0, j1, acc, out);
-    case 3: return kn_rows<3>(a, p.b, p.k, p.n, j0, j1, acc, out);
-    default: return kn_rows<4>(a, p.b, p.k, p.n, j0, j1, acc, out);
+  switch (vector_bytes()) {
+    case 64: return gemv_columns_at<64>(p, a, rows, j0, j1, acc, out);
+    case 32: return gemv_columns_at<32>(p, a, rows, j0, j1, acc, out);
+    default: return gemv_columns_at<16>(p, a, rows, j0, j1, acc, out);
   }
 }
 

@@ -15,6 +15,8 @@
 #include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/matmul_loop.hpp"
+#include "kernels/cpu/panels.hpp"
+#include "kernels/cpu/vector_width.hpp"
 
 namespace porta::cpu {
 namespace {
@@ -278,6 +280,37 @@ void matmul_gemv(KernelContext& ctx) {
   activate_tensor(y, opdef::parse_fused_activation(*ctx.attrs, "MatMul"));
 }
 
+// More rows against one constant B (a Linear layer's weight over a few tokens: a ViT's 17, a
+// ConvNeXt stage's 16 pixels): B packed once per session into panels (panels.hpp), streamed
+// once per call, where oneDNN's matmul without AVX-512 (gemm:jit) repacks B on every call.
+std::string matmul_panels_supports(const KernelContext& ctx) {
+  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
+  if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
+  const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
+  if (ctx.in(1).rank() != 2) return str("B of rank ", ctx.in(1).rank(), ": the panels take one 2-d B");
+  return panel_product_declines(g.n == 0 ? 0 : shape_numel(g.out) / g.n, g.k, g.n);
+}
+
+void matmul_panels(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const int64_t k = ctx.in(1).dim(0), n = ctx.in(1).dim(1), rows = y.numel() / n;
+  const PanelProductStep& step = panel_product_step(ctx, false, "MatMul");
+  const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
+  float* yd = y.data<float>();
+  const opdef::FusedActivation& act = step.act;
+  panel_product(a.data<float>(), rows, k, step.packed->data(), n, [&](int64_t o0, int64_t width, float* sums) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* s = sums + r * kPanel;
+      if (bias)
+        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+      activate_f32(act, s, width);
+      std::copy_n(s, width, yd + r * n + o0);
+    }
+  });
+}
+
 }  // namespace
 
 // Both implementations add a fused bias (porta_bias) and apply the cpu's fused activations.
@@ -297,6 +330,18 @@ const bool matmul_gemv_registered = register_kernel_at_load([] {
   k.dtypes = kF32;
   k.fn = matmul_gemv;
   k.supports = matmul_gemv_supports;
+  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
+  k.fused_activations = matmul_fused();
+  return k;
+}());
+const bool matmul_panels_registered = register_kernel_at_load([] {
+  KernelDef k;
+  k.op = "MatMul";
+  k.backend = DeviceType::cpu;
+  k.impl = {"panels", 2};
+  k.dtypes = kF32;
+  k.fn = matmul_panels;
+  k.supports = matmul_panels_supports;
   k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
   k.fused_activations = matmul_fused();
   return k;

@@ -6,7 +6,7 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/target_clones.hpp"
-#include "kernels/cpu/vec16.hpp"
+#include "kernels/cpu/vector_width.hpp"
 #include "ops/pool.hpp"
 
 namespace porta::cpu {
@@ -29,32 +29,40 @@ ChannelsLastPool::ChannelsLastPool(const opdef::WindowGeometry& g, int64_t batch
   for (size_t a = 0; a < skip; ++a) taps[a] = {1};
 }
 
-// Channels [c0, c0 + 16 V) of one output pixel from its `n` taps inside the input (window
-// order): the sums or maxima stay in registers across the taps.
-template <int V>
+// Channels [c0, c0 + L V) of one output pixel from its `n` taps inside the input (window
+// order), in vectors of VB bytes (L floats; the clone's width, vector_width.hpp): the sums or maxima
+// stay in registers across the taps.
+template <int VB, int V>
 inline __attribute__((always_inline)) void pool_block(const float* const* taps, int64_t n, int64_t c0, float* yr,
                                                       bool max, float divisor) {
-  Vec16 acc[V];
+  using Vec = typename VecOf<float, VB>::type;
+  constexpr int L = VB / 4;
+  Vec acc[V];
 #pragma GCC unroll 4
-  for (int v = 0; v < V; ++v) load16(acc[v], taps[0] + c0 + 16 * v);
+  for (int v = 0; v < V; ++v) std::memcpy(&acc[v], taps[0] + c0 + L * v, VB);
   for (int64_t t = 1; t < n; ++t) {
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
-      Vec16 xv;
-      load16(xv, taps[t] + c0 + 16 * v);
+      Vec xv;
+      std::memcpy(&xv, taps[t] + c0 + L * v, VB);
       acc[v] = max ? (xv > acc[v] ? xv : acc[v]) : acc[v] + xv;
     }
   }
 #pragma GCC unroll 4
-  for (int v = 0; v < V; ++v) store16(yr + c0 + 16 * v, max ? acc[v] : acc[v] / divisor);
+  for (int v = 0; v < V; ++v) {
+    const Vec out = max ? acc[v] : acc[v] / divisor;
+    std::memcpy(yr + c0 + L * v, &out, VB);
+  }
 }
 
 // Output pixels [p0, p1) (flat over N x out D x out H x out W). The pixel's coordinates advance
 // as an odometer (no division per pixel); the input rows its window covers are found once per
 // output row, its taps inside the input listed per pixel, then each block of channels is
 // pooled over them.
-PORTA_CPU_CLONES
-void pool_channels_last_pixels_f32(const float* x, float* y, const ChannelsLastPool& p, int64_t p0, int64_t p1) {
+template <int VB>
+inline __attribute__((always_inline)) void pool_pixels_at(const float* x, float* y, const ChannelsLastPool& p,
+                                                          int64_t p0, int64_t p1) {
+  constexpr int L = VB / 4;
   const int64_t c = p.channels;
   thread_local std::vector<const float*> taps, rows;
   taps.resize(static_cast<size_t>(std::max<int64_t>(1, p.kernel[0] * p.kernel[1] * p.kernel[2])));
@@ -93,8 +101,8 @@ void pool_channels_last_pixels_f32(const float* x, float* y, const ChannelsLastP
     } else {
       const float divisor = p.max ? 1.0f : static_cast<float>(p.taps[0][o[0]] * p.taps[1][o[1]] * p.taps[2][o[2]]);
       int64_t c0 = 0;
-      for (; c0 + 64 <= c; c0 += 64) pool_block<4>(taps.data(), count, c0, yr, p.max, divisor);
-      for (; c0 + 16 <= c; c0 += 16) pool_block<1>(taps.data(), count, c0, yr, p.max, divisor);
+      for (; c0 + 4 * L <= c; c0 += 4 * L) pool_block<VB, 4>(taps.data(), count, c0, yr, p.max, divisor);
+      for (; c0 + L <= c; c0 += L) pool_block<VB, 1>(taps.data(), count, c0, yr, p.max, divisor);
       for (; c0 < c; ++c0) {  // the last channels, one at a time, as the blocks do
         float acc = taps[0][c0];
         for (int64_t t = 1; t < count; ++t) {
@@ -112,6 +120,15 @@ void pool_channels_last_pixels_f32(const float* x, float* y, const ChannelsLastP
       o[a] = 0;
       if (a == 0) ++n;
     }
+  }
+}
+
+PORTA_CPU_CLONES
+void pool_channels_last_pixels_f32(const float* x, float* y, const ChannelsLastPool& p, int64_t p0, int64_t p1) {
+  switch (vector_bytes()) {
+    case 64: return pool_pixels_at<64>(x, y, p, p0, p1);
+    case 32: return pool_pixels_at<32>(x, y, p, p0, p1);
+    default: return pool_pixels_at<16>(x, y, p, p0, p1);
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/rnn_common.hpp"
 #include "kernels/cpu/target_clones.hpp"
+#include "kernels/cpu/vector_width.hpp"
 #include "porta/error.hpp"
 #include "porta/util.hpp"
 
@@ -30,12 +31,6 @@
 namespace porta::cpu {
 
 namespace {
-
-// T values in `bytes` bytes as one value: a register of the clone's vector width.
-template <typename T, int bytes>
-struct VecOf {
-  typedef T type __attribute__((vector_size(bytes)));
-};
 
 // Always inlined so that each target clone below compiles it for its own ISA (a called
 // helper would be built for baseline x86-64 only). The accumulators are vector values, not
@@ -94,20 +89,6 @@ __attribute__((always_inline)) inline void block_product_n(const T* h, const T* 
     case 3: return block_product<T, VB, 3>(h, w, k, stride, out, out_stride);
     default: return block_product<T, VB, 4>(h, w, k, stride, out, out_stride);
   }
-}
-
-// Bytes of a vector register in the clone that runs on this CPU: GCC splits a wider generic
-// vector through memory (the AVX2 clone of a 64-byte vector loop stored every partial sum),
-// so each clone takes its own width. The widths a clone does not run are compiled but dead.
-// Where target_clones.hpp leaves the clones out (ThreadSanitizer, not x86-64) the baseline
-// code runs: 16 bytes (SSE2, NEON).
-int vector_bytes() {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-  static const int b = __builtin_cpu_supports("x86-64-v4") ? 64 : __builtin_cpu_supports("x86-64-v3") ? 32 : 16;
-  return b;
-#else
-  return 16;
-#endif
 }
 
 template <typename T>

@@ -26,7 +26,7 @@
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/dnn_util.hpp"
 #include "kernels/cpu/target_clones.hpp"
-#include "kernels/cpu/vec16.hpp"
+#include "kernels/cpu/vector_width.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "ops/attention_util.hpp"
 #include "porta/error.hpp"
@@ -63,44 +63,64 @@ void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const floa
 // 16-token encoder) two library calls per block cost more than their arithmetic.
 constexpr int64_t kDirectBlockMacs = 64 * 1024;
 
-// Y[r] (+)= sum_t X[r][t] * W[t] for rows r of X (rows x n, row stride ldx) and W (n x 16 NV,
-// row stride ldw, zero beyond its columns): one row of Y in NV registers of 16 floats, so the n
-// multiply-adds per register pipeline instead of waiting on a store. `cols` of Y are written
-// (ldy apart); `accumulate` adds to them.
-template <int NV>
-__attribute__((always_inline)) inline void rows_times_panel(int64_t rows, int64_t n, const float* x, int64_t ldx, const float* w, int64_t ldw,
-                             float* y, int64_t ldy, int64_t cols, float scale, bool accumulate) {
+// Y[r] (+)= sum_t X[r][t] * W[t] for rows r of X (rows x n, row stride ldx) and columns
+// [c0, c0 + NV L) of W (n x ldw, zero beyond its columns; L = VB / 4 floats a vector of the
+// clone's width, vector_width.hpp): one row of Y in NV registers, so the n multiply-adds per register
+// pipeline instead of waiting on a store. Columns [c0, cols) of Y are written (ldy apart);
+// `accumulate` adds to them.
+template <int VB, int NV>
+__attribute__((always_inline)) inline void rows_times_panel(int64_t rows, int64_t n, const float* x, int64_t ldx,
+                                                            const float* w, int64_t ldw, float* y, int64_t ldy,
+                                                            int64_t c0, int64_t cols, float scale, bool accumulate) {
+  using V = typename VecOf<float, VB>::type;
+  constexpr int L = VB / 4;
+  const int64_t end = std::min<int64_t>(cols, c0 + NV * L);
   for (int64_t r = 0; r < rows; ++r) {
-    Vec16 acc[NV] = {};
+    V acc[NV] = {};
     const float* xr = x + r * ldx;
     for (int64_t t = 0; t < n; ++t) {
       const float a = xr[t];
       for (int j = 0; j < NV; ++j) {
-        Vec16 b;
-        load16(b, w + t * ldw + 16 * j);
+        V b;
+        std::memcpy(&b, w + t * ldw + c0 + L * j, VB);
         acc[j] += a * b;
       }
     }
-    float out[16 * NV];
-    for (int j = 0; j < NV; ++j) store16(out + 16 * j, acc[j]);
+    float out[L * NV];
+    for (int j = 0; j < NV; ++j) std::memcpy(out + L * j, &acc[j], VB);
     float* yr = y + r * ldy;
-    for (int64_t c = 0; c < cols; ++c) yr[c] = (accumulate ? yr[c] : 0.f) + scale * out[c];
+    for (int64_t c = c0; c < end; ++c) yr[c] = (accumulate ? yr[c] : 0.f) + scale * out[c - c0];
   }
 }
 
-// Y = scale X W (+ Y) with W's columns padded to 16 NV (at most 128 columns).
+// small_product at one vector width: column groups of at most 8 vectors (8 sums, a vector of
+// W and the broadcast of X in registers: 128 columns with AVX-512, 64 with AVX2).
+template <int VB>
+__attribute__((always_inline)) inline void small_product_at(int64_t rows, int64_t n, const float* x, int64_t ldx,
+                                                            const float* w, int64_t ldw, float* y, int64_t ldy,
+                                                            int64_t cols, float scale, bool accumulate) {
+  constexpr int L = VB / 4;
+  for (int64_t c0 = 0; c0 < cols; c0 += 8 * L) {
+    switch (std::min<int64_t>((cols - c0 + L - 1) / L, 8)) {
+      case 1: rows_times_panel<VB, 1>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 2: rows_times_panel<VB, 2>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 3: rows_times_panel<VB, 3>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 4: rows_times_panel<VB, 4>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 5: rows_times_panel<VB, 5>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 6: rows_times_panel<VB, 6>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      case 7: rows_times_panel<VB, 7>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+      default: rows_times_panel<VB, 8>(rows, n, x, ldx, w, ldw, y, ldy, c0, cols, scale, accumulate); break;
+    }
+  }
+}
+
+// Y = scale X W (+ Y) with W's columns padded to a multiple of 16 (at most 128 columns).
 PORTA_CPU_CLONES void small_product(int64_t rows, int64_t n, const float* x, int64_t ldx, const float* w, int64_t ldw,
                                     float* y, int64_t ldy, int64_t cols, float scale, bool accumulate) {
-  switch ((cols + 15) / 16) {
-    case 0: return;
-    case 1: return rows_times_panel<1>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 2: return rows_times_panel<2>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 3: return rows_times_panel<3>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 4: return rows_times_panel<4>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 5: return rows_times_panel<5>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 6: return rows_times_panel<6>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    case 7: return rows_times_panel<7>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
-    default: return rows_times_panel<8>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+  switch (vector_bytes()) {
+    case 64: return small_product_at<64>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    case 32: return small_product_at<32>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
+    default: return small_product_at<16>(rows, n, x, ldx, w, ldw, y, ldy, cols, scale, accumulate);
   }
 }
 
@@ -197,9 +217,11 @@ void batched_gemm(bool bf16, bool transb, int64_t batch, int64_t m, int64_t n, i
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
+}  // namespace
+
 // Whether oneDNN has a bf16 matmul on this CPU (it needs AVX-512; the ISA is fixed for the
 // process). Without it a bf16 call computes in f32.
-bool bf16_matmul_available() {
+bool onednn_has_bf16() {
   static const bool available = [] {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
@@ -215,6 +237,8 @@ bool bf16_matmul_available() {
   }();
   return available;
 }
+
+namespace {
 
 std::string sdpa_supports(const KernelContext& ctx) {
   return opdef::attention_heads_fit(ctx, kMaxHeadDim, "the fused kernel keeps a query block's accumulators in cache");
@@ -368,7 +392,7 @@ void sdpa_cpu(KernelContext& ctx) {
   p.direct = std::min(qb, p.Sq) * std::min(kKeyBlock, p.Skv) * (p.D + p.Dv) <= kDirectBlockMacs &&
              std::min(kKeyBlock, p.Skv) <= 128;  // small_product writes at most 128 columns
   const bool in_bf16 = ctx.attrs->get_int("porta_compute", 0) == 16 && p.D > 0 && p.Dv > 0;
-  const bool bf16 = in_bf16 && !p.direct && bf16_matmul_available();
+  const bool bf16 = in_bf16 && !p.direct && onednn_has_bf16();
   // The rounded copies live in the step's state between calls (a session's step sees one
   // shape: no allocation, and no page faults, per call).
   struct Rounded {

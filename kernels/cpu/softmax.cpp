@@ -82,11 +82,9 @@ std::string rows_supports(const KernelContext& ctx) {
   return "";
 }
 
-void softmax_onednn(KernelContext& ctx, bool log) {
-  const Tensor& x = ctx.in(0);
-  Tensor& y = ctx.out(0);
-  if (x.numel() == 0) return;
-  const Shape v = softmax_view(ctx);
+// oneDNN's softmax over x into y (both of x's dtype) seen as `v`; false when oneDNN has no
+// primitive for it (bf16 needs AVX-512), with why in `why`.
+bool softmax_primitive(const Tensor& x, Tensor& y, const Shape& v, bool log, std::string& why) {
   auto p = cached<SoftmaxPrimitive>(dnn_key(log ? "logsoftmax" : "softmax", x.dtype(), v), [&] {
     auto r = std::make_shared<SoftmaxPrimitive>();
     try {
@@ -102,11 +100,34 @@ void softmax_onednn(KernelContext& ctx, bool log) {
     }
     return r;
   });
-  if (!p->ok)
-    throw BackendError(str("[", ctx.op->name, "] oneDNN refused ", dtype_name(x.dtype()), " ",
-                           shape_str(x.shape()), ": ", p->why));
+  if (!p->ok) {
+    why = p->why;
+    return false;
+  }
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(p->pd.src_desc(), x.raw_data())},
                     {DNNL_ARG_DST, wrap_ptr(p->pd.dst_desc(), y.raw_data())}});
+  return true;
+}
+
+// A bf16 call on a CPU where oneDNN has no bf16 softmax computes in f32 and rounds once (the
+// more accurate answer; the row loop's own path is f32 only).
+void softmax_onednn(KernelContext& ctx, bool log) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (x.numel() == 0) return;
+  const Shape v = softmax_view(ctx);
+  std::string why;
+  if (softmax_primitive(x, y, v, log, why)) return;
+  if (x.dtype() == DType::bf16) {
+    Tensor x32 = x.cast(DType::f32), y32 = Tensor::empty(x.shape(), DType::f32);
+    std::string why32;
+    if (softmax_primitive(x32, y32, v, log, why32)) {
+      y.copy_(y32.cast(DType::bf16));
+      return;
+    }
+  }
+  throw BackendError(str("[", ctx.op->name, "] oneDNN refused ", dtype_name(x.dtype()), " ", shape_str(x.shape()),
+                         ": ", why));
 }
 
 void softmax_f64(KernelContext& ctx, bool log) {

@@ -139,7 +139,10 @@ def test_session_and_check_with_a_precision():
     fused = [r for r in table if "Conv" in r["fused"]]
     assert fused and all(r["precision"] == "bf16" and r["computed"] for r in fused)
     jumps = [r for r in table if r["jump"]]
-    assert jumps and "Conv" in jumps[0]["fused"]
+    # On a CPU without bf16 products (oneDNN's need AVX-512: the plan's note says "no fast
+    # bf16") the Convs compute in f32, so the first jump is not theirs.
+    if "no fast bf16" not in convs[0]["precision_note"]:
+        assert jumps and "Conv" in jumps[0]["fused"]
     assert all(not r["over"] for r in porta.check(path, feeds, precision="bf16"))  # 3e-2 by default
     with pytest.raises(porta.InvalidArgument, match="got 'fp8'"):
         porta.Session(path, precision="fp8")

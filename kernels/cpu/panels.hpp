@@ -1,0 +1,103 @@
+// porta cpu kernels — products of a few rows against a constant matrix packed once per session
+// in panels of kPanel columns (each a K x kPanel block read front to back). Such a product does
+// a few multiply-adds per weight read, so its time is the time to stream the weights: every
+// panel is read from memory once (prefetched ahead), its sums for all rows kept in registers a
+// pass of rows at a time, the later passes reading it from the core's cache. The small-map Conv
+// (conv_small_map.cpp: im2col patches as the rows) and the cpu MatMul's "panels"
+// implementation (matmul.cpp) run on it.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/thread_policy.hpp"
+#include "ops/fused_activation.hpp"
+
+namespace porta::cpu {
+
+/// Output columns per panel: two AVX-512 vectors, four AVX2 ones.
+inline constexpr int64_t kPanel = 32;
+/// Rows one panel_product call takes at most (its sums for one panel sit on the stack).
+inline constexpr int64_t kPanelMaxRows = 64;
+
+/// Rows whose sums one pass over a panel keeps in registers at this CPU's vector width
+/// (vector_width.hpp): 12 with AVX-512, 6 with AVX2 or SSE (over half a panel at a time).
+int64_t panel_rows_per_pass();
+
+/// sums[i][0..kPanel) = row i of `a` (rows <= panel_rows_per_pass(), row stride k) times one
+/// panel. `stream`: the pass that reads the panel first; it prefetches ahead, into the next
+/// panel (packed panels are contiguous).
+void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, bool stream);
+
+/// Panels of a matrix whose row j holds output column j's K weights (n x k: a Linear layer's
+/// weight, Gemm's B with transB), zeros past the last column.
+std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k);
+/// Panels of a k x n matrix (MatMul's B).
+std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n);
+
+/// Why the MatMul and Gemm "panels" implementations decline a product of `rows` rows against a
+/// session-constant B of k x n elements ("" when they take it): at most kGemvMaxRows rows go
+/// to the gemv loop; past panel_product_max_rows() rows oneDNN's GEMM reuses B enough; a B of
+/// fewer than 2^15 elements stays in cache, where oneDNN's repacking costs little.
+std::string panel_product_declines(int64_t rows, int64_t k, int64_t n);
+/// Rows the MatMul and Gemm "panels" implementations take at most, by vector width: 16 with
+/// AVX-512 (the small-map Conv's measured limit: kernels/cpu/conv_small_map.cpp), 64 with AVX2,
+/// where oneDNN's f32 GEMM (gemm:jit) repacks B on every call (docs/PERFORMANCE.md, the Log
+/// 2026-12-04 21:00).
+int64_t panel_product_max_rows();
+/// The session-constant `b` packed in panels once (cached_derived, keyed on its storage): its
+/// rows are output columns (n x k: Gemm's transB) when `nk`, else it is k x n.
+std::shared_ptr<const std::vector<float>> cached_panels(const Tensor& b, bool nk);
+
+/// A MatMul's or Gemm's prepared panels (KernelContext::state): B told apart by its storage and
+/// offset (a session may have freed B's bytes: KernelContext::held), the fused activation.
+struct PanelProductStep {
+  const void* storage = nullptr;
+  int64_t offset = 0;
+  std::shared_ptr<const std::vector<float>> packed;
+  opdef::FusedActivation act;
+  bool fits(const Tensor& b) const { return b.storage().get() == storage && b.offset() == offset; }
+};
+/// The step's state for constant input 1 (B, n x k when `nk`), prepared on the first call or when B
+/// changed: packed once (cached_panels), declared held (KernelContext::held: rebuilding B
+/// unpacks the panels), `op`'s fused activation parsed.
+PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op);
+
+/// Weights (elements) per thread from which a product splits its panels over threads. Panels
+/// split over the threads of the call's budget from 16 Ki weights (64 KB, a few us of
+/// streaming) per thread, whatever the call's own size earned (kernels/cpu/thread_policy.hpp:
+/// these calls read 60-250 KB and compute ~1 MFLOP, below both thresholds). At 2 threads,
+/// per-node minima: mobilenet_v2's 96->576 1x1 over 4x4 12.6 -> 9.8 us, googlenet's
+/// inception4c 1x1 16.0 -> 11.1 us; 4 Ki per thread measured the same as 16 Ki. Times
+/// parallel_scale(), as the call thresholds are.
+inline constexpr int64_t kPanelParallelWeights = int64_t{1} << 14;
+
+/// `a` (rows x k, rows <= kPanelMaxRows) times the packed matrix (n columns): for each panel,
+/// the sums of every row, then store(first column, columns, sums) with sums rows x kPanel
+/// floats it may change (row r at sums + r * kPanel). Panels split over threads.
+template <class Store>
+void panel_product(const float* a, int64_t rows, int64_t k, const float* packed, int64_t n, Store&& store) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  const int64_t most = panel_rows_per_pass();
+  const int64_t passes = (rows + most - 1) / most, per_pass = (rows + passes - 1) / passes;
+  const int64_t grain = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(kPanelParallelWeights) * parallel_scale()) /
+             std::max<int64_t>(k * kPanel, 1));
+  ThreadScope wider(panels > grain ? call_thread_budget() : omp_get_max_threads());
+  parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
+    float sums[kPanelMaxRows * kPanel];
+    for (int64_t p = p0; p < p1; ++p) {
+      const float* panel = packed + p * k * kPanel;
+      for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
+        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel, r0 == 0);
+      store(p * kPanel, std::min(kPanel, n - p * kPanel), sums);
+    }
+  });
+}
+
+}  // namespace porta::cpu

@@ -1,0 +1,159 @@
+// The cpu MatMul's and Gemm's "panels" implementations (kernels/cpu/matmul.cpp, gemm.cpp,
+// panels.hpp): more rows than the gemv loop takes against one constant B, packed once per
+// session. Against the float64 reference (and a session without fusion) on fresh random data, at every vector width
+// this CPU runs (the register blockings differ), with row counts around each width's rows per
+// pass (6 and 12), columns that leave a partial panel, odd K, A's batches folded into rows, and
+// the fused bias and activation; the dispatcher's choice and its reasons to decline checked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/panels.hpp"
+#include "tests/cpu_threads.hpp"
+#include "tests/reference_graph.hpp"
+#include "tests/test_util.hpp"
+
+namespace porta::test {
+namespace {
+
+// Rows the implementation takes at this width.
+int64_t max_rows() { return cpu::panel_product_max_rows(); }
+
+struct Built {
+  ReferenceGraph g;
+  std::string out;
+};
+
+// x [a] -> MatMul(w [k, n]) (-> Add bias) (-> Relu) -> y
+Built build(const Shape& a, int64_t n, bool bias, bool relu) {
+  Built b;
+  const int64_t k = a.back();
+  const double r = 1.7 / std::sqrt(static_cast<double>(k));
+  b.g.input("x", random_f32(a));
+  b.g.initializer("w", random_f32({k, n}, -r, r));
+  b.g.node("MatMul", {"x", "w"}, "m");
+  std::string y = "m";
+  if (bias) {
+    b.g.initializer("b", random_f32({n}));
+    b.g.node("Add", {y, "b"}, "mb");
+    y = "mb";
+  }
+  if (relu) {
+    b.g.node("Relu", {y}, "mr");
+    y = "mr";
+  }
+  b.g.output(y);
+  b.out = y;
+  return b;
+}
+
+TEST(CpuPanels, MatchesTheReferenceAtEveryVectorWidth) {
+  for (int width : cpu_vector_widths()) {
+    VectorWidth narrow(width);
+    for (int64_t rows : {5, 6, 7, 11, 12, 13, 17, 31, 64})
+      for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{33, 1000}, {300, 131}, {768, 96}})
+        for (bool fused : {false, true}) {
+          if (rows > max_rows()) continue;
+          SCOPED_TRACE(str(rows, " x ", k, " x ", n, fused ? ", bias and Relu" : "", ", ", VectorWidth::name(width),
+                           " (seed ", seed(), ")"));
+          Built b = build({rows, k}, n, fused, fused);
+          ReferenceRun r = run_against_reference(b.g, {b.out});
+          EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), "panels");
+        }
+  }
+}
+
+// A's leading axes are rows of the one product (B is 2-d), and the panels split over two
+// threads.
+TEST(CpuPanels, BatchedRowsAndTwoThreads) {
+  TwoThreads threads;
+  for (const Shape& a : {Shape{2, 7, 300}, Shape{3, 1, 2, 300}}) {
+    SCOPED_TRACE(str(shape_str(a), " (seed ", seed(), ")"));
+    Built b = build(a, 1000, true, false);
+    ReferenceRun r = run_against_reference(b.g, {b.out});
+    EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), "panels");
+  }
+}
+
+// Gemm (a Linear layer on 2-d rows): B as stored (k x n) or transposed (n x k, transB), C as
+// a bias row, a fused Relu; at every vector width.
+TEST(CpuPanels, GemmEitherLayoutOfB) {
+  for (int width : cpu_vector_widths()) {
+    VectorWidth narrow(width);
+    for (int64_t rows : {int64_t{5}, int64_t{13}, std::min<int64_t>(40, max_rows())})
+      for (bool tb : {false, true})
+        for (bool c : {false, true}) {
+          SCOPED_TRACE(str(rows, " rows, transB ", tb, c ? ", C" : "", ", ", VectorWidth::name(width), " (seed ", seed(),
+                           ")"));
+          const int64_t k = 300, n = 131;
+          const double r = 1.7 / std::sqrt(static_cast<double>(k));
+          ReferenceGraph g;
+          g.input("x", random_f32({rows, k}));
+          g.initializer("w", random_f32(tb ? Shape{n, k} : Shape{k, n}, -r, r));
+          std::vector<std::string> in = {"x", "w"};
+          if (c) {
+            g.initializer("c", random_f32({n}));
+            in.push_back("c");
+          }
+          g.node("Gemm", in, "m", {{"transB", int64_t{tb ? 1 : 0}}});
+          g.node("Relu", {"m"}, "y");
+          g.output("y");
+          ReferenceRun run = run_against_reference(g, {"y"});
+          EXPECT_EQ(cpu_impl_of(run.plan, "Gemm"), "panels");
+        }
+  }
+}
+
+TEST(CpuPanels, DeclinesWithAReason) {
+  struct Case {
+    Shape a;
+    int64_t n;
+    const char* impl;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {{4, 768}, 768, "gemv", "rows: the gemv implementation's"},
+      {{max_rows() + 1, 768}, 768, "onednn", "enough reuse of B"},
+      {{8, 64}, 64, "onednn", "stays in cache"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_str(c.a));
+    Built b = build(c.a, c.n, false, false);
+    ReferenceRun r = run_against_reference(b.g, {b.out});
+    EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), c.impl);
+    const NodePlan* p = find_plan_of_op(r.plan, "MatMul");
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->reason.find(c.reason), std::string::npos) << p->reason;
+  }
+  // Gemm options the panels do not take.
+  for (const auto& [attrs, reason] : std::vector<std::pair<Attributes, const char*>>{
+           {{{"transA", int64_t{1}}}, "transA"}, {{{"alpha", 2.0}}, "alpha is not 1"}, {{{"beta", 0.5}}, "beta 1"}}) {
+    ReferenceGraph g;
+    const bool ta = attrs.has("transA");
+    g.input("x", random_f32(ta ? Shape{300, 8} : Shape{8, 300}));
+    g.initializer("w", random_f32({300, 200}));
+    g.initializer("c", random_f32({200}));
+    g.node("Gemm", {"x", "w", "c"}, "m", attrs);
+    g.output("m");
+    ReferenceRun r = run_against_reference(g, {"m"});
+    const NodePlan* p = find_plan_of_op(r.plan, "Gemm");
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->reason.find(reason), std::string::npos) << p->reason;
+  }
+  // B computed in the graph (not a session constant).
+  ReferenceGraph g;
+  g.input("x", random_f32({8, 300}));
+  g.input("w", random_f32({300, 200}));
+  g.node("MatMul", {"x", "w"}, "m");
+  g.output("m");
+  ReferenceRun r = run_against_reference(g, {"m"});
+  const NodePlan* p = find_plan_of_op(r.plan, "MatMul");
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("not a session constant"), std::string::npos) << p->reason;
+}
+
+}  // namespace
+}  // namespace porta::test
