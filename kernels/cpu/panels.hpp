@@ -48,7 +48,7 @@ std::string panel_product_declines(int64_t rows, int64_t k, int64_t n);
 /// Rows the MatMul and Gemm "panels" implementations take at most, by vector width: 16 with
 /// AVX-512 (the small-map Conv's measured limit: kernels/cpu/conv_small_map.cpp), 64 with AVX2,
 /// where oneDNN's f32 GEMM (gemm:jit) repacks B on every call (docs/PERFORMANCE.md, the Log
-/// 2026-12-04 21:00).
+/// 2026-12-04 20:41).
 int64_t panel_product_max_rows();
 /// The session-constant `b` packed in panels once (cached_derived, keyed on its storage): its
 /// rows are output columns (n x k: Gemm's transB) when `nk`, else it is k x n.
