@@ -368,17 +368,7 @@ void gemm_panels(KernelContext& ctx) {
   const int64_t m = a.dim(0), k = a.dim(1), n = y.dim(1);
   const PanelProductStep& step = panel_product_step(ctx, tb, "Gemm");
   const float* bias = ctx.has_input(2) && ctx.attrs->get_float("beta") != 0.0 ? ctx.in(2).data<float>() : nullptr;
-  float* yd = y.data<float>();
-  const opdef::FusedActivation& act = step.act;
-  panel_product(a.data<float>(), m, k, step.packed->data(), n, [&](int64_t o0, int64_t width, float* sums) {
-    for (int64_t r = 0; r < m; ++r) {
-      float* s = sums + r * kPanel;
-      if (bias)
-        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
-      activate_f32(act, s, width);
-      std::copy_n(s, width, yd + r * n + o0);
-    }
-  });
+  dense_panel_product(a.data<float>(), m, k, step, n, bias, y.data<float>());
 }
 
 }  // namespace

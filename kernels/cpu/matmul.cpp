@@ -297,18 +297,8 @@ void matmul_panels(KernelContext& ctx) {
   if (y.numel() == 0) return;
   const int64_t k = ctx.in(1).dim(0), n = ctx.in(1).dim(1), rows = y.numel() / n;
   const PanelProductStep& step = panel_product_step(ctx, false, "MatMul");
-  const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
-  float* yd = y.data<float>();
-  const opdef::FusedActivation& act = step.act;
-  panel_product(a.data<float>(), rows, k, step.packed->data(), n, [&](int64_t o0, int64_t width, float* sums) {
-    for (int64_t r = 0; r < rows; ++r) {
-      float* s = sums + r * kPanel;
-      if (bias)
-        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
-      activate_f32(act, s, width);
-      std::copy_n(s, width, yd + r * n + o0);
-    }
-  });
+  dense_panel_product(a.data<float>(), rows, k, step, n, ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr,
+                      y.data<float>());
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // porta cpu kernels — products of rows against panels (panels.hpp).
 #include "kernels/cpu/panels.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "porta/util.hpp"
 
+#include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/target_clones.hpp"
 #include "kernels/cpu/vector_width.hpp"
@@ -176,6 +178,19 @@ PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op
                       }});
   ctx.state = fresh;
   return *fresh;
+}
+
+void dense_panel_product(const float* a, int64_t rows, int64_t k, const PanelProductStep& step, int64_t n,
+                         const float* bias, float* y) {
+  panel_product(a, rows, k, step.packed->data(), n, [&](int64_t o0, int64_t width, float* sums) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* s = sums + r * kPanel;
+      if (bias)
+        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+      activate_f32(step.act, s, width);
+      std::copy_n(s, width, y + r * n + o0);
+    }
+  });
 }
 
 }  // namespace porta::cpu

@@ -68,6 +68,11 @@ struct PanelProductStep {
 /// unpacks the panels), `op`'s fused activation parsed.
 PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op);
 
+/// y (rows x n, dense) = a (rows x k) times the step's panels, plus `bias` (n values, or null)
+/// along each row, then the step's fused activation: MatMul's and Gemm's "panels" call.
+void dense_panel_product(const float* a, int64_t rows, int64_t k, const PanelProductStep& step, int64_t n,
+                         const float* bias, float* y);
+
 /// Weights (elements) per thread from which a product splits its panels over threads. Panels
 /// split over the threads of the call's budget from 16 Ki weights (64 KB, a few us of
 /// streaming) per thread, whatever the call's own size earned (kernels/cpu/thread_policy.hpp:
