@@ -16,6 +16,7 @@
 #include "porta/npy.hpp"
 #include "porta/plugin.h"
 #include "porta/plugin.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

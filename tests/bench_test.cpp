@@ -15,6 +15,7 @@
 #include "porta/backend.hpp"
 #include "runtime/bench_call.hpp"
 #include "runtime/bench_json.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/model_fixtures.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

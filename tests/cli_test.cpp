@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

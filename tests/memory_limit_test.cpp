@@ -14,6 +14,7 @@
 
 #include "runtime/memory_limits.hpp"
 #include "tests/model_fixtures.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

@@ -1,4 +1,5 @@
 #include "tests/model_fixtures.hpp"
+#include "tests/test_paths.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,5 @@
 // .npy reading and writing: every dtype round-trips; malformed files give InvalidArgument.
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 #include <filesystem>

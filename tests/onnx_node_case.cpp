@@ -1,4 +1,5 @@
 #include "tests/onnx_node_case.hpp"
+#include "tests/test_paths.hpp"
 
 #include <onnx/onnx_pb.h>
 

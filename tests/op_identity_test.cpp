@@ -15,6 +15,7 @@
 #include "porta/porta.h"
 #include "runtime/registry.hpp"
 #include "tests/custom_test_util.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

@@ -12,6 +12,7 @@
 
 #include "porta/plugin.hpp"
 #include "porta/porta.h"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

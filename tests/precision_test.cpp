@@ -15,6 +15,7 @@
 #include "runtime/precision.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "tests/reference_graph.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tests/test_paths.hpp"
+
 namespace porta::test {
 
 uint64_t seed() {
@@ -126,7 +128,7 @@ Comparison compare(const Tensor& result, const Tensor& reference, double toleran
   return c;
 }
 
-#ifdef PORTA_BINARY_DIR  // the test binary's build (fuzz tools share this file without it)
+#ifdef PORTA_TESTS_BINARY  // the test binary's build (fuzz tools share this file without it)
 CliResult porta_cli(const std::string& args, const std::string& env) {
   std::string cmd = env + " " + PORTA_BINARY_DIR + "/bin/porta " + args + " 2>&1";
   CliResult r;

@@ -10,6 +10,7 @@
 
 #include "runtime/graph.hpp"
 #include "runtime/onnx_source.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {

@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/cpu_common.hpp"
 #include "tests/model_fixtures.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
