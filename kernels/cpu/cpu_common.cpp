@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/vector_width.hpp"
@@ -31,7 +32,13 @@ DType compute_format(const KernelContext& ctx) {
 }
 
 namespace {
-std::atomic<int> g_vector_bytes_limit{0};
+// PORTA_CPU_VECTOR_BYTES caps the widths from the start (16 or 32: runs the narrower kernels on
+// a wider CPU; ctest's cpu_vectors_* entries run the cpu kernels' suites so).
+int initial_vector_bytes_limit() {
+  const char* e = std::getenv("PORTA_CPU_VECTOR_BYTES");
+  return e ? std::atoi(e) : 0;
+}
+std::atomic<int> g_vector_bytes_limit{initial_vector_bytes_limit()};
 }  // namespace
 
 int vector_bytes() {
@@ -45,6 +52,8 @@ int vector_bytes() {
 }
 
 void limit_vector_bytes(int bytes) { g_vector_bytes_limit.store(bytes, std::memory_order_relaxed); }
+
+int vector_bytes_limit() { return g_vector_bytes_limit.load(std::memory_order_relaxed); }
 
 namespace {
 struct InsideCall {

@@ -3,10 +3,12 @@
 // and picked once at run time from what the CPU supports.
 #include "kernels/cpu/custom_vmath.hpp"
 
+#include "kernels/cpu/vector_width.hpp"
 #include "porta/dtype.hpp"
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,9 +51,13 @@
 namespace porta::cpu::vmath {
 namespace {
 
+// The CPU's level, lowered to the vector width cap of vector_width.hpp when one is set (tests
+// of the narrower levels on a wider CPU).
 int level() {
   static const int l = __builtin_cpu_supports("x86-64-v4") ? 4 : __builtin_cpu_supports("x86-64-v3") ? 3 : 0;
-  return l;
+  const int cap = vector_bytes_limit();
+  if (cap <= 0) return l;
+  return std::min(l, cap >= 64 ? 4 : cap >= 32 ? 3 : 0);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ struct VecOf {
 /// compiles every width; those it does not run are dead code).
 int vector_bytes();
 /// Caps vector_bytes() for the whole process (tests of the narrower blockings on a wider
-/// CPU); 0 lifts the cap.
+/// CPU); 0 lifts the cap. The environment's PORTA_CPU_VECTOR_BYTES sets it at start.
 void limit_vector_bytes(int bytes);
+/// The cap (0: none). custom_vmath's levels follow it too (64: AVX-512, 32: AVX2, 16: baseline).
+int vector_bytes_limit();
 
 }  // namespace porta::cpu
