@@ -172,6 +172,13 @@ DType low_precision_dtype(Precision p, Device device) {
   throw InvalidArgument(str("[session] unknown precision value ", static_cast<int>(p)));
 }
 
+std::string low_precision_not_fast(DType low, Device device) {
+  if (low == DType::f32 || dtype_in(backend_for(device).capabilities(device.index).fast_dtypes, low)) return "";
+  return str(device.str(), " has no fast ", dtype_name(low),
+             " arithmetic (not among its fast formats: `porta devices --caps`): its kernels compute such products in "
+             "f32 or emulate the format, no faster than f32 (--precision auto keeps f32 there)");
+}
+
 Tensor PrecisionCache::converted(const Tensor& weight, DType to) {
   auto key = std::make_pair(weight.raw_data(), to);
   auto it = entries_.find(key);

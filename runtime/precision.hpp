@@ -2,6 +2,7 @@
 // which ops compute in a session's low format, which follow their inputs, which stay in f32,
 // and the weights a session converts once.
 #pragma once
+#include <string>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,12 @@ constexpr int64_t kAutoMinMacs = int64_t{1} << 19;
 /// The format a session computes its f32 work in: f32 (nothing is rewritten), bf16 or f16.
 /// "auto" asks the device's backend (Capabilities::fast_dtypes: bf16 first, then f16).
 DType low_precision_dtype(Precision p, Device device);
+
+/// Why a session in `low` (bf16 or f16) on `device` gains nothing: the format is not among the
+/// device's fast formats (Capabilities::fast_dtypes), so its kernels compute such products in
+/// f32 or emulate it. "" for f32 or a fast format. The plan's precision notes and `porta run`
+/// say it.
+std::string low_precision_not_fast(DType low, Device device);
 
 /// Weights (graph constants) converted to a low format, once per session: the first plan
 /// converts, every later plan (other input shapes) reuses. Holds the source tensor too, so

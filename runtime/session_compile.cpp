@@ -381,11 +381,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
   low_ = low_precision_dtype(options_.precision, options_.device);
-  if (low_ != DType::f32 &&
-      !dtype_in(backend_for(options_.device).capabilities(options_.device.index).fast_dtypes, low_))
-    low_slow_ = str("; ", options_.device.str(), " has no fast ", dtype_name(low_),
-                    " arithmetic (not among its fast formats: `porta devices --caps`): its kernels compute such "
-                    "products in f32 or emulate the format, no faster than f32 (--precision auto keeps f32 there)");
+  if (std::string why = low_precision_not_fast(low_, options_.device); !why.empty()) low_slow_ = "; " + why;
   if (low_ != DType::f32) {
     read_low_.assign(graph_.values.size(), false);
     for (const Node& n : graph_.nodes)

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "runtime/precision.hpp"
 #include "tools/cli.hpp"
 
 namespace fs = std::filesystem;
@@ -119,13 +120,10 @@ int cmd_run(const Args& args) {
   options.device = devices[0];
   options.strict = args.has("--strict");
   options.precision = parse_precision(args.get("--precision", "f32"));
-  if (options.precision == Precision::bf16 || options.precision == Precision::f16) {
-    const DType low = options.precision == Precision::bf16 ? DType::bf16 : DType::f16;
-    if (!dtype_in(backend_for(options.device).capabilities(options.device.index).fast_dtypes, low))
-      std::cerr << "note: " << options.device.str() << " has no fast " << dtype_name(low)
-                << " arithmetic: its kernels compute the products in f32 or emulate the format, no faster than f32 "
-                   "(--precision auto keeps f32 there; `porta devices --caps` lists each device's fast formats)\n";
-  }
+  if (std::string why = detail::low_precision_not_fast(detail::low_precision_dtype(options.precision, options.device),
+                                                       options.device);
+      !why.empty())
+    std::cerr << "note: " << why << "\n";
   options.profile = args.has("--profile");
   if (args.has("--profile-runs") && !options.profile) throw InvalidArgument("[cli] --profile-runs needs --profile");
   // Session creation as a user sees it: the model's load, the session and its plan for these

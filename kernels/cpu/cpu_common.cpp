@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kernels/cpu/custom_vmath.hpp"
+#include "backends/cpu/dnnl_context.hpp"
 #include "kernels/cpu/vector_width.hpp"
 
 #include "porta/error.hpp"
@@ -54,6 +55,37 @@ int vector_bytes() {
 void limit_vector_bytes(int bytes) { g_vector_bytes_limit.store(bytes, std::memory_order_relaxed); }
 
 int vector_bytes_limit() { return g_vector_bytes_limit.load(std::memory_order_relaxed); }
+
+KernelDef f32_product_loop(const char* op, KernelImpl impl, KernelFn fn, SupportsFn supports,
+                           std::vector<std::string> fused) {
+  KernelDef k;
+  k.op = op;
+  k.backend = DeviceType::cpu;
+  k.impl = std::move(impl);
+  k.dtypes = kF32;
+  k.fn = std::move(fn);
+  k.supports = std::move(supports);
+  k.computes_in = kBF16;
+  k.fused_activations = std::move(fused);
+  return k;
+}
+
+bool onednn_has_bf16() {
+  static const bool available = [] {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
+                                                         dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
+                                                         dnnl::memory::desc({16, 16}, dt::f32, tag::ab)),
+                                      engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
 
 namespace {
 struct InsideCall {

@@ -94,6 +94,13 @@ std::shared_ptr<const void> cached_derived(const Tensor& w, const std::string& w
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, const Shape& out_shape);
 
+/// A MatMul or Gemm implementation in porta's own f32 loops (gemv, panels): f32 only, with
+/// `fused` activations. It declares bf16 inside compute (KernelDef::computes_in) so that the op
+/// may compute inside in a bf16 session, and its `supports` declines such calls, which go to
+/// the onednn implementation.
+KernelDef f32_product_loop(const char* op, KernelImpl impl, KernelFn fn, SupportsFn supports,
+                           std::vector<std::string> fused);
+
 /// Whether oneDNN has bf16 products on this CPU (its bf16 matmul and convolution need
 /// AVX-512; fixed for the process). Where it has none, a bf16 session's Conv, MatMul and Gemm
 /// and the attention kernel's products past its register loops compute in f32.

@@ -383,30 +383,11 @@ void then_activate(KernelContext& ctx) {
   activate_tensor(ctx.out(0), opdef::parse_fused_activation(*ctx.attrs, "Gemm"));
 }
 
-const bool gemm_gemv_registered = register_kernel_at_load([] {
-  KernelDef k;
-  k.op = "Gemm";
-  k.backend = DeviceType::cpu;
-  k.impl = {"gemv", 1};
-  k.dtypes = kF32;
-  k.fn = then_activate<gemm_gemv>;
-  k.supports = gemm_gemv_supports;
-  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
-  k.fused_activations = cpu_fused_activations();
-  return k;
-}());
-const bool gemm_panels_registered = register_kernel_at_load([] {
-  KernelDef k;
-  k.op = "Gemm";
-  k.backend = DeviceType::cpu;
-  k.impl = {"panels", 2};
-  k.dtypes = kF32;
-  k.fn = gemm_panels;  // applies the fused activation itself
-  k.supports = gemm_panels_supports;
-  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
-  k.fused_activations = cpu_fused_activations();
-  return k;
-}());
+const bool gemm_gemv_registered = register_kernel_at_load(
+    f32_product_loop("Gemm", {"gemv", 1}, then_activate<gemm_gemv>, gemm_gemv_supports, cpu_fused_activations()));
+// The panels apply the fused activation to each panel's sums themselves.
+const bool gemm_panels_registered = register_kernel_at_load(
+    f32_product_loop("Gemm", {"panels", 2}, gemm_panels, gemm_panels_supports, cpu_fused_activations()));
 const bool gemm_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "Gemm";

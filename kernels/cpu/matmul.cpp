@@ -286,8 +286,8 @@ void matmul_gemv(KernelContext& ctx) {
 std::string matmul_panels_supports(const KernelContext& ctx) {
   if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
   if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
-  const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
   if (ctx.in(1).rank() != 2) return str("B of rank ", ctx.in(1).rank(), ": the panels take one 2-d B");
+  const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
   return panel_product_declines(g.n == 0 ? 0 : shape_numel(g.out) / g.n, g.k, g.n);
 }
 
@@ -312,30 +312,10 @@ std::vector<std::string> matmul_fused() {
   return names;
 }
 
-const bool matmul_gemv_registered = register_kernel_at_load([] {
-  KernelDef k;
-  k.op = "MatMul";
-  k.backend = DeviceType::cpu;
-  k.impl = {"gemv", 1};
-  k.dtypes = kF32;
-  k.fn = matmul_gemv;
-  k.supports = matmul_gemv_supports;
-  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
-  k.fused_activations = matmul_fused();
-  return k;
-}());
-const bool matmul_panels_registered = register_kernel_at_load([] {
-  KernelDef k;
-  k.op = "MatMul";
-  k.backend = DeviceType::cpu;
-  k.impl = {"panels", 2};
-  k.dtypes = kF32;
-  k.fn = matmul_panels;
-  k.supports = matmul_panels_supports;
-  k.computes_in = kBF16;  // declared so the op may compute inside; such calls go to 'onednn' (supports)
-  k.fused_activations = matmul_fused();
-  return k;
-}());
+const bool matmul_gemv_registered =
+    register_kernel_at_load(f32_product_loop("MatMul", {"gemv", 1}, matmul_gemv, matmul_gemv_supports, matmul_fused()));
+const bool matmul_panels_registered = register_kernel_at_load(
+    f32_product_loop("MatMul", {"panels", 2}, matmul_panels, matmul_panels_supports, matmul_fused()));
 const bool matmul_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "MatMul";

@@ -217,29 +217,6 @@ void batched_gemm(bool bf16, bool transb, int64_t batch, int64_t m, int64_t n, i
   execute(p->prim, {{DNNL_ARG_SRC, wrap_ptr(ad, a)}, {DNNL_ARG_WEIGHTS, wrap_ptr(bd, b)}, {DNNL_ARG_DST, wrap_ptr(cd, c)}});
 }
 
-}  // namespace
-
-// Whether oneDNN has a bf16 matmul on this CPU (it needs AVX-512; the ISA is fixed for the
-// process). Without it a bf16 call computes in f32.
-bool onednn_has_bf16() {
-  static const bool available = [] {
-    using dt = dnnl::memory::data_type;
-    using tag = dnnl::memory::format_tag;
-    try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
-                                                         dnnl::memory::desc({16, 16}, dt::bf16, tag::ab),
-                                                         dnnl::memory::desc({16, 16}, dt::f32, tag::ab)),
-                                      engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return available;
-}
-
-namespace {
-
 std::string sdpa_supports(const KernelContext& ctx) {
   return opdef::attention_heads_fit(ctx, kMaxHeadDim, "the fused kernel keeps a query block's accumulators in cache");
 }
