@@ -179,6 +179,12 @@ std::string low_precision_not_fast(DType low, Device device) {
              "f32 or emulate the format, no faster than f32 (--precision auto keeps f32 there)");
 }
 
+std::string low_precision_in_f32(DType low, Device device) {
+  if (low == DType::f32 || !dtype_in(backend_for(device).capabilities(device.index).products_in_f32, low)) return "";
+  return str(device.str(), " computes ", dtype_name(low), " products in f32: it has no ", dtype_name(low),
+             " arithmetic (`porta devices --caps`)");
+}
+
 Tensor PrecisionCache::converted(const Tensor& weight, DType to) {
   auto key = std::make_pair(weight.raw_data(), to);
   auto it = entries_.find(key);

@@ -50,6 +50,10 @@ DType low_precision_dtype(Precision p, Device device);
 /// say it.
 std::string low_precision_not_fast(DType low, Device device);
 
+/// Why a session in `low` computes its products in f32 on `device`: the device has no
+/// arithmetic for the format (Capabilities::products_in_f32). "" where it has.
+std::string low_precision_in_f32(DType low, Device device);
+
 /// Weights (graph constants) converted to a low format, once per session: the first plan
 /// converts, every later plan (other input shapes) reuses. Holds the source tensor too, so
 /// the key (its storage) cannot be reused while the entry lives.

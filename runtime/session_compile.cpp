@@ -381,7 +381,9 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
   low_ = low_precision_dtype(options_.precision, options_.device);
-  if (std::string why = low_precision_not_fast(low_, options_.device); !why.empty()) low_slow_ = "; " + why;
+  low_in_f32_ = low_precision_in_f32(low_, options_.device);
+  if (std::string why = low_precision_not_fast(low_, options_.device); !why.empty() && low_in_f32_.empty())
+    low_slow_ = "; " + why;
   if (low_ != DType::f32) {
     read_low_.assign(graph_.values.size(), false);
     for (const Node& n : graph_.nodes)

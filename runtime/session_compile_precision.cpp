@@ -90,6 +90,11 @@ Compiler::Lowering Compiler::apply_precision(const OpSchema& op, const Attribute
       say("as exported: its float inputs are not all f32 in the model");
       return Lowering::f32;
     }
+    if (!low_in_f32_.empty()) {
+      lowered_back_to_f32();
+      say(str("f32: ", low_in_f32_, " (policy: ", precision_class_name(cls), ")"));
+      return Lowering::f32;
+    }
     // `auto` asks for speed: a product too small to gain stays f32 (kAutoMinMacs).
     if (options_.precision == Precision::automatic) {
       std::vector<Shape> shapes;

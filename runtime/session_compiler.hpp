@@ -120,6 +120,7 @@ class Compiler {
   PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
   DType low_ = DType::f32;           // the session's compute format for f32 work
   std::string low_slow_;             // why low_ is not among the device's fast formats ("" when it is)
+  std::string low_in_f32_;           // why the device computes low_ products in f32 ("" when it does not)
   std::vector<bool> read_low_;       // graph values some lower or follow node reads
   bool f32_destination_ = false;     // for the next process_node: write f32 from low inputs
   friend class PlanBuilder;

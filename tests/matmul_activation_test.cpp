@@ -100,6 +100,7 @@ TEST(MatMulActivation, CpuSessionsFoldItOnEveryImplementation) {
 // bf16: the MatMul writes f32 for an f32 reader (the graph output) and bf16 for the next
 // MatMul; either way the activation is applied to the f32 sums.
 TEST(MatMulActivation, Bf16SessionsApplyItToTheF32Sums) {
+  SKIP_WITHOUT_CPU_BF16();
   for (Act a : {Act::relu, Act::gelu_erf_export}) {
     SCOPED_TRACE(str(act_name(a), " (seed ", seed(), ")"));
     ReferenceGraph g;

@@ -109,6 +109,7 @@ TEST(MatMulBias, OtherAddsStay) {
 // In a bf16 session the product computes in bf16 and the bias is added in f32: it is not
 // converted, and the result is as close as the bf16 product alone allows.
 TEST(MatMulBias, Bf16SessionsKeepTheBiasF32) {
+  SKIP_WITHOUT_CPU_BF16();
   ReferenceGraph g = linear({2, 9, 256}, 128);
   SessionOptions o;
   o.precision = Precision::bf16;

@@ -49,9 +49,7 @@ void expect_low_precision_result(const Tensor& got, const Tensor& reference, DTy
   Comparison c = compare(got, reference, bound);
   EXPECT_TRUE(c.ok) << what << ": " << c.message << " (bound " << bound << ")";
   // A handful of elements can round luckily (one product: 1 in 10 runs fell under u/16); from
-  // 8 on, the format's rounding always shows. Not on a CPU where oneDNN has no bf16 products:
-  // the cpu kernels compute a bf16 session's products in f32 there (cpu_common.hpp).
-  if (low == DType::bf16 && !cpu::onednn_has_bf16()) return;
+  // 8 on, the format's rounding always shows.
   if (got.numel() >= 8) EXPECT_GT(c.rel, u / 16) << what << ": as accurate as f32, so not computed in " << dtype_name(low);
 }
 
@@ -122,6 +120,7 @@ TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
 // layer (2-d and batched A), one row (which the gemv loop would take in f32), a product of
 // two activations, a batched constant B, Gemm with transB and a bias, and an empty one.
 TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
+  SKIP_WITHOUT_CPU_BF16();
   struct Case {
     std::string name;
     Shape a, b;
@@ -247,6 +246,7 @@ std::vector<ProductCase> product_cases() {
 TEST(Precision, ProductsAgainstFloat64Reference) {
   for (DType low : {DType::bf16, DType::f16})
     for (const ProductCase& pc : product_cases()) {
+      if (low == DType::bf16 && !cpu_computes_bf16()) continue;
       SCOPED_TRACE(str(pc.name, " ", dtype_name(low)));
       ReferenceGraph g;
       pc.build(g);
@@ -263,6 +263,7 @@ TEST(Precision, ProductsAgainstFloat64Reference) {
 }
 
 TEST(Precision, NonContiguousInputs) {
+  SKIP_WITHOUT_CPU_BF16();
   ReferenceGraph g;
   Tensor x = random_f32({33, 7}).transpose(0, 1);  // a 7x33 view with swapped strides
   ASSERT_FALSE(x.is_contiguous());
@@ -291,7 +292,8 @@ TEST(Precision, AutoTakesTheDevicesFastFormat) {
     expect_low_precision_result(s.run(g.inputs()).at(1), g.reference("h"), want, 256, "h");
   }
   Session explicit_low(g.model(), with_precision(Precision::bf16));
-  EXPECT_EQ(plan_of_op(explicit_low.plan(g.inputs()), "MatMul", 1).precision, DType::bf16);
+  EXPECT_EQ(plan_of_op(explicit_low.plan(g.inputs()), "MatMul", 1).precision,
+            cpu_computes_bf16() ? DType::bf16 : DType::f32);
 }
 
 TEST(Precision, ProductSizes) {
@@ -440,6 +442,7 @@ std::vector<ConvCase> conv_cases() {
 }
 
 TEST(Precision, ConvComputesInsideItsKernel) {
+  SKIP_WITHOUT_CPU_BF16();
   for (const ConvCase& cc : conv_cases()) {
     SCOPED_TRACE(cc.name);
     ReferenceGraph g;
@@ -472,6 +475,7 @@ TEST(Precision, ConvComputesInsideItsKernel) {
 // a pooling tail: every Conv in bf16 inside its kernel, the activations between them f32 and
 // in oneDNN's layouts as before, no Cast step.
 TEST(Precision, ConvBlockWithFusedResidual) {
+  SKIP_WITHOUT_CPU_BF16();
   using V = std::vector<int64_t>;
   ReferenceGraph g;
   g.input("x", random_f32({2, 32, 10, 10}));
@@ -502,6 +506,7 @@ TEST(Precision, ConvBlockWithFusedResidual) {
 // softmax in f32; inputs and output f32. Several key blocks (600 keys), a broadcast additive
 // mask, causal with a query block boundary, a single query and key, different head sizes.
 TEST(Precision, AttentionComputesInsideItsKernel) {
+  SKIP_WITHOUT_CPU_BF16();
   const OpSchema* op = find_op("ScaledDotProductAttention");
   ASSERT_NE(op, nullptr);
   struct Case {
@@ -543,6 +548,7 @@ TEST(Precision, AttentionComputesInsideItsKernel) {
 // errors add). A format no kernel takes that way (f16 on the cpu; vulkan:0, whose f16 sequence
 // kernel would keep the state in f16) leaves them in f32, saying why.
 TEST(Precision, RnnProductsInsideTheirKernels) {
+  SKIP_WITHOUT_CPU_BF16();
   const int64_t seq = 7, batch = 2, input = 24, hidden = 40;
   for (const std::string op : {"LSTM", "GRU"}) {
     SCOPED_TRACE(op);
@@ -616,7 +622,37 @@ TEST(Precision, ComputeInsideIsDeclaredByKernels) {
 
 // porta::check_model with a precision: each node's format, and the first node whose error
 // jumps (the first product: its inputs are exact) against nodes that inherit theirs.
+// A CPU where oneDNN has no bf16: a bf16 session plans every product in f32 with the reason,
+// runs the implementations an f32 session runs (gemv, panels, small_map: they decline calls
+// that compute in bf16), and answers exactly as the f32 session.
+TEST(Precision, CpuWithoutBf16ComputesInF32) {
+  if (cpu_computes_bf16())
+    GTEST_SKIP() << "oneDNN has bf16 on this CPU (ctest precision_without_bf16 runs this with ONEDNN_MAX_CPU_ISA=AVX2)";
+  EXPECT_FALSE(cpu::onednn_has_bf16());
+  EXPECT_FALSE(dtype_in(backend_for(Device::cpu()).capabilities(0).fast_dtypes, DType::bf16));
+  ReferenceGraph g = policy_graph(3, 64);
+  Session low(g.model(), with_precision(Precision::bf16));
+  Session f32(g.model(), with_precision(Precision::f32));
+  std::vector<NodePlan> plan = low.plan(g.inputs());
+  std::vector<NodePlan> f32_plan = f32.plan(g.inputs());
+  ASSERT_EQ(plan.size(), f32_plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(plan[i].precision, DType::f32) << plan[i].node << ": " << plan[i].precision_note;
+    EXPECT_EQ(plan[i].reason, f32_plan[i].reason) << plan[i].node;
+  }
+  const NodePlan& product = plan_of_op(plan, "MatMul", 0);
+  EXPECT_NE(product.precision_note.find("f32: cpu computes bf16 products in f32: it has no bf16 arithmetic"),
+            std::string::npos)
+      << product.precision_note;
+  std::vector<Tensor> a = low.run(g.inputs()), b = f32.run(g.inputs());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(compare(a[i], b[i], 0).ok) << "output " << i;
+  Session automatic(g.model(), with_precision(Precision::automatic));
+  for (const NodePlan& p : automatic.plan(g.inputs())) EXPECT_EQ(p.precision, DType::f32) << p.node;
+}
+
 TEST(Precision, CheckReportsPerNodeErrorAndTheJump) {
+  SKIP_WITHOUT_CPU_BF16();
   ReferenceGraph g = policy_graph(6, 64);
   Model m = g.model();
   CheckOptions o;
@@ -651,10 +687,10 @@ TEST(Precision, CheckCli) {
   CliResult r = porta_cli("check " + cnn + " --precision bf16");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("precision bf16"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" bf16\n"), std::string::npos) << r.output;  // a Conv's format column
-  // The first Conv is fused with the BatchNormalization after it: the jump is there, in bf16
-  // (where oneDNN has bf16 products; elsewhere the cpu computes them in f32: no jump).
-  if (cpu::onednn_has_bf16()) {
+  // A Conv's format column, and the first Conv (fused with the BatchNormalization after it)
+  // is where the error jumps; without bf16 on the cpu every node computes in f32: no jump.
+  EXPECT_NE(r.output.find(cpu_computes_bf16() ? " bf16\n" : " f32\n"), std::string::npos) << r.output;
+  if (cpu_computes_bf16()) {
     r = porta_cli("check " + cnn + " --precision bf16 --tolerance 1e-5");
     EXPECT_EQ(r.status, 1) << r.output;
     EXPECT_NE(r.output.find("first jump: "), std::string::npos) << r.output;
@@ -766,17 +802,26 @@ TEST(Precision, CliOptions) {
       << bad.output;
   CliResult ops = porta_cli("ops " + transformer + " --precision bf16");
   EXPECT_EQ(ops.status, 0) << ops.output;
-  EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
-  EXPECT_NE(ops.output.find("[precision: bf16 inside its kernel with f32 accumulation, f32 in and out (policy: lower)"), std::string::npos)
-      << ops.output;
+  if (cpu_computes_bf16()) {
+    EXPECT_NE(ops.output.find("  bf16  "), std::string::npos) << ops.output;
+    EXPECT_NE(ops.output.find("[precision: bf16 inside its kernel with f32 accumulation, f32 in and out (policy: lower)"),
+              std::string::npos)
+        << ops.output;
+  } else {
+    EXPECT_EQ(ops.output.find("  bf16  "), std::string::npos) << ops.output;
+    EXPECT_NE(ops.output.find("[precision: f32: cpu computes bf16 products in f32: it has no bf16 arithmetic"),
+              std::string::npos)
+        << ops.output;
+  }
   // A CPU without oneDNN's bf16 kernels (no AVX-512: oneDNN told to stop at AVX2) computes the
-  // convs in f32 instead of failing.
+  // products in f32 instead of failing, and says so.
   const std::string cnn = std::string(PORTA_SOURCE_DIR) + "/models/cnn/model.onnx";
   CliResult avx2 = porta_cli("run " + cnn + " --precision bf16 --repeat 1", "ONEDNN_MAX_CPU_ISA=AVX2 ");
   EXPECT_EQ(avx2.status, 0) << avx2.output;
   EXPECT_NE(avx2.output.find("median_us="), std::string::npos) << avx2.output;
   avx2 = porta_cli("run " + transformer + " --precision bf16 --repeat 1", "ONEDNN_MAX_CPU_ISA=AVX2 ");
   EXPECT_EQ(avx2.status, 0) << avx2.output;
+  EXPECT_NE(avx2.output.find("note: cpu computes bf16 products in f32"), std::string::npos) << avx2.output;
   CliResult run = porta_cli("run " + transformer + " --precision bf16 --repeat 1");
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_NE(run.output.find(": f32 "), std::string::npos) << run.output;  // outputs keep their dtype

@@ -28,6 +28,18 @@ std::vector<DeviceType> gpu_device_types();
 /// built Vulkan backend without a device, failed).
 std::string device_unusable(Device d);
 
+/// Whether the cpu computes a bf16 session's products in bf16. Where oneDNN has no bf16 (no
+/// AVX-512, or ONEDNN_MAX_CPU_ISA below it: ctest precision_without_bf16) such a session
+/// computes them in f32 and says so (Precision.CpuWithoutBf16ComputesInF32), and the tests of
+/// the cpu's bf16 paths skip (SKIP_WITHOUT_CPU_BF16).
+inline bool cpu_computes_bf16() {
+  return !dtype_in(backend_for(Device::cpu()).capabilities(0).products_in_f32, DType::bf16);
+}
+#define SKIP_WITHOUT_CPU_BF16()                                                         \
+  if (!::porta::test::cpu_computes_bf16())                                              \
+  GTEST_SKIP() << "oneDNN has no bf16 on this CPU: a bf16 session computes its products " \
+                  "in f32 here"
+
 /// Makes the host tensor an InputSpec describes, in `dtype` (the case's dtype unless the spec
 /// fixes one).
 Tensor make_input(const InputSpec& spec, DType case_dtype);

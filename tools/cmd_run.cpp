@@ -120,10 +120,11 @@ int cmd_run(const Args& args) {
   options.device = devices[0];
   options.strict = args.has("--strict");
   options.precision = parse_precision(args.get("--precision", "f32"));
-  if (std::string why = detail::low_precision_not_fast(detail::low_precision_dtype(options.precision, options.device),
-                                                       options.device);
-      !why.empty())
+  const DType low = detail::low_precision_dtype(options.precision, options.device);
+  if (std::string why = detail::low_precision_in_f32(low, options.device); !why.empty())
     std::cerr << "note: " << why << "\n";
+  else if (std::string slow = detail::low_precision_not_fast(low, options.device); !slow.empty())
+    std::cerr << "note: " << slow << "\n";
   options.profile = args.has("--profile");
   if (args.has("--profile-runs") && !options.profile) throw InvalidArgument("[cli] --profile-runs needs --profile");
   // Session creation as a user sees it: the model's load, the session and its plan for these

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backends/cpu/fma_probe.hpp"
+#include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/thread_policy.hpp"
 #include "porta/backend.hpp"
 #include "porta/error.hpp"
@@ -66,8 +67,14 @@ class CpuBackend final : public Backend {
     c.total_memory = available_host_bytes();
     c.dtypes = (1u << kNumDTypes) - 1;
     // bf16 dot products in hardware (AVX512_BF16; every AMX cpu has it too): oneDNN's bf16
-    // matmul runs them. Without, it emulates bf16 and is no faster than f32.
-    if (__builtin_cpu_supports("avx512bf16")) c.fast_dtypes = dtype_bit(DType::bf16);
+    // matmul runs them. On other AVX-512 CPUs it emulates bf16, no faster than f32; below
+    // AVX-512 it has no bf16 at all, and the kernels compute a bf16 session's products in f32.
+    if (!cpu::onednn_has_bf16()) {
+      c.products_in_f32 = dtype_bit(DType::bf16);
+      c.extra.emplace_back("bf16 products", "computed in f32 (oneDNN's bf16 needs AVX-512)");
+    } else if (__builtin_cpu_supports("avx512bf16")) {
+      c.fast_dtypes = dtype_bit(DType::bf16);
+    }
     c.timestamps = false;
     c.extra.emplace_back("threads", std::to_string(std::thread::hardware_concurrency()));
     if (omp_get_max_threads() > 1)

@@ -30,6 +30,10 @@ struct Capabilities {
   /// Reduced-precision float formats (bf16, f16) the device multiplies faster than f32 (dot
   /// product units): what a session with precision "auto" computes in (bf16 first). 0: none.
   DTypeSet fast_dtypes = 0;
+  /// Reduced formats the device has no arithmetic for at all, not even emulated: a session
+  /// asking for one computes its products in f32 there and its plan says so (the cpu where
+  /// oneDNN has no bf16, i.e. without AVX-512). Never overlaps fast_dtypes.
+  DTypeSet products_in_f32 = 0;
   int subgroup_size = 1;               ///< warp / wavefront / subgroup width
   /// Byte alignment at which every kernel may read and write a tensor that starts inside
   /// another tensor's memory (a Concat's inputs, written in place by their producers); 0: the
