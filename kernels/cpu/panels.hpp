@@ -30,9 +30,12 @@ inline constexpr int64_t kPanelMaxRows = 64;
 int64_t panel_rows_per_pass();
 
 /// sums[i][0..kPanel) = row i of `a` (rows <= panel_rows_per_pass(), row stride k) times one
-/// panel. `stream`: the pass that reads the panel first; it prefetches ahead, into the next
-/// panel (packed panels are contiguous).
-void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, bool stream);
+/// panel: row group `group` of the `groups` a product passes over each panel in. Group 0
+/// prefetches the panel ahead of its reads; with `prefetch_next`, every group prefetches its
+/// share of the next panel (packed panels are contiguous), so the memory streams while the
+/// later passes read this one from cache.
+void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, int groups,
+                bool prefetch_next);
 
 /// Panels of a matrix whose row j holds output column j's K weights (n x k: a Linear layer's
 /// weight, Gemm's B with transB), zeros past the last column.
@@ -99,7 +102,8 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
     for (int64_t p = p0; p < p1; ++p) {
       const float* panel = packed + p * k * kPanel;
       for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
-        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel, r0 == 0);
+        panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel,
+                   static_cast<int>(r0 / per_pass), static_cast<int>(passes), p + 1 < p1);
       store(p * kPanel, std::min(kPanel, n - p * kPanel), sums);
     }
   });
