@@ -13,5 +13,8 @@ KernelDef conv_kernel_def();
 /// Prepared Conv calls run as row blocks, one thread each (kernels/cpu/conv.cpp), since the
 /// process started: how tests know that path ran.
 uint64_t conv_row_block_runs();
+/// Conv calls that ran with pairs of groups merged (kernels/cpu/conv.cpp, group_merge), since
+/// the process started.
+uint64_t conv_merged_group_runs();
 
 }  // namespace porta::cpu
