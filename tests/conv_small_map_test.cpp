@@ -5,8 +5,10 @@
 // strides, dilations, asymmetric pads, taps that read only padding, output channels that leave
 // a partial panel, batches, 1 to 16 pixels (one and two passes over each panel), a fused
 // residual and every fused activation, with the activations plain (graph inputs and outputs)
-// and in the channels-last layout between convs, on one thread and on two. And the calls it
-// declines, with the reason.
+// and in the channels-last layout between convs, on one thread and on two; dilated convs past
+// 16 pixels whose taps mostly read padding, tap by tap. And the calls it declines, with the
+// reason.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -196,6 +198,51 @@ TEST(ConvSmallMap, FusedResidualAndEveryActivation) {
       }
 }
 
+// Dilated convs whose taps mostly read padding, past 16 pixels: tap by tap, up to
+// panel_product_max_rows() pixels (64 at the AVX2 width, which these run at; 16 with
+// AVX-512), against the reference and the onednn implementation, in both layouts, with a fused
+// residual and activation, on one thread and two.
+const std::vector<ConvCase>& by_tap_cases() {
+  using V = std::vector<int64_t>;
+  static const std::vector<ConvCase> cases = {
+      {"fcn's 3x3 dilation 4 over 8x8: 64 pixels, 4 of 9 taps inside", {1, 96, 8, 8}, {72, 96, 3, 3},
+       {{"pads", V{4, 4, 4, 4}}, {"dilations", V{4, 4}}}},
+      {"batch 2, dilation 2 over 4x4: 32 pixels", {2, 64, 4, 4}, {40, 64, 3, 3},
+       {{"pads", V{2, 2, 2, 2}}, {"dilations", V{2, 2}}}, false},
+      {"asymmetric pads and dilations, 5x6 pixels", {1, 48, 5, 6}, {33, 48, 3, 3},
+       {{"pads", V{3, 4, 3, 4}}, {"dilations", V{3, 4}}}},
+      {"stride 2 with dilation 5 over 9x9 -> 5x5", {1, 40, 9, 9}, {64, 40, 3, 3},
+       {{"pads", V{5, 5, 5, 5}}, {"dilations", V{5, 5}}, {"strides", V{2, 2}}}},
+      {"1-D, dilation 20 over 24", {1, 64, 24}, {48, 64, 3}, {{"pads", V{20, 20}}, {"dilations", V{20}}}},
+  };
+  return cases;
+}
+
+TEST(ConvSmallMap, DilatedConvsTapByTap) {
+  if (cpu::vector_bytes() < 32) GTEST_SKIP() << "no AVX2 here: the kernel takes 16 pixels at this width";
+  VectorWidth avx2(32);
+  for (bool two : {false, true}) {
+    std::optional<TwoThreads> threads;
+    if (two) threads.emplace();
+    for (const ConvCase& c : by_tap_cases())
+      for (bool layout : {false, true}) {
+        SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + (two ? ", two threads" : "") + " (seed " +
+                     std::to_string(seed()) + ")");
+        Built b = build(c, layout, layout ? "Relu" : "", layout);
+        ReferenceRun r = run_against_reference(b.g, {b.out});
+        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
+        Tensor onednn;
+        {
+          DisabledKernels off("cpu:Conv:small_map");
+          Session s(b.g.model());
+          onednn = s.run(b.g.inputs()).at(0);
+        }
+        Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
+        EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
+      }
+  }
+}
+
 TEST(ConvSmallMap, DeclinesWithAReason) {
   using V = std::vector<int64_t>;
   struct Declined {
@@ -206,6 +253,11 @@ TEST(ConvSmallMap, DeclinesWithAReason) {
       {{"17 pixels", {1, 512, 1, 17}, {264, 512, 1, 1}, {}}, "17 output pixels"},
       {{"few weights", {1, 16, 2, 2}, {16, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}}, "the kernel starts at"},
       {{"grouped", {1, 256, 2, 2}, {256, 128, 3, 3}, {{"pads", V{1, 1, 1, 1}}, {"group", int64_t{2}}}}, "grouped"},
+      // 8x8 at dilation 2 reads the input for 20 of 24 (pixel, tap) pairs per axis: not tap by tap.
+      {{"dilated, mostly inside", {1, 96, 8, 8}, {72, 96, 3, 3}, {{"pads", V{2, 2, 2, 2}}, {"dilations", V{2, 2}}}},
+       "64 output pixels"},
+      // Mostly padding but not dilated: oneDNN's direct kernels skip padding themselves.
+      {{"undilated", {1, 96, 3, 9}, {72, 96, 7, 7}, {{"pads", V{3, 3, 3, 3}}}}, "27 output pixels"},
   };
   for (const Declined& d : cases) {
     SCOPED_TRACE(d.c.name);

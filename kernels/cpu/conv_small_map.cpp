@@ -13,6 +13,13 @@
 // AVX-512, 6 x 16 with AVX2). The bias, a fused residual and the
 // fused activation are applied to the sums before they are stored, in either of the layouts a
 // session keeps activations in (plain or oneDNN's channels-last).
+//
+// A dilated conv whose taps mostly read padding (fcn_resnet50's last stage at 64x64 images: a
+// 3x3 at dilation 4 over 8x8 pixels, 4 of 9 taps inside per pixel) runs tap by tap instead, up
+// to panel_product_max_rows() pixels: each tap multiplies only the pixels it reads inside the
+// input by its own rows of the panels, into f32 sums kept for the whole output. oneDNN 2.6 has
+// no AVX2 direct kernel there and ran im2col and a GEMM over every tap (4.9-5.6 ms per conv,
+// ORT 3.0).
 #include <algorithm>
 #include <vector>
 
@@ -42,7 +49,13 @@ struct Geometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0;
   int64_t in_pixels = 0, out_pixels = 0;  // per image
   int64_t taps = 0, k = 0, rows = 0;      // kept taps, taps x in_channels, batch x out_pixels
+  int64_t inside = 0;                     // (pixel, kept tap) pairs that read the input, over all images
+  bool dilated = false;
 };
+
+/// The fraction of (pixel, tap) pairs that read the input at or below which a dilated conv runs
+/// tap by tap (by_tap): above, a product over all taps at once does little wasted work.
+constexpr double kByTapMaxInside = 0.5;
 
 Geometry geometry_of(const KernelContext& ctx) {
   const Shape &x = ctx.in(0).shape(), &w = ctx.in(1).shape();
@@ -65,7 +78,25 @@ Geometry geometry_of(const KernelContext& ctx) {
   for (size_t i = 0; i < sp; ++i) r.taps *= r.last[i] - r.first[i] + 1;
   r.k = r.taps * r.in_channels;
   r.rows = r.batch * r.out_pixels;
+  // Pairs inside: per axis, the kept taps each output position reads inside, multiplied.
+  r.inside = r.batch;
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t axis = 0;
+    for (int64_t o = 0; o < r.g.out[i]; ++o)
+      for (int64_t t = r.first[i]; t <= r.last[i]; ++t) {
+        const int64_t at = o * r.g.strides[i] - r.g.pad_begin[i] + t * r.g.dilations[i];
+        axis += at >= 0 && at < r.g.in[i];
+      }
+    r.inside *= axis;
+    r.dilated = r.dilated || r.g.dilations[i] > 1;
+  }
   return r;
+}
+
+// Whether the conv runs tap by tap (the header): past kMaxRows pixels, dilated, mostly padding.
+bool by_tap(const Geometry& geo) {
+  return geo.rows > kMaxRows && geo.rows <= panel_product_max_rows() && geo.dilated &&
+         static_cast<double>(geo.inside) <= kByTapMaxInside * static_cast<double>(geo.rows * geo.taps);
 }
 
 std::string small_map_supports(const KernelContext& ctx) {
@@ -77,9 +108,10 @@ std::string small_map_supports(const KernelContext& ctx) {
   if (x.size() < 3 || x.size() > 5) return str("input of rank ", x.size(), " (the kernel takes 1 to 3 spatial axes)");
   const Geometry geo = geometry_of(ctx);
   if (geo.rows == 0 || geo.in_channels == 0) return "empty conv: the onednn implementation takes it";
-  if (geo.rows > kMaxRows)
+  if (geo.rows > kMaxRows && !by_tap(geo))
     return str(geo.rows, " output pixels: enough reuse of the weights for oneDNN's kernels (this one takes up to ",
-               kMaxRows, ")");
+               kMaxRows, ", and up to ", panel_product_max_rows(),
+               " tap by tap for a dilated conv whose taps mostly read padding)");
   if (geo.out_channels * geo.k < kMinWeights)
     return str("weights of ", geo.out_channels * geo.k, " elements: mostly fixed costs (the kernel starts at ", kMinWeights,
                ")");
@@ -168,6 +200,10 @@ struct SmallMapStep {
   // input channels-last or a single pixel per image. No gather then.
   bool x_is_patches = false;
   opdef::FusedActivation act;
+  // Tap by tap (by_tap): for each kept tap, the output rows it reads the input for and the
+  // input pixel (over all images) each of them reads.
+  bool by_tap = false;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> tap_rows;
 
   bool fits(const Tensor& x, const Tensor& w) const { return x.shape() == x_shape && w.raw_data() == weights; }
 };
@@ -194,6 +230,32 @@ std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
     identity = identity && geo.g.strides[i] == 1 && geo.first[i] * geo.g.dilations[i] == geo.g.pad_begin[i];
   st->x_is_patches = identity && (st->x_last || geo.in_pixels == 1);
   st->act = opdef::parse_fused_activation(*ctx.attrs);
+  st->by_tap = by_tap(geo);
+  if (st->by_tap) {
+    const size_t sp = geo.g.spatial();
+    st->tap_rows.resize(static_cast<size_t>(geo.taps));
+    std::vector<int64_t> o(sp), t(geo.first);
+    for (int64_t n = 0; n < geo.taps; ++n) {
+      for (int64_t r = 0; r < geo.rows; ++r) {
+        for (int64_t rest = r % geo.out_pixels, i = static_cast<int64_t>(sp) - 1; i >= 0; --i) {
+          o[i] = rest % geo.g.out[i];
+          rest /= geo.g.out[i];
+        }
+        int64_t pixel = 0;
+        bool inside = true;
+        for (size_t i = 0; i < sp; ++i) {
+          const int64_t at = o[i] * geo.g.strides[i] - geo.g.pad_begin[i] + t[i] * geo.g.dilations[i];
+          inside = inside && at >= 0 && at < geo.g.in[i];
+          pixel = pixel * geo.g.in[i] + at;
+        }
+        if (inside) st->tap_rows[n].emplace_back(r, r / geo.out_pixels * geo.in_pixels + pixel);
+      }
+      for (size_t i = sp; i-- > 0;) {
+        if (++t[i] <= geo.last[i]) break;
+        t[i] = geo.first[i];
+      }
+    }
+  }
   return st;
 }
 
@@ -216,6 +278,63 @@ void conv_small_map(KernelContext& ctx) {
   const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
   const opdef::FusedActivation& act = step->act;
 
+  const int64_t oc = geo.out_channels, rows = geo.rows, pixels = geo.out_pixels;
+  float* yd = y.data<float>();
+  const float* rd = residual ? residual->data<float>() : nullptr;
+  // Row r's sums of columns o0..o0+width: the bias, the residual and the activation, stored.
+  auto finish = [&](int64_t r, int64_t o0, int64_t width, float* s) {
+    const int64_t b = r / pixels, px = r % pixels;
+    if (bias)
+      for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
+    if (rd) {
+      if (r_last)
+        for (int64_t j = 0; j < width; ++j) s[j] += rd[r * oc + o0 + j];
+      else
+        for (int64_t j = 0; j < width; ++j) s[j] += rd[(b * oc + o0 + j) * pixels + px];
+    }
+    activate_f32(act, s, width);
+    if (y_last) std::copy_n(s, width, yd + r * oc + o0);
+    else
+      for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
+  };
+
+  if (step->by_tap) {
+    const int64_t ic = geo.in_channels;
+    thread_local std::vector<float> sums_all, rows_in;
+    sums_all.assign(static_cast<size_t>(rows * oc), 0.0f);
+    rows_in.resize(static_cast<size_t>(rows * ic));
+    // The calling thread's buffers, by pointer: the stores run on the product's threads, where
+    // the names would be those threads' own thread_local buffers.
+    float* const all = sums_all.data();
+    const float* xd = x.data<float>();
+    for (int64_t n = 0; n < geo.taps; ++n) {
+      const auto& taken = step->tap_rows[static_cast<size_t>(n)];
+      const int64_t count = static_cast<int64_t>(taken.size());
+      if (count == 0) continue;
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t at = taken[static_cast<size_t>(i)].second;  // image * in_pixels + pixel
+        float* dst = rows_in.data() + i * ic;
+        if (step->x_last) std::copy_n(xd + at * ic, ic, dst);
+        else {
+          const int64_t b = at / geo.in_pixels, px = at % geo.in_pixels;
+          for (int64_t c = 0; c < ic; ++c) dst[c] = xd[(b * ic + c) * geo.in_pixels + px];
+        }
+      }
+      panel_product(
+          rows_in.data(), count, ic, packed->data() + n * ic * kPanel, oc,
+          [&](int64_t o0, int64_t width, float* sums) {
+            for (int64_t i = 0; i < count; ++i) {
+              float* into = all + taken[static_cast<size_t>(i)].first * oc + o0;
+              const float* from = sums + i * kPanel;
+              for (int64_t j = 0; j < width; ++j) into[j] += from[j];
+            }
+          },
+          geo.k * kPanel);
+    }
+    for (int64_t r = 0; r < rows; ++r) finish(r, 0, oc, all + r * oc);
+    return;
+  }
+
   const float* a = x.data<float>();
   if (!step->x_is_patches) {
     thread_local std::vector<float> cols;
@@ -223,27 +342,8 @@ void conv_small_map(KernelContext& ctx) {
     gather_patches(x, step->x_last, geo, cols.data());
     a = cols.data();
   }
-
-  const int64_t oc = geo.out_channels, rows = geo.rows, pixels = geo.out_pixels;
-  float* yd = y.data<float>();
-  const float* rd = residual ? residual->data<float>() : nullptr;
   panel_product(a, rows, geo.k, packed->data(), oc, [&](int64_t o0, int64_t width, float* sums) {
-    for (int64_t r = 0; r < rows; ++r) {
-      float* s = sums + r * kPanel;
-      const int64_t b = r / pixels, px = r % pixels;
-      if (bias)
-        for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
-      if (rd) {
-        if (r_last)
-          for (int64_t j = 0; j < width; ++j) s[j] += rd[r * oc + o0 + j];
-        else
-          for (int64_t j = 0; j < width; ++j) s[j] += rd[(b * oc + o0 + j) * pixels + px];
-      }
-      activate_f32(act, s, width);
-      if (y_last) std::copy_n(s, width, yd + r * oc + o0);
-      else
-        for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
-    }
+    for (int64_t r = 0; r < rows; ++r) finish(r, o0, width, sums + r * kPanel);
   });
 }
 

@@ -114,14 +114,14 @@ struct Blocking<16> {
 // against ORT's 2.4-2.8.)
 template <int VB>
 PORTA_PANEL_INLINE void panel_rows_at(const float* a, int64_t rows, int64_t k, const float* panel, float* sums,
-                                      int group, int groups, bool prefetch_next) {
+                                      int group, int groups, const float* next_panel) {
   using B = Blocking<VB>;
   constexpr int kColumnPasses = kPanel / B::H;
   const int every = groups * kColumnPasses;
   const int64_t share = (k + every - 1) / every;
   for (int c = 0; c < kColumnPasses; ++c) {
     const int pass = group * kColumnPasses + c;
-    const float* next = prefetch_next ? panel + (k + pass * share) * kPanel : nullptr;
+    const float* next = next_panel ? next_panel + pass * share * kPanel : nullptr;
     panel_pass_rows<VB, B::kMaxPassRows, B::H>(rows, a, k, panel, c * B::H, sums, group == 0 && c == 0, next,
                                                std::max<int>(1, static_cast<int>(k / share)));
   }
@@ -132,11 +132,11 @@ PORTA_PANEL_INLINE void panel_rows_at(const float* a, int64_t rows, int64_t k, c
 // Rows (of at most panel_rows_per_pass()) times one whole panel.
 PORTA_CPU_CLONES
 void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, int groups,
-                bool prefetch_next) {
+                const float* next_panel) {
   switch (vector_bytes()) {
-    case 64: return panel_rows_at<64>(a, rows, k, panel, sums, group, groups, prefetch_next);
-    case 32: return panel_rows_at<32>(a, rows, k, panel, sums, group, groups, prefetch_next);
-    default: return panel_rows_at<16>(a, rows, k, panel, sums, group, groups, prefetch_next);
+    case 64: return panel_rows_at<64>(a, rows, k, panel, sums, group, groups, next_panel);
+    case 32: return panel_rows_at<32>(a, rows, k, panel, sums, group, groups, next_panel);
+    default: return panel_rows_at<16>(a, rows, k, panel, sums, group, groups, next_panel);
   }
 }
 

@@ -30,12 +30,12 @@ inline constexpr int64_t kPanelMaxRows = 64;
 int64_t panel_rows_per_pass();
 
 /// sums[i][0..kPanel) = row i of `a` (rows <= panel_rows_per_pass(), row stride k) times one
-/// panel: row group `group` of the `groups` a product passes over each panel in. Group 0
-/// prefetches the panel ahead of its reads; with `prefetch_next`, every group prefetches its
-/// share of the next panel (packed panels are contiguous), so the memory streams while the
-/// later passes read this one from cache.
+/// panel (k rows of kPanel floats): row group `group` of the `groups` a product passes over
+/// each panel in. Group 0 prefetches the panel ahead of its reads; with a `next_panel` (the
+/// next one's first row, or null), every group prefetches its share of it, so the memory
+/// streams while the later passes read this one from cache.
 void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, int groups,
-                bool prefetch_next);
+                const float* next_panel);
 
 /// Panels of a matrix whose row j holds output column j's K weights (n x k: a Linear layer's
 /// weight, Gemm's B with transB), zeros past the last column.
@@ -87,9 +87,13 @@ inline constexpr int64_t kPanelParallelWeights = int64_t{1} << 14;
 
 /// `a` (rows x k, rows <= kPanelMaxRows) times the packed matrix (n columns): for each panel,
 /// the sums of every row, then store(first column, columns, sums) with sums rows x kPanel
-/// floats it may change (row r at sums + r * kPanel). Panels split over threads.
+/// floats it may change (row r at sums + r * kPanel). Panels split over threads. Panel p
+/// starts at packed + p * panel_stride floats (0: k * kPanel, panels packed for this k; more
+/// when the product takes k rows out of longer panels, e.g. one tap of a conv's).
 template <class Store>
-void panel_product(const float* a, int64_t rows, int64_t k, const float* packed, int64_t n, Store&& store) {
+void panel_product(const float* a, int64_t rows, int64_t k, const float* packed, int64_t n, Store&& store,
+                   int64_t panel_stride = 0) {
+  if (panel_stride == 0) panel_stride = k * kPanel;
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t most = panel_rows_per_pass();
   const int64_t passes = (rows + most - 1) / most, per_pass = (rows + passes - 1) / passes;
@@ -100,10 +104,10 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
   parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
     float sums[kPanelMaxRows * kPanel];
     for (int64_t p = p0; p < p1; ++p) {
-      const float* panel = packed + p * k * kPanel;
+      const float* panel = packed + p * panel_stride;
       for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
         panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel,
-                   static_cast<int>(r0 / per_pass), static_cast<int>(passes), p + 1 < p1);
+                   static_cast<int>(r0 / per_pass), static_cast<int>(passes), p + 1 < p1 ? panel + panel_stride : nullptr);
       store(p * kPanel, std::min(kPanel, n - p * kPanel), sums);
     }
   });
