@@ -357,7 +357,7 @@ std::string gemm_panels_supports(const KernelContext& ctx) {
     if (!row || at.get_float("beta") != 1.0 || ctx.in(2).dtype() != DType::f32)
       return "C is not a bias row of N f32 values added with beta 1";
   }
-  return panel_product_declines(m, k, n);
+  return panel_product_declines(m, k, n, tb);
 }
 
 void gemm_panels(KernelContext& ctx) {

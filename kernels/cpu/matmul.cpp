@@ -288,7 +288,7 @@ std::string matmul_panels_supports(const KernelContext& ctx) {
   if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
   if (ctx.in(1).rank() != 2) return str("B of rank ", ctx.in(1).rank(), ": the panels take one 2-d B");
   const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
-  return panel_product_declines(g.n == 0 ? 0 : shape_numel(g.out) / g.n, g.k, g.n);
+  return panel_product_declines(g.n == 0 ? 0 : shape_numel(g.out) / g.n, g.k, g.n, false);
 }
 
 void matmul_panels(KernelContext& ctx) {

@@ -171,9 +171,10 @@ std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n) {
 
 int64_t panel_product_max_rows() { return vector_bytes() >= 64 ? 16 : kPanelMaxRows; }
 
-std::string panel_product_declines(int64_t rows, int64_t k, int64_t n) {
+std::string panel_product_declines(int64_t rows, int64_t k, int64_t n, bool b_nk) {
   constexpr int64_t kMinWeights = int64_t{1} << 15;
-  if (rows <= kGemvMaxRows) return str(rows, " rows: the gemv implementation's (up to ", kGemvMaxRows, ")");
+  if (rows == 0) return "no rows";
+  if (rows == 1 && b_nk) return "one row against an n x k B: the gemv implementation's dot products read B as stored";
   if (rows > panel_product_max_rows())
     return str(rows, " rows: enough reuse of B for oneDNN's GEMM (panels take up to ", panel_product_max_rows(),
                " here)");

@@ -44,10 +44,16 @@ std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k);
 std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n);
 
 /// Why the MatMul and Gemm "panels" implementations decline a product of `rows` rows against a
-/// session-constant B of k x n elements ("" when they take it): at most kGemvMaxRows rows go
-/// to the gemv loop; past panel_product_max_rows() rows oneDNN's GEMM reuses B enough; a B of
-/// fewer than 2^15 elements stays in cache, where oneDNN's repacking costs little.
-std::string panel_product_declines(int64_t rows, int64_t k, int64_t n);
+/// session-constant B of k x n elements, stored n x k when `b_nk` ("" when they take it): one
+/// row against an n x k B goes to the gemv loop (dot products along B's rows as stored); past
+/// panel_product_max_rows() rows oneDNN's GEMM reuses B enough; a B of fewer than 2^15
+/// elements stays in cache, where oneDNN's repacking costs little. From 2 to 4 rows, and one
+/// row against a k x n B, the panels' four prefetched runs stream B faster than the gemv loop
+/// reads it as stored (an AVX2 Zen 3 at one thread, six alternating 768x3072 / 3072x768
+/// products, ms: 4 rows kn 3.5 against gemv 6.0 and ORT 4.2; 2 rows kn 3.9 / 5.6 / 4.3; 2 rows
+/// nk 3.35 against oneDNN 6.0 and ORT 3.3; 1 row kn 3.7 / 4.2 / 3.4; but 1 row nk 3.7 against
+/// gemv 2.7).
+std::string panel_product_declines(int64_t rows, int64_t k, int64_t n, bool b_nk);
 /// Rows the MatMul and Gemm "panels" implementations take at most, by vector width: 16 with
 /// AVX-512 (the small-map Conv's measured limit: kernels/cpu/conv_small_map.cpp), 64 with AVX2,
 /// where oneDNN's f32 GEMM (gemm:jit) repacks B on every call (docs/PERFORMANCE.md, the Log
