@@ -150,22 +150,20 @@ std::vector<float> pack_panels(const Tensor& w, const Geometry& geo) {
   return packed;
 }
 
-// The input patch of every output pixel: rows x K floats, row r = (image, pixel), column
-// tap * in_channels + c; zero where the tap reads padding.
-void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, float* cols) {
-  const float* xd = x.data<float>();
+// fn(r, n, at) for every output row r (image, pixel) and kept tap n, rows in order and taps in
+// row-major order within each: `at` is image * in_pixels + the input pixel the tap reads, or -1
+// where it reads padding.
+template <class Fn>
+void for_each_row_tap(const Geometry& geo, Fn&& fn) {
   const size_t sp = geo.g.spatial();
-  const int64_t ic = geo.in_channels, k = geo.k;
   std::vector<int64_t> o(sp), t(sp);
   for (int64_t r = 0; r < geo.rows; ++r) {
-    const int64_t b = r / geo.out_pixels;
     for (int64_t rest = r % geo.out_pixels, i = static_cast<int64_t>(sp) - 1; i >= 0; --i) {
       o[i] = rest % geo.g.out[i];
       rest /= geo.g.out[i];
     }
     t = geo.first;
     for (int64_t n = 0; n < geo.taps; ++n) {
-      float* dst = cols + r * k + n * ic;
       int64_t pixel = 0;
       bool inside = true;
       for (size_t i = 0; i < sp; ++i) {
@@ -173,16 +171,36 @@ void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, fl
         inside = inside && at >= 0 && at < geo.g.in[i];
         pixel = pixel * geo.g.in[i] + at;
       }
-      if (!inside) std::fill(dst, dst + ic, 0.0f);
-      else if (channels_last) std::copy_n(xd + (b * geo.in_pixels + pixel) * ic, ic, dst);
-      else
-        for (int64_t c = 0; c < ic; ++c) dst[c] = xd[(b * ic + c) * geo.in_pixels + pixel];
+      fn(r, n, inside ? r / geo.out_pixels * geo.in_pixels + pixel : int64_t{-1});
       for (size_t i = sp; i-- > 0;) {
         if (++t[i] <= geo.last[i]) break;
         t[i] = geo.first[i];
       }
     }
   }
+}
+
+// The input channels of image pixel `at` (image * in_pixels + pixel) into dst.
+void gather_pixel(const float* xd, bool channels_last, const Geometry& geo, int64_t at, float* dst) {
+  const int64_t ic = geo.in_channels;
+  if (channels_last) {
+    std::copy_n(xd + at * ic, ic, dst);
+    return;
+  }
+  const int64_t b = at / geo.in_pixels, px = at % geo.in_pixels;
+  for (int64_t c = 0; c < ic; ++c) dst[c] = xd[(b * ic + c) * geo.in_pixels + px];
+}
+
+// The input patch of every output pixel: rows x K floats, row r = (image, pixel), column
+// tap * in_channels + c; zero where the tap reads padding.
+void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, float* cols) {
+  const float* xd = x.data<float>();
+  const int64_t ic = geo.in_channels;
+  for_each_row_tap(geo, [&](int64_t r, int64_t n, int64_t at) {
+    float* dst = cols + r * geo.k + n * ic;
+    if (at < 0) std::fill(dst, dst + ic, 0.0f);
+    else gather_pixel(xd, channels_last, geo, at, dst);
+  });
 }
 
 // What a session step keeps between calls (KernelContext::state): the geometry, the packed
@@ -232,29 +250,10 @@ std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   st->act = opdef::parse_fused_activation(*ctx.attrs);
   st->by_tap = by_tap(geo);
   if (st->by_tap) {
-    const size_t sp = geo.g.spatial();
     st->tap_rows.resize(static_cast<size_t>(geo.taps));
-    std::vector<int64_t> o(sp), t(geo.first);
-    for (int64_t n = 0; n < geo.taps; ++n) {
-      for (int64_t r = 0; r < geo.rows; ++r) {
-        for (int64_t rest = r % geo.out_pixels, i = static_cast<int64_t>(sp) - 1; i >= 0; --i) {
-          o[i] = rest % geo.g.out[i];
-          rest /= geo.g.out[i];
-        }
-        int64_t pixel = 0;
-        bool inside = true;
-        for (size_t i = 0; i < sp; ++i) {
-          const int64_t at = o[i] * geo.g.strides[i] - geo.g.pad_begin[i] + t[i] * geo.g.dilations[i];
-          inside = inside && at >= 0 && at < geo.g.in[i];
-          pixel = pixel * geo.g.in[i] + at;
-        }
-        if (inside) st->tap_rows[n].emplace_back(r, r / geo.out_pixels * geo.in_pixels + pixel);
-      }
-      for (size_t i = sp; i-- > 0;) {
-        if (++t[i] <= geo.last[i]) break;
-        t[i] = geo.first[i];
-      }
-    }
+    for_each_row_tap(geo, [&](int64_t r, int64_t n, int64_t at) {
+      if (at >= 0) st->tap_rows[static_cast<size_t>(n)].emplace_back(r, at);
+    });
   }
   return st;
 }
@@ -311,15 +310,8 @@ void conv_small_map(KernelContext& ctx) {
       const auto& taken = step->tap_rows[static_cast<size_t>(n)];
       const int64_t count = static_cast<int64_t>(taken.size());
       if (count == 0) continue;
-      for (int64_t i = 0; i < count; ++i) {
-        const int64_t at = taken[static_cast<size_t>(i)].second;  // image * in_pixels + pixel
-        float* dst = rows_in.data() + i * ic;
-        if (step->x_last) std::copy_n(xd + at * ic, ic, dst);
-        else {
-          const int64_t b = at / geo.in_pixels, px = at % geo.in_pixels;
-          for (int64_t c = 0; c < ic; ++c) dst[c] = xd[(b * ic + c) * geo.in_pixels + px];
-        }
-      }
+      for (int64_t i = 0; i < count; ++i)
+        gather_pixel(xd, step->x_last, geo, taken[static_cast<size_t>(i)].second, rows_in.data() + i * ic);
       panel_product(
           rows_in.data(), count, ic, packed->data() + n * ic * kPanel, oc,
           [&](int64_t o0, int64_t width, float* sums) {
