@@ -64,10 +64,13 @@ static std::vector<OpCase> reduce_cases(bool mean, bool sum_like) {
   std::vector<OpCase> c;
   // Integer means truncate: fixed inputs with exact means keep the f64 reference exact too.
   DTypeSet types = mean ? kFloats : kFloats | kI64 | kI32;
-  c.push_back({"all", {in({3, 4, 5})}, {}, types});
+  // The cases with one output draw from [-1, 2): a sum of values centred on zero lands near
+  // zero now and then (a 60-value ReduceSum at 0.017 once in CI), where the f32 rounding of
+  // its partial sums (2e-5 there) is a large relative error; off-centre values keep both signs.
+  c.push_back({"all", {in({3, 4, 5}, -1, 2)}, {}, types});
   // A scalar reduced over its axis 0 (numpy and torch accept it): the scalar itself.
   c.push_back({"scalar_axis0", {in({})}, {{"axes", A{0}}}, kF32 | kF64});
-  c.push_back({"all_flat", {in({3, 5})}, flat, types});
+  c.push_back({"all_flat", {in({3, 5}, -1, 2)}, flat, types});
   c.push_back({"attr_axis1", {in({3, 5, 7})}, {{"axes", A{1}}}, types});
   c.push_back({"attr_axes_flat", {in({3, 5, 7})}, {{"axes", A{0, 2}}, {"keepdims", int64_t{0}}}, types});
   c.push_back({"input_axes", {in({4, 6, 3}), v({-1, 0})}, {}, kF32 | kF64});
