@@ -139,14 +139,14 @@ TEST(CpuThreadPolicy, ThresholdsScaleWithTheMeasuredForkJoin) {
     set_thread_policy_adaptive(false);  // a loaded machine keeps every call on one thread
     set_parallel_scale(1);
     EXPECT_EQ(parallel_min_bytes(), size_t{128} * 1024);
-    EXPECT_DOUBLE_EQ(parallel_min_flops(), 5e6);
+    EXPECT_DOUBLE_EQ(parallel_min_flops(), 1e6);
     EXPECT_EQ(threads_for(size_t{256} * 1024), 2);
-    EXPECT_EQ(threads_for(1024, 6e6), 2);
+    EXPECT_EQ(threads_for(1024, 1.5e6), 2);
     set_parallel_scale(4);
     EXPECT_EQ(parallel_min_bytes(), size_t{512} * 1024);
-    EXPECT_DOUBLE_EQ(parallel_min_flops(), 2e7);
+    EXPECT_DOUBLE_EQ(parallel_min_flops(), 4e6);
     EXPECT_EQ(threads_for(size_t{256} * 1024), 1);
-    EXPECT_EQ(threads_for(1024, 6e6), 1);
+    EXPECT_EQ(threads_for(1024, 1.5e6), 1);
     EXPECT_EQ(threads_for(size_t{1024} * 1024), 2);
     set_parallel_scale(0);
     set_thread_policy_adaptive(true);

@@ -27,7 +27,13 @@ double env_number(const char* name, double fallback) {
   return end && *end == '\0' && d >= 0 ? d : fallback;
 }
 
-// 5 MFLOP at ~100 GFLOP/s: about 50 µs of work. 128 KiB of traffic is only a few µs, but a
+// 1 MFLOP is about 6 us of one AVX-512 core and 12 us of an AVX2 one: several fork/joins.
+// The base was 5 MFLOP until an AVX2 Zen 3 (fork/join 1.7 us, so x1.7) showed oneDNN's direct
+// convs of 2-8 MFLOP scaling 1.4x on two threads (squeezenet1_1's 16->64 3x3 over 15x15:
+// 48 -> 34 us): at two threads, alternating processes, fastest of 7x100 runs, squeezenet1_1
+// -9%, resnet18 and googlenet -3%, regnet_y_400mf and efficientnet_b0 a further -3% from
+// 2 to 1 MFLOP, the other zoo models and the examples within +-1%. Below that (0.5 MFLOP)
+// transformer's small products went 4.6% slower. 128 KiB of traffic is only a few µs, but a
 // call that reads what a parallel call just wrote pays for the half that sits in the other
 // core's cache: on cnn (2 threads, idle cores emulated with chrt -f) the MaxPools after the
 // parallel Convs took 10-23 µs on one thread against 5-6 µs when nothing ran in parallel;
@@ -35,7 +41,7 @@ double env_number(const char* name, double fallback) {
 // 154-156 µs, while transformer, mlp, attention, image and lstm did not move (64 KiB made
 // transformer 58 -> 69 µs). These base values hold where a fork/join costs at most
 // kForkJoinReferenceUs; parallel_scale() raises them where it costs more.
-constexpr double kMinBytesBase = 128.0 * 1024, kMinFlopsBase = 5e6;
+constexpr double kMinBytesBase = 128.0 * 1024, kMinFlopsBase = 1e6;
 
 // The VM's cores do not always sit near each other: on 2026-12-04 the same 2-vCPU machine
 // measured an empty 2-thread region at 3.4-4.4 µs and a 4 MB stream split over both threads

@@ -18,8 +18,8 @@
 namespace porta::cpu {
 
 /// Single-threaded work below which a call stays on one thread: bytes read + written by a
-/// memory-bound call (128 KiB), floating-point operations of a compute-bound one (5 MFLOP,
-/// about 50 µs of one core), both times parallel_scale(); why these values: thread_policy.cpp.
+/// memory-bound call (128 KiB), floating-point operations of a compute-bound one (1 MFLOP,
+/// 6-12 µs of one core), both times parallel_scale(); why these values: thread_policy.cpp.
 /// PORTA_PARALLEL_MIN_BYTES / PORTA_PARALLEL_MIN_FLOPS override them.
 size_t parallel_min_bytes();
 double parallel_min_flops();
