@@ -36,7 +36,13 @@ ErrorStats compare(const Tensor& got, const Tensor& ref) {
   return s;
 }
 
-double median_us(Session& session, const std::map<std::string, Tensor>& inputs, int repeat) {
+struct RunTimes {
+  double median_us = 0, min_us = 0;
+};
+
+// Times of `repeat` runs after a warm-up: their median and their fastest (the fastest is the
+// steadier figure for A/B comparisons on a machine whose other tenants slow single runs).
+RunTimes run_times(Session& session, const std::map<std::string, Tensor>& inputs, int repeat) {
   session.run(inputs);  // warm-up (compiles, allocates)
   std::vector<double> times;
   for (int i = 0; i < repeat; ++i) {
@@ -46,7 +52,8 @@ double median_us(Session& session, const std::map<std::string, Tensor>& inputs, 
     times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(times.begin(), times.end());
-  return times.empty() ? 0 : times[times.size() / 2];
+  if (times.empty()) return {};
+  return {times[times.size() / 2], times.front()};
 }
 
 int run_table(const std::string& model_path, const Model& model, const std::map<std::string, Tensor>& inputs,
@@ -68,7 +75,7 @@ int run_table(const std::string& model_path, const Model& model, const std::map<
       o.precision = parse_precision(args.get("--precision", "f32"));
       Session session(model, o);
       std::vector<Tensor> out = session.run(inputs);
-      double us = median_us(session, inputs, std::max(1, repeat));
+      double us = run_times(session, inputs, std::max(1, repeat)).median_us;
       ErrorStats worst;
       std::string against = refs.empty() ? "cpu" : "pytorch";
       for (size_t i = 0; i < out.size(); ++i) {
@@ -156,8 +163,9 @@ int cmd_run(const Args& args) {
             << std::defaultfloat << "\n";
   if (args.has("--repeat")) {
     int n = args.get_int("--repeat", 10);
-    std::cout << "median_us=" << std::fixed << std::setprecision(1) << median_us(session, inputs, std::max(1, n))
-              << "\n";
+    const RunTimes t = run_times(session, inputs, std::max(1, n));
+    std::cout << "median_us=" << std::fixed << std::setprecision(1) << t.median_us << " min_us=" << t.min_us
+              << std::defaultfloat << "\n";
   }
   if (options.profile) {
     // Each node's median over the runs (their times vary by more than a node's gain).
