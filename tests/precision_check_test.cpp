@@ -11,6 +11,8 @@
 namespace porta::test {
 namespace {
 
+// porta::check_model with a precision: each node's format, and the first node whose error
+// jumps (the first product: its inputs are exact) against nodes that inherit theirs.
 TEST(Precision, CheckReportsPerNodeErrorAndTheJump) {
   SKIP_WITHOUT_CPU_BF16();
   ReferenceGraph g = policy_graph(6, 64);

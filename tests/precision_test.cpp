@@ -11,12 +11,10 @@
 #include <vector>
 
 #include "kernels/cpu/rnn_common.hpp"
-#include "porta/check.hpp"
 #include "runtime/precision.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "tests/precision_util.hpp"
 #include "tests/reference_graph.hpp"
-#include "tests/test_paths.hpp"
 #include "tests/test_util.hpp"
 
 namespace porta::test {
@@ -596,8 +594,6 @@ TEST(Precision, ComputeInsideIsDeclaredByKernels) {
   EXPECT_NE(r.reason.find("does not compute in bf16 inside the kernel"), std::string::npos) << r.reason;
 }
 
-// porta::check_model with a precision: each node's format, and the first node whose error
-// jumps (the first product: its inputs are exact) against nodes that inherit theirs.
 // A CPU where oneDNN has no bf16: a bf16 session plans every product in f32 with the reason,
 // runs the implementations an f32 session runs (gemv, panels, small_map: they decline calls
 // that compute in bf16), and answers exactly as the f32 session.

@@ -663,13 +663,11 @@ void conv_cpu(KernelContext& ctx) {
     }
   }
   const int64_t group = ctx.attrs->get_int("group");
-  const int64_t merge = compute_format(ctx) == DType::f32 ? group_merge(w.shape(), group, constant) : 1;
-  if (merge > 1 && !all_finite(x)) {  // the groups as they are, unprepared
-    run_window<dnnl::convolution_forward>("Conv", x, cut_w ? *cut_w : w, bias, y.raw_data(), y.shape(), group, g,
-                                           g.pad_end, false, constant, ctx.attrs, activation_layout(*ctx.attrs), nullptr,
-                                           residual, DType::f32);
-    return;
-  }
+  int64_t merge = compute_format(ctx) == DType::f32 ? group_merge(w.shape(), group, constant) : 1;
+  // An x with an infinity or NaN runs the groups as they are, unprepared: the prepared state
+  // stays the merged one for the calls that follow.
+  const bool unmerged = merge > 1 && !all_finite(x);
+  if (unmerged) merge = 1;
   std::shared_ptr<const Tensor> merged_w;
   if (merge > 1) {
     std::string what = "conv-merged-groups";
@@ -684,7 +682,9 @@ void conv_cpu(KernelContext& ctx) {
   const void* before = ctx.state.get();
   run_window<dnnl::convolution_forward>("Conv", x, merged_w ? *merged_w : cut_w ? *cut_w : w, bias, y.raw_data(),
                                          y.shape(), group / merge, g, g.pad_end, false, constant, ctx.attrs,
-                                         activation_layout(*ctx.attrs), &ctx.state, residual, compute_format(ctx));
+                                         activation_layout(*ctx.attrs), unmerged ? nullptr : &ctx.state, residual,
+                                         compute_format(ctx));
+  if (unmerged) return;
   auto* pc = static_cast<PreparedConv*>(ctx.state.get());
   if (!pc || pc == before) return;
   pc->finite_x_only = merge > 1;
