@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "tests/custom_test_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -100,6 +101,53 @@ inline Built build(const ConvCase& c, bool layout, const std::string& activation
   g.output(y);
   b.out = y;
   return b;
+}
+
+// Case `c` (in the layout asked) runs on the cpu Conv implementation `impl`, matches the
+// float64 reference, and agrees with the onednn implementation (`impl` disabled) within 1e-5.
+inline void expect_impl_matches_onednn(const ConvCase& c, bool layout, const std::string& impl) {
+  SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
+  Built b = build(c, layout, "", false);
+  ReferenceRun r = run_against_reference(b.g, {b.out});
+  EXPECT_EQ(cpu_impl_of(r.plan, b.conv), impl);
+  Tensor onednn;
+  {
+    DisabledKernels off("cpu:Conv:" + impl);
+    Session s(b.g.model());
+    EXPECT_EQ(cpu_impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
+    onednn = s.run(b.g.inputs()).at(0);
+  }
+  Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
+  EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
+}
+
+// Case `c` with every fused activation, with and without a fused residual, in both layouts:
+// `impl` runs it, the reference agrees, and the Add and the activation have no node of their own.
+inline void expect_fused_residual_and_activations(const ConvCase& c, const std::string& impl) {
+  for (const char* act : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "SiLU"})
+    for (bool residual : {false, true})
+      for (bool layout : {false, true}) {
+        SCOPED_TRACE(str(act[0] ? act : "no activation", residual ? " after a residual" : "",
+                         layout ? ", channels-last" : ", plain", " (seed ", seed(), ")"));
+        Built b = build(c, layout, act, residual);
+        ReferenceRun r = run_against_reference(b.g, {b.out});
+        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), impl);
+        if (residual) EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
+        if (act[0] && std::string(act) != "SiLU") EXPECT_EQ(nodes_of_op(r.plan, act), 0) << act;
+      }
+}
+
+// Case `c` does not run on `impl`, and the plan says why (contains `reason`); the result
+// still matches the reference.
+inline void expect_declined(const ConvCase& c, const std::string& impl, const std::string& reason) {
+  SCOPED_TRACE(c.name);
+  Built b = build(c, false, "", false);
+  ReferenceRun r = run_against_reference(b.g, {b.out});
+  EXPECT_NE(cpu_impl_of(r.plan, b.conv), impl);
+  bool said = false;
+  for (const NodePlan& p : r.plan)
+    if (p.node == b.conv) said = p.reason.find(reason) != std::string::npos;
+  EXPECT_TRUE(said) << "the plan should say why: " << reason;
 }
 
 }  // namespace porta::test

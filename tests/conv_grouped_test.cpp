@@ -50,21 +50,7 @@ const std::vector<ConvCase>& taken_cases() {
 
 TEST(ConvGrouped, MatchesReferenceAndOneDnnInBothLayouts) {
   for (const ConvCase& c : taken_cases())
-    for (bool layout : {false, true}) {
-      SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
-      Built b = build(c, layout, "", false);
-      ReferenceRun r = run_against_reference(b.g, {b.out});
-      EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "grouped");
-      Tensor onednn;
-      {
-        DisabledKernels off("cpu:Conv:grouped");
-        Session s(b.g.model());
-        EXPECT_EQ(cpu_impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
-        onednn = s.run(b.g.inputs()).at(0);
-      }
-      Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
-      EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
-    }
+    for (bool layout : {false, true}) expect_impl_matches_onednn(c, layout, "grouped");
 }
 
 // Every case with a fused residual and Relu, on two threads (from the kernel's own threshold:
@@ -84,20 +70,7 @@ TEST(ConvGrouped, TwoThreadsAndEveryVectorWidth) {
   }
 }
 
-TEST(ConvGrouped, FusedResidualAndEveryActivation) {
-  const ConvCase& c = taken_cases().at(0);
-  for (const char* act : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "SiLU"})
-    for (bool residual : {false, true})
-      for (bool layout : {false, true}) {
-        SCOPED_TRACE(str(act[0] ? act : "no activation", residual ? " after a residual" : "",
-                         layout ? ", channels-last" : ", plain", " (seed ", seed(), ")"));
-        Built b = build(c, layout, act, residual);
-        ReferenceRun r = run_against_reference(b.g, {b.out});
-        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "grouped");
-        if (residual) EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
-        if (act[0] && std::string(act) != "SiLU") EXPECT_EQ(nodes_of_op(r.plan, act), 0) << act;
-      }
-}
+TEST(ConvGrouped, FusedResidualAndEveryActivation) { expect_fused_residual_and_activations(taken_cases().at(0), "grouped"); }
 
 // Many groups and blocks: 512 groups of 8 over 13x13 (more items than any split), and an input
 // holding infinities and NaNs (they reach exactly the outputs whose taps read them).
@@ -153,16 +126,7 @@ TEST(ConvGrouped, DeclinesWithAReason) {
       {{"not grouped", {1, 16, 6, 6}, {16, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}}, "not a grouped conv"},
       {{"1-D", {1, 32, 9}, {32, 8, 3}, {{"group", int64_t{4}}, {"pads", V{1, 1}}}}, "the kernel takes 2-D convs"},
   };
-  for (const Declined& d : cases) {
-    SCOPED_TRACE(d.c.name);
-    Built b = build(d.c, false, "", false);
-    ReferenceRun r = run_against_reference(b.g, {b.out});
-    EXPECT_NE(cpu_impl_of(r.plan, b.conv), "grouped");
-    bool said = false;
-    for (const NodePlan& p : r.plan)
-      if (p.node == b.conv) said = p.reason.find(d.reason) != std::string::npos;
-    EXPECT_TRUE(said) << "the plan should say why: " << d.reason;
-  }
+  for (const Declined& d : cases) expect_declined(d.c, "grouped", d.reason);
   // Weights that are a graph input, not a session constant.
   ReferenceGraph g;
   g.input("x", random_f32({1, 32, 4, 4}));

@@ -41,21 +41,7 @@ const std::vector<ConvCase>& taken_cases() {
 
 TEST(ConvSmallMap, MatchesReferenceAndOneDnnInBothLayouts) {
   for (const ConvCase& c : taken_cases())
-    for (bool layout : {false, true}) {
-      SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
-      Built b = build(c, layout, "", false);
-      ReferenceRun r = run_against_reference(b.g, {b.out});
-      EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
-      Tensor onednn;
-      {
-        DisabledKernels off("cpu:Conv:small_map");
-        Session s(b.g.model());
-        EXPECT_EQ(cpu_impl_of(s.plan(b.g.inputs()), b.conv), "onednn");
-        onednn = s.run(b.g.inputs()).at(0);
-      }
-      Comparison agree = compare(r.outputs.at(0), onednn, 1e-5);
-      EXPECT_TRUE(agree.ok) << "against onednn: " << agree.message;
-    }
+    for (bool layout : {false, true}) expect_impl_matches_onednn(c, layout, "small_map");
 }
 
 // The same with the panels split over two threads (from 16 Ki weights per thread).
@@ -92,21 +78,7 @@ TEST(ConvSmallMap, EveryPixelCountAtEveryVectorWidth) {
   }
 }
 
-TEST(ConvSmallMap, FusedResidualAndEveryActivation) {
-  const ConvCase& c = taken_cases().at(0);
-  for (const char* act : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "SiLU"})
-    for (bool residual : {false, true})
-      for (bool layout : {false, true}) {
-        SCOPED_TRACE(str(act[0] ? act : "no activation", residual ? " after a residual" : "",
-                         layout ? ", channels-last" : ", plain", " (seed ", seed(), ")"));
-        Built b = build(c, layout, act, residual);
-        ReferenceRun r = run_against_reference(b.g, {b.out});
-        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
-        // The activation (and the Add) folded into the conv: no node of their own.
-        if (residual) EXPECT_EQ(nodes_of_op(r.plan, "Add"), 0);
-        if (act[0] && std::string(act) != "SiLU") EXPECT_EQ(nodes_of_op(r.plan, act), 0) << act;
-      }
-}
+TEST(ConvSmallMap, FusedResidualAndEveryActivation) { expect_fused_residual_and_activations(taken_cases().at(0), "small_map"); }
 
 // Dilated convs whose taps mostly read padding, past 16 pixels: tap by tap, up to
 // panel_product_max_rows() pixels (64 at the AVX2 width, which these run at; 16 with
@@ -169,16 +141,7 @@ TEST(ConvSmallMap, DeclinesWithAReason) {
       // Mostly padding but not dilated: oneDNN's direct kernels skip padding themselves.
       {{"undilated", {1, 96, 3, 9}, {72, 96, 7, 7}, {{"pads", V{3, 3, 3, 3}}}}, "27 output pixels"},
   };
-  for (const Declined& d : cases) {
-    SCOPED_TRACE(d.c.name);
-    Built b = build(d.c, false, "", false);
-    ReferenceRun r = run_against_reference(b.g, {b.out});
-    EXPECT_NE(cpu_impl_of(r.plan, b.conv), "small_map");
-    bool said = false;
-    for (const NodePlan& p : r.plan)
-      if (p.node == b.conv) said = p.reason.find(d.reason) != std::string::npos;
-    EXPECT_TRUE(said) << "the plan should say why: " << d.reason;
-  }
+  for (const Declined& d : cases) expect_declined(d.c, "small_map", d.reason);
   // Weights that are a graph input, not a session constant.
   ReferenceGraph g;
   g.input("x", random_f32({1, 128, 2, 2}));

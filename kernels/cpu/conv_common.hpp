@@ -10,6 +10,14 @@ namespace porta::cpu {
 /// Conv implementation declares them all (declining in `supports` what it leaves to another).
 KernelDef conv_kernel_def();
 
+/// How a cpu Conv call's activations are stored: channels-last (oneDNN's layout, which a session
+/// keeps between layout-aware kernels) or plain, for the input, the output and the fused
+/// residual (false where there is none). For the kernels that read and write them directly.
+struct ConvLayouts {
+  bool x_last = false, y_last = false, r_last = false;
+};
+ConvLayouts conv_layouts(KernelContext& ctx);
+
 /// Prepared Conv calls run as row blocks, one thread each (kernels/cpu/conv.cpp), since the
 /// process started: how tests know that path ran.
 uint64_t conv_row_block_runs();

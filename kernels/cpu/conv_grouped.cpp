@@ -239,7 +239,7 @@ struct GroupedStep {
   int64_t plane = 0, run_stride = 0, group_stride = 0;  // floats
   std::vector<int64_t> tap_offset, tap_rows;  // per kept tap: in the planes, in the weights
   std::vector<int64_t> col_offset;  // per input column: its place in a run's planes
-  bool x_last = false, y_last = false, r_last = false;
+  ConvLayouts layouts;
   opdef::FusedActivation act;
 
   bool fits(const Tensor& x, const Tensor& w) const { return x.shape() == x_shape && w.raw_data() == weights; }
@@ -247,7 +247,6 @@ struct GroupedStep {
 
 std::shared_ptr<GroupedStep> prepare(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
-  const Tensor& y = ctx.out(0);
   auto st = std::make_shared<GroupedStep>();
   st->x_shape = x.shape();
   st->weights = w.raw_data();
@@ -329,10 +328,7 @@ std::shared_ptr<GroupedStep> prepare(KernelContext& ctx) {
       st->tap_offset.push_back(phase * st->plane + ((dh / st->phases_h) * st->plane_w + dw / st->phases_w) * kRun);
       st->tap_rows.push_back((kh * g.kernel[1] + kw) * icp * geo.ocg);
     }
-  const LayoutSides layout = activation_layout(*ctx.attrs);
-  st->x_last = layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef;
-  st->y_last = layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
-  st->r_last = ctx.has_input(3) && layout.input(3) && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  st->layouts = conv_layouts(ctx);
   st->act = opdef::parse_fused_activation(*ctx.attrs);
   return st;
 }
@@ -356,7 +352,7 @@ void fill_planes(const GroupedStep& st, const float* x, int64_t p0, int64_t p1, 
             std::fill(at, at + line, 0.0f);
           }
       if (ih < 0 || ih >= H) continue;
-      if (st.x_last) {
+      if (st.layouts.x_last) {
         const int64_t whole = icg / kRun, rest = icg % kRun;
         const float* from = x + (n * pixels + ih * W) * C;
         for (int64_t iw = 0; iw < W; ++iw)
@@ -446,7 +442,7 @@ void conv_grouped(KernelContext& ctx) {
             if (bias)
               for (int64_t j = 0; j < width; ++j) s[j] += bias[o0 + j];
             if (rd) {
-              if (st.r_last)
+              if (st.layouts.r_last)
                 for (int64_t j = 0; j < width; ++j) s[j] += rd[(n * pixels + px) * OC + o0 + j];
               else
                 for (int64_t j = 0; j < width; ++j) s[j] += rd[(n * OC + o0 + j) * pixels + px];
@@ -457,7 +453,7 @@ void conv_grouped(KernelContext& ctx) {
           for (int64_t q = 0; q < ncols; ++q) {
             const float* s = sums + (r * st.cols + q) * width;
             const int64_t px = (oh0 + r) * ow + ow0 + q;
-            if (st.y_last) std::copy_n(s, width, yd + (n * pixels + px) * OC + o0);
+            if (st.layouts.y_last) std::copy_n(s, width, yd + (n * pixels + px) * OC + o0);
             else
               for (int64_t j = 0; j < width; ++j) yd[(n * OC + o0 + j) * pixels + px] = s[j];
           }

@@ -212,7 +212,7 @@ struct SmallMapStep {
   const void* weights = nullptr;
   Geometry geo;
   std::shared_ptr<const std::vector<float>> packed;
-  bool x_last = false, y_last = false, r_last = false;
+  ConvLayouts layouts;
   // The input already is the patch matrix (rows x K): one tap over every input pixel in order
   // (a 1x1 conv, stride 1, no padding, or a kernel cropped to one tap of that kind), with the
   // input channels-last or a single pixel per image. No gather then.
@@ -228,7 +228,6 @@ struct SmallMapStep {
 
 std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
-  const Tensor& y = ctx.out(0);
   auto st = std::make_shared<SmallMapStep>();
   st->x_shape = x.shape();
   st->weights = w.raw_data();
@@ -239,14 +238,11 @@ std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   st->packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
     return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
   }));
-  const LayoutSides layout = activation_layout(*ctx.attrs);
-  st->x_last = layout.input(0) && channels_last_tag(x.shape()) != dnnl::memory::format_tag::undef;
-  st->y_last = layout.output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
-  st->r_last = ctx.has_input(3) && layout.input(3) && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef;
+  st->layouts = conv_layouts(ctx);
   bool identity = geo.taps == 1 && geo.in_pixels == geo.out_pixels;
   for (size_t i = 0; i < geo.g.spatial(); ++i)
     identity = identity && geo.g.strides[i] == 1 && geo.first[i] * geo.g.dilations[i] == geo.g.pad_begin[i];
-  st->x_is_patches = identity && (st->x_last || geo.in_pixels == 1);
+  st->x_is_patches = identity && (st->layouts.x_last || geo.in_pixels == 1);
   st->act = opdef::parse_fused_activation(*ctx.attrs);
   st->by_tap = by_tap(geo);
   if (st->by_tap) {
@@ -272,7 +268,7 @@ void conv_small_map(KernelContext& ctx) {
   }
   const Geometry& geo = step->geo;
   const std::vector<float>* packed = step->packed.get();
-  const bool y_last = step->y_last, r_last = step->r_last;
+  const bool y_last = step->layouts.y_last, r_last = step->layouts.r_last;
   const Tensor* residual = ctx.has_input(3) ? &ctx.in(3) : nullptr;
   const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;
   const opdef::FusedActivation& act = step->act;
@@ -311,7 +307,7 @@ void conv_small_map(KernelContext& ctx) {
       const int64_t count = static_cast<int64_t>(taken.size());
       if (count == 0) continue;
       for (int64_t i = 0; i < count; ++i)
-        gather_pixel(xd, step->x_last, geo, taken[static_cast<size_t>(i)].second, rows_in.data() + i * ic);
+        gather_pixel(xd, step->layouts.x_last, geo, taken[static_cast<size_t>(i)].second, rows_in.data() + i * ic);
       panel_product(
           rows_in.data(), count, ic, packed->data() + n * ic * kPanel, oc,
           [&](int64_t o0, int64_t width, float* sums) {
@@ -331,7 +327,7 @@ void conv_small_map(KernelContext& ctx) {
   if (!step->x_is_patches) {
     thread_local std::vector<float> cols;
     cols.resize(static_cast<size_t>(geo.rows * geo.k));
-    gather_patches(x, step->x_last, geo, cols.data());
+    gather_patches(x, step->layouts.x_last, geo, cols.data());
     a = cols.data();
   }
   panel_product(a, rows, geo.k, packed->data(), oc, [&](int64_t o0, int64_t width, float* sums) {
