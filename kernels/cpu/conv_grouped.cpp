@@ -227,7 +227,8 @@ std::vector<float> pack_groups(const Tensor& w, const Geometry& geo) {
 // weights, the planes' shape, each kept tap's offset, and the block shape.
 struct GroupedStep {
   Shape x_shape;
-  const void* weights = nullptr;
+  const void* storage = nullptr;
+  int64_t offset = 0;
   Geometry geo;
   std::shared_ptr<const std::vector<float>> packed;
   int vb = 0, nv = 0;                         // vector bytes, vectors per chunk but the last
@@ -242,14 +243,19 @@ struct GroupedStep {
   ConvLayouts layouts;
   opdef::FusedActivation act;
 
-  bool fits(const Tensor& x, const Tensor& w) const { return x.shape() == x_shape && w.raw_data() == weights; }
+  // The weights told apart by storage and offset: a session may have released their bytes
+  // (KernelContext::held).
+  bool fits(const Tensor& x, const Tensor& w) const {
+    return x.shape() == x_shape && w.storage().get() == storage && w.offset() == offset;
+  }
 };
 
 std::shared_ptr<GroupedStep> prepare(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   auto st = std::make_shared<GroupedStep>();
   st->x_shape = x.shape();
-  st->weights = w.raw_data();
+  st->storage = w.storage().get();
+  st->offset = w.offset();
   st->geo = geometry_of(ctx);
   const Geometry& geo = st->geo;
   const opdef::WindowGeometry& g = geo.g;
@@ -385,7 +391,22 @@ void conv_grouped(KernelContext& ctx) {
   if (!step || !step->fits(x, w)) {
     fresh = prepare(ctx);
     step = fresh.get();
-    if (ctx.is_constant_input(1)) ctx.state = fresh;
+    if (ctx.is_constant_input(1)) {
+      ctx.state = fresh;
+      // The packed weights hold w in full: the session may release w's bytes, and rebuilds
+      // them from the planes' rows when asked.
+      ctx.held.clear();
+      ctx.held.push_back({1, [packed = fresh->packed, geo = fresh->geo](void* dst) {
+                            float* out = static_cast<float*>(dst);
+                            const int64_t icp = runs_of(geo) * kRun;
+                            for (int64_t gr = 0; gr < geo.groups; ++gr)
+                              for (int64_t o = 0; o < geo.ocg; ++o)
+                                for (int64_t c = 0; c < geo.icg; ++c)
+                                  for (int64_t t = 0; t < geo.taps; ++t)
+                                    out[((gr * geo.ocg + o) * geo.icg + c) * geo.taps + t] =
+                                        (*packed)[static_cast<size_t>(((gr * geo.taps + t) * icp + c) * geo.ocg + o)];
+                          }});
+    }
   }
   const GroupedStep& st = *step;
   const Geometry& geo = st.geo;
