@@ -751,16 +751,6 @@ uint64_t conv_merged_group_runs() { return merged_group_runs.load(std::memory_or
 
 // Conv declares the fused activations (oneDNN post-ops) and oneDNN's channels-last activation
 // layout (kernels/cpu/dnn_layout.hpp) for its input X and output Y.
-ConvLayouts conv_layouts(KernelContext& ctx) {
-  const LayoutSides layout = activation_layout(*ctx.attrs);
-  const auto last = [](const Tensor& t) { return channels_last_tag(t.shape()) != dnnl::memory::format_tag::undef; };
-  ConvLayouts r;
-  r.x_last = layout.input(0) && last(ctx.in(0));
-  r.y_last = layout.output && last(ctx.out(0));
-  r.r_last = ctx.has_input(3) && layout.input(3) && last(ctx.out(0));
-  return r;
-}
-
 KernelDef conv_kernel_def() {
   KernelDef k;
   k.op = "Conv";

@@ -41,8 +41,8 @@ namespace porta::cpu {
 // channels.
 struct GroupedBlock {
   const float* planes;   // the block's first output pixel's place in the planes of tap offset 0
-  const int64_t* taps;   // per kept tap: its offset in the planes (floats) and its weight rows
-  const int64_t* rows_of_tap;
+  const int64_t* taps;         // per kept tap: its offset in the planes (floats)
+  const int64_t* rows_of_tap;  // per kept tap: the offset of its weight rows
   int64_t kept;          // kept taps
   int64_t runs;          // runs of 8 input channels
   int64_t run_stride;    // floats between two runs' planes
@@ -209,17 +209,22 @@ int64_t runs_of(const Geometry& geo) { return (geo.icg + kRun - 1) / kRun; }
 
 // The weights of group g as rows (tap, input channel) of its ocg output channels, groups one
 // after the other, each tap's rows padded with zero rows to whole runs of input channels:
-// packed[((g * taps + t) * icp + c) * ocg + o] = w[g * ocg + o][c][t].
-std::vector<float> pack_groups(const Tensor& w, const Geometry& geo) {
+// packed[((g * taps + t) * icp + c) * ocg + o] = w[g * ocg + o][c][t]. fn(packed index, w
+// index) for every weight.
+template <class Fn>
+void for_each_packed(const Geometry& geo, Fn&& fn) {
   const int64_t icp = runs_of(geo) * kRun;
-  std::vector<float> packed(static_cast<size_t>(geo.groups * geo.taps * icp * geo.ocg), 0.0f);
-  const float* src = w.data<float>();
   for (int64_t g = 0; g < geo.groups; ++g)
     for (int64_t o = 0; o < geo.ocg; ++o)
       for (int64_t c = 0; c < geo.icg; ++c)
         for (int64_t t = 0; t < geo.taps; ++t)
-          packed[static_cast<size_t>(((g * geo.taps + t) * icp + c) * geo.ocg + o)] =
-              src[((g * geo.ocg + o) * geo.icg + c) * geo.taps + t];
+          fn(static_cast<size_t>(((g * geo.taps + t) * icp + c) * geo.ocg + o), ((g * geo.ocg + o) * geo.icg + c) * geo.taps + t);
+}
+
+std::vector<float> pack_groups(const Tensor& w, const Geometry& geo) {
+  std::vector<float> packed(static_cast<size_t>(geo.groups * geo.taps * runs_of(geo) * kRun * geo.ocg), 0.0f);
+  const float* src = w.data<float>();
+  for_each_packed(geo, [&](size_t at, int64_t from) { packed[at] = src[from]; });
   return packed;
 }
 
@@ -393,18 +398,12 @@ void conv_grouped(KernelContext& ctx) {
     step = fresh.get();
     if (ctx.is_constant_input(1)) {
       ctx.state = fresh;
-      // The packed weights hold w in full: the session may release w's bytes, and rebuilds
-      // them from the planes' rows when asked.
+      // The packed weights hold w in full: the session may release w's bytes, and they are
+      // rebuilt from the packed rows when asked.
       ctx.held.clear();
       ctx.held.push_back({1, [packed = fresh->packed, geo = fresh->geo](void* dst) {
                             float* out = static_cast<float*>(dst);
-                            const int64_t icp = runs_of(geo) * kRun;
-                            for (int64_t gr = 0; gr < geo.groups; ++gr)
-                              for (int64_t o = 0; o < geo.ocg; ++o)
-                                for (int64_t c = 0; c < geo.icg; ++c)
-                                  for (int64_t t = 0; t < geo.taps; ++t)
-                                    out[((gr * geo.ocg + o) * geo.icg + c) * geo.taps + t] =
-                                        (*packed)[static_cast<size_t>(((gr * geo.taps + t) * icp + c) * geo.ocg + o)];
+                            for_each_packed(geo, [&](size_t at, int64_t to) { out[to] = (*packed)[at]; });
                           }});
     }
   }
