@@ -44,16 +44,22 @@ TEST(ConvSmallMap, MatchesReferenceAndOneDnnInBothLayouts) {
     for (bool layout : {false, true}) expect_impl_matches_onednn(c, layout, "small_map");
 }
 
-// The same with the panels split over two threads (from 16 Ki weights per thread).
+// The same with the panels split over two threads (from 16 Ki weights per thread), and with
+// the thresholds scaled down so that every product of fewer than 4 panels splits into units
+// of (panel, column pass, rows) (panels.hpp, panel_units).
 TEST(ConvSmallMap, PanelsSplitOverTwoThreads) {
   TwoThreads threads;
-  for (const ConvCase& c : taken_cases())
-    for (bool layout : {false, true}) {
-      SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + " (seed " + std::to_string(seed()) + ")");
-      Built b = build(c, layout, "Relu", true);
-      ReferenceRun r = run_against_reference(b.g, {b.out});
-      EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
-    }
+  for (double scale : {1.0, 1e-3}) {
+    cpu::set_parallel_scale(scale);
+    for (const ConvCase& c : taken_cases())
+      for (bool layout : {false, true}) {
+        SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + (scale < 1 ? ", units" : "") + " (seed " +
+                     std::to_string(seed()) + ")");
+        Built b = build(c, layout, "Relu", true);
+        ReferenceRun r = run_against_reference(b.g, {b.out});
+        EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");
+      }
+  }
 }
 
 // Every pixel count the kernel takes (1 to 16: one pass over each panel up to the width's
@@ -103,13 +109,16 @@ const std::vector<ConvCase>& by_tap_cases() {
 TEST(ConvSmallMap, DilatedConvsTapByTap) {
   if (cpu::vector_bytes() < 32) GTEST_SKIP() << "no AVX2 here: the kernel takes 16 pixels at this width";
   VectorWidth avx2(32);
-  for (bool two : {false, true}) {
+  // One thread; two; two with every product of fewer than 4 panels split into units.
+  for (int mode : {0, 1, 2}) {
+    const bool two = mode > 0;
     std::optional<TwoThreads> threads;
     if (two) threads.emplace();
+    if (mode == 2) cpu::set_parallel_scale(1e-3);
     for (const ConvCase& c : by_tap_cases())
       for (bool layout : {false, true}) {
-        SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + (two ? ", two threads" : "") + " (seed " +
-                     std::to_string(seed()) + ")");
+        SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + (two ? ", two threads" : "") +
+                     (mode == 2 ? ", units" : "") + " (seed " + std::to_string(seed()) + ")");
         Built b = build(c, layout, layout ? "Relu" : "", layout);
         ReferenceRun r = run_against_reference(b.g, {b.out});
         EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");

@@ -79,6 +79,33 @@ TEST(CpuPanels, BatchedRowsAndTwoThreads) {
   }
 }
 
+// Products of fewer panels than twice the threads split into units of (panel, column pass,
+// rows) on two threads (panels.hpp, panel_units): 1 to 3 panels, a partial last one, row counts
+// around the passes' rows, at every vector width; the thresholds scaled down so that every
+// such product splits, and each checked to have split.
+TEST(CpuPanels, FewPanelsSplitIntoUnitsOnTwoThreads) {
+  TwoThreads threads;
+  cpu::set_parallel_scale(1e-3);
+  for (int width : cpu_vector_widths()) {
+    VectorWidth narrow(width);
+    for (int64_t rows : {2, 3, 5, 6, 7, 11, 12, 13, 16, 17, 25, 64})
+      for (int64_t n : {32, 40, 96}) {
+        if (rows > max_rows()) continue;
+        const int64_t k = 1031, panels = (n + cpu::kPanel - 1) / cpu::kPanel;  // B past 2^15 elements
+        SCOPED_TRACE(str(rows, " x ", k, " x ", n, ", ", VectorWidth::name(width), " (seed ", seed(), ")"));
+        const cpu::PanelUnits split = cpu::panel_units(rows, k, panels);
+        EXPECT_EQ(split.threads, 2);
+        EXPECT_EQ(split.units, panels * cpu::panel_column_passes() * split.groups);
+        EXPECT_GE(split.groups * split.per_group, rows);
+        EXPECT_LT((split.groups - 1) * split.per_group, rows);
+        EXPECT_LE(split.per_group, cpu::panel_rows_per_pass());
+        Built b = build({rows, k}, n, true, true);
+        ReferenceRun r = run_against_reference(b.g, {b.out});
+        EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), "panels");
+      }
+  }
+}
+
 // Gemm (a Linear layer on 2-d rows): B as stored (k x n) or transposed (n x k, transB), C as
 // a bias row, a fused Relu; at every vector width.
 TEST(CpuPanels, GemmEitherLayoutOfB) {

@@ -30,16 +30,22 @@ constexpr int64_t kAhead = 64;
 /// and erratic; ORT 3.1).
 constexpr int kNextStreams = 4;
 
+/// How a pass prefetches the panel it reads (panel_pass's `stream`): not at all (a later pass
+/// over a panel already in cache), both cache lines of each row (the first pass over a panel
+/// that later passes read too), or only the lines of its own columns (a pass that is the only
+/// one over its columns on its core: panel_units).
+constexpr int kStreamNone = 0, kStreamPanel = 1, kStreamOwn = 2;
+
 // sums[i][c0..c0+H) = patch row i (of M, stride k) times columns c0..c0+H of one panel, in
 // vectors of VB bytes (the clone's width: vector_width.hpp). `stream`: the pass that reads the panel
-// first (from memory, or the last cache level): it prefetches kAhead rows ahead, both cache
-// lines of each, past the panel's end into the next one (panels are contiguous). `next`, when
+// first (from memory, or the last cache level): it prefetches kAhead rows ahead, past the
+// panel's end into the next one (panels are contiguous). `next`, when
 // not null: the first of the rows of the next panel this pass prefetches (both lines of each),
 // kNextStreams at a time, `every` steps per row, so that the passes over one panel keep the
 // memory busy with the next one.
 template <int VB, int M, int H>
 PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel, int64_t c0, float* sums,
-                                   bool stream, const float* next, int every) {
+                                   int stream, const float* next, int every) {
   using V = typename VecOf<float, VB>::type;
   constexpr int kLanes = VB / 4, kVecs = H / kLanes;
   V acc[M][kVecs];
@@ -50,9 +56,13 @@ PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel
   int countdown = 0;
   const int64_t part = (k / every + kNextStreams - 1) / kNextStreams * kPanel;
   for (int64_t q = 0; q < k; ++q) {
-    if (stream) {
+    if (stream == kStreamPanel) {
       __builtin_prefetch(panel + (q + kAhead) * kPanel, 0, 2);
       __builtin_prefetch(panel + (q + kAhead) * kPanel + 16, 0, 2);
+    } else if (stream == kStreamOwn) {
+#pragma GCC unroll 2
+      for (int line = 0; line < (H + 15) / 16; ++line)
+        __builtin_prefetch(panel + (q + kAhead) * kPanel + c0 + line * 16, 0, 2);
     }
     if (next && countdown-- == 0) {
 #pragma GCC unroll 4
@@ -82,7 +92,7 @@ PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel
 // panel_pass for `rows` rows (1..M): the largest instance that fits, each one unrolled.
 template <int VB, int M, int H>
 PORTA_PANEL_INLINE void panel_pass_rows(int64_t rows, const float* a, int64_t k, const float* panel, int64_t c0,
-                                        float* sums, bool stream, const float* next, int every) {
+                                        float* sums, int stream, const float* next, int every) {
   if constexpr (M > 1)
     if (rows < M) return panel_pass_rows<VB, M - 1, H>(rows, a, k, panel, c0, sums, stream, next, every);
   panel_pass<VB, M, H>(a, k, panel, c0, sums, stream, next, every);
@@ -122,10 +132,28 @@ PORTA_PANEL_INLINE void panel_rows_at(const float* a, int64_t rows, int64_t k, c
   for (int c = 0; c < kColumnPasses; ++c) {
     const int pass = group * kColumnPasses + c;
     const float* next = next_panel ? next_panel + pass * share * kPanel : nullptr;
-    panel_pass_rows<VB, B::kMaxPassRows, B::H>(rows, a, k, panel, c * B::H, sums, group == 0 && c == 0, next,
+    panel_pass_rows<VB, B::kMaxPassRows, B::H>(rows, a, k, panel, c * B::H, sums,
+                                               group == 0 && c == 0 ? kStreamPanel : kStreamNone, next,
                                                std::max<int>(1, static_cast<int>(k / share)));
   }
 }
+
+template <int VB>
+PORTA_PANEL_INLINE void panel_columns_at(const float* a, int64_t rows, int64_t k, const float* panel, float* sums,
+                                         int pass) {
+  using B = Blocking<VB>;
+  panel_pass_rows<VB, B::kMaxPassRows, B::H>(rows, a, k, panel, pass * B::H, sums, kStreamOwn, nullptr, 1);
+}
+
+/// Floating-point operations (x parallel_scale()) from which a product of fewer panels than
+/// twice the call's threads splits into units (panel_units). The calls it takes are the
+/// single-panel convs of CNN tails at small images (densenet121's 128->32 3x3 over 4x4,
+/// googlenet's 1x1 convs to 16-64 channels over 4x4): 1-3 panels that stayed on one thread.
+/// Measured on an AVX2 Zen 3 at two threads, alternating processes, 12 x 100 runs each:
+/// densenet121 fastest run 4954 -> 4750 us and median 5645 -> 5325, googlenet 2443 -> 2412 and
+/// 2847 -> 2654, inception_v3 (6 x 100) 5373 -> 5109; the other zoo models whose products have
+/// few panels within +-1% of their fastest runs. 0.1 MFLOP measured the same as 0.5.
+constexpr double kPanelUnitsMinFlops = 0.5e6;
 
 }  // namespace
 
@@ -140,12 +168,45 @@ void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, flo
   }
 }
 
+PORTA_CPU_CLONES
+void panel_columns(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int pass) {
+  switch (vector_bytes()) {
+    case 64: return panel_columns_at<64>(a, rows, k, panel, sums, pass);
+    case 32: return panel_columns_at<32>(a, rows, k, panel, sums, pass);
+    default: return panel_columns_at<16>(a, rows, k, panel, sums, pass);
+  }
+}
+
+int panel_column_passes() {
+  switch (vector_bytes()) {
+    case 64: return static_cast<int>(kPanel / Blocking<64>::H);
+    case 32: return static_cast<int>(kPanel / Blocking<32>::H);
+    default: return static_cast<int>(kPanel / Blocking<16>::H);
+  }
+}
+
 int64_t panel_rows_per_pass() {
   switch (vector_bytes()) {
     case 64: return Blocking<64>::kMaxPassRows;
     case 32: return Blocking<32>::kMaxPassRows;
     default: return Blocking<16>::kMaxPassRows;
   }
+}
+
+PanelUnits panel_units(int64_t rows, int64_t k, int64_t panels) {
+  PanelUnits r;
+  const int budget = call_thread_budget();
+  if (budget <= 1 || panels >= 2 * budget || rows <= 0) return r;
+  const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(k) * static_cast<double>(panels * kPanel);
+  if (flops < kPanelUnitsMinFlops * parallel_scale()) return r;
+  const int64_t cp = panel_column_passes(), most = panel_rows_per_pass();
+  int64_t groups = (rows + most - 1) / most;
+  while (panels * cp * groups < budget && groups < rows) ++groups;
+  r.per_group = (rows + groups - 1) / groups;
+  r.groups = (rows + r.per_group - 1) / r.per_group;
+  r.units = panels * cp * r.groups;
+  r.threads = static_cast<int>(std::min<int64_t>(budget, r.units));
+  return r;
 }
 
 std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k) {

@@ -37,6 +37,25 @@ int64_t panel_rows_per_pass();
 void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, int groups,
                 const float* next_panel);
 
+/// sums[i][columns of pass `pass`] = row i of `a` (rows <= panel_rows_per_pass()) times the
+/// columns of one of the panel_column_passes() column passes over a panel, prefetching only
+/// those columns' cache lines: a unit of panel_units' split.
+void panel_columns(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int pass);
+/// Passes over a panel's columns: kPanel over the columns whose sums one pass keeps in
+/// registers (1 with AVX-512, 2 with AVX2, 4 with SSE).
+int panel_column_passes();
+
+/// How panel_product splits a product of fewer panels than twice the call's thread budget
+/// (kernels/cpu/thread_policy.hpp) from 0.5 MFLOP (times parallel_scale()): threads take units
+/// of (panel, column pass, group of rows). `threads` is 1 where such a product runs whole on
+/// the calling thread or as whole panels (panel_product's usual split).
+struct PanelUnits {
+  int threads = 1;
+  int64_t groups = 0, per_group = 0;  ///< groups of rows, rows in each (the last may have fewer)
+  int64_t units = 0;                  ///< panels x column passes x groups
+};
+PanelUnits panel_units(int64_t rows, int64_t k, int64_t panels);
+
 /// Panels of a matrix whose row j holds output column j's K weights (n x k: a Linear layer's
 /// weight, Gemm's B with transB), zeros past the last column.
 std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k);
@@ -106,6 +125,26 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
   const int64_t grain = std::max<int64_t>(
       1, static_cast<int64_t>(static_cast<double>(kPanelParallelWeights) * parallel_scale()) /
              std::max<int64_t>(k * kPanel, 1));
+  const PanelUnits split = panel_units(rows, k, panels);
+  if (split.threads > 1) {
+    // Few panels: units of (panel, column pass, rows) on each thread, the sums of all panels
+    // gathered on the calling thread, stored after.
+    thread_local std::vector<float> gathered;
+    gathered.resize(static_cast<size_t>(panels * rows * kPanel));
+    float* const all = gathered.data();
+    const int64_t cp = panel_column_passes();
+    ThreadScope wider(split.threads);
+    parallel_for(split.units, 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t g = u % split.groups, c = u / split.groups % cp, p = u / (split.groups * cp);
+        const int64_t r0 = g * split.per_group;
+        panel_columns(a + r0 * k, std::min(split.per_group, rows - r0), k, packed + p * panel_stride,
+                      all + (p * rows + r0) * kPanel, static_cast<int>(c));
+      }
+    });
+    for (int64_t p = 0; p < panels; ++p) store(p * kPanel, std::min(kPanel, n - p * kPanel), all + p * rows * kPanel);
+    return;
+  }
   ThreadScope wider(panels > grain ? call_thread_budget() : omp_get_max_threads());
   parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
     float sums[kPanelMaxRows * kPanel];
