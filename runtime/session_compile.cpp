@@ -447,6 +447,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     drop_unread_steps();
     concat_in_place();
     chain_private_layouts(*plan_);
+    concat_into_batch_norm(*plan_);
   }
   plan_memory();
   return std::move(plan_);
@@ -486,19 +487,6 @@ void Compiler::host_prologue_first() {
   std::stable_partition(plan_->steps.begin(), plan_->steps.end(), [](const Step& s) { return s.prologue; });
 }
 
-namespace {
-
-// Removes the steps marked in `drop`; the others keep their order.
-void erase_steps(std::vector<Step>& steps, const std::vector<bool>& drop) {
-  if (std::find(drop.begin(), drop.end(), true) == drop.end()) return;
-  std::vector<Step> kept;
-  kept.reserve(steps.size());
-  for (size_t k = 0; k < steps.size(); ++k)
-    if (!drop[k]) kept.push_back(std::move(steps[k]));
-  steps = std::move(kept);
-}
-
-}  // namespace
 
 // Concat in place, on devices that allow tensors inside another's memory
 // (Capabilities::view_alignment): where every axis before the Concat's is 1 (batch-1 channel

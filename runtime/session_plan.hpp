@@ -103,6 +103,21 @@ Tensor shape_probe(const Shape& shape, DType dtype);
 /// (KernelDef::private_layout; the contract is in plan_layouts.cpp).
 void chain_private_layouts(Plan& plan);
 
+/// Removes the steps marked in `drop`; the others keep their order.
+void erase_steps(std::vector<Step>& steps, const std::vector<bool>& drop);
+
+/// A channel Concat (axis 1 of an f32 tensor of rank 3-5) whose output only a
+/// BatchNormalization reads, as its X, becomes part of that BatchNormalization: the
+/// BatchNormalization step reads the Concat's inputs as its parts of X (input 0 and inputs
+/// 5..; attribute `porta_concat`: their count) and the Concat step goes, so the joined
+/// tensor is never written (DenseNet's layers: Concat, then BatchNormalization and Relu). Only
+/// where the BatchNormalization's kernel declares "porta_concat" in
+/// KernelDef::fused_activations, its four parameters are session constants, the Concat's output
+/// is no graph output, kept value, view or viewed, and both steps keep their operands in one
+/// layout (all in the kernel's private layout, or all plain). Runs after chain_private_layouts;
+/// not with keep_values, nor with PORTA_FUSE=0 (runtime/session_concat.cpp).
+void concat_into_batch_norm(Plan& plan);
+
 /// Graph inputs (indices) whose values decide shapes somewhere (a Reshape's shape fed by
 /// the caller, a Range limit...). Plans are specialised on their values.
 std::vector<bool> shape_deciding_inputs(const Graph& graph);

@@ -42,13 +42,14 @@ struct BatchNormActivation {
 // slope's `v < 0 ? v * slope : v` in it the AVX2 and baseline loops stayed scalar with a branch
 // per element (densenet121's BatchNormalizations took 22% of its time on an AVX2 CPU, 3 ns an
 // element).
+// x's rows are x_stride floats apart, y's y_stride (a part of a joined X: batch_norm_parts).
 PORTA_CPU_CLONES
-void batch_norm_channels_last_f32(const float* x, float* y, int64_t rows, int64_t c, const float* a, const float* b,
-                                  const BatchNormActivation<float>& act) {
+void batch_norm_channels_last_f32(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t rows, int64_t c,
+                                  const float* a, const float* b, const BatchNormActivation<float>& act) {
   const BatchNormActivation<float> f = act;
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * c;
-    float* yr = y + r * c;
+    const float* xr = x + r * x_stride;
+    float* yr = y + r * y_stride;
     if (f.slope == 1) {
 #pragma omp simd
       for (int64_t k = 0; k < c; ++k) yr[k] = f.clamp(xr[k] * a[k] + b[k]);
@@ -79,7 +80,8 @@ namespace {
 
 // The names batch_norm_activation reads: the kernel's KernelDef::fused_activations.
 const std::vector<std::string>& batch_norm_fused_activations() {
-  static const std::vector<std::string> names{"Relu", "Clip", "LeakyRelu"};
+  // porta_concat: it reads the inputs of a channel Concat before it (batch_norm_parts).
+  static const std::vector<std::string> names{"Relu", "Clip", "LeakyRelu", "porta_concat"};
   return names;
 }
 
@@ -169,35 +171,96 @@ struct FoldedBatchNorm {
   bool fits(const KernelContext& ctx) const {
     for (size_t k = 0; k < 4; ++k)
       if (ctx.in(k + 1).raw_data() != params[k]) return false;
-    return constant_params(ctx) && static_cast<int64_t>(a.size()) == ctx.in(0).dim(1);
+    return constant_params(ctx) && static_cast<int64_t>(a.size()) == ctx.outputs.at(0).dim(1);
   }
 };
 
+// The step's folded parameters: kept from an earlier call when they still fit.
 template <typename T>
-void batch_norm_affine(KernelContext& ctx, int64_t n, int64_t c, int64_t inner, double eps) {
+const FoldedBatchNorm<T>& folded_batch_norm(KernelContext& ctx, double eps, std::shared_ptr<FoldedBatchNorm<T>>& made) {
   // A step's dtype never changes, so its state holds the FoldedBatchNorm<T> of that dtype.
   auto* folded = static_cast<FoldedBatchNorm<T>*>(ctx.state.get());
+  if (folded && folded->fits(ctx)) return *folded;
+  made = std::make_shared<FoldedBatchNorm<T>>(ctx, eps);
+  if (FoldedBatchNorm<T>::constant_params(ctx)) ctx.state = made;
+  return *made;
+}
+
+template <typename T>
+void batch_norm_affine(KernelContext& ctx, int64_t n, int64_t c, int64_t inner, double eps) {
   std::shared_ptr<FoldedBatchNorm<T>> made;
-  if (!folded || !folded->fits(ctx)) {
-    made = std::make_shared<FoldedBatchNorm<T>>(ctx, eps);
-    folded = made.get();
-    if (FoldedBatchNorm<T>::constant_params(ctx)) ctx.state = made;
-  }
-  const T *a = folded->a.data(), *b = folded->b.data();
-  const BatchNormActivation<T> act = folded->act;
+  const FoldedBatchNorm<T>& folded = folded_batch_norm<T>(ctx, eps, made);
+  const T *a = folded.a.data(), *b = folded.b.data();
+  const BatchNormActivation<T> act = folded.act;
   const T* x = ctx.in(0).data<T>();
   T* y = ctx.out(0).data<T>();
   if constexpr (std::is_same_v<T, float>) {
     if (activation_layout(*ctx.attrs).output && channels_last_tag(ctx.in(0).shape()) != dnnl::memory::format_tag::undef) {
       // Rows of c channels; about 64 KiB of y per task.
       parallel_for(n * inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
-        batch_norm_channels_last_f32(x + r0 * c, y + r0 * c, r1 - r0, c, a, b, act);
+        batch_norm_channels_last_f32(x + r0 * c, c, y + r0 * c, c, r1 - r0, c, a, b, act);
       });
       return;
     }
   }
   parallel_for(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) batch_norm_plane(x + r * inner, y + r * inner, inner, a[r % c], b[r % c], act);
+  });
+}
+
+// A BatchNormalization whose X is the join of the channel Concat before it (the session's
+// concat_into_batch_norm, runtime/session_plan.hpp): X's parts are input 0 and inputs 5..,
+// `porta_concat` of them (f32), each normalized straight into its channels of Y. Channels-last:
+// per tile of pixels whose rows of Y fit in the L1 cache, each part's rows in turn; plain: each
+// (image, channel) plane from its part.
+void batch_norm_parts(KernelContext& ctx, int64_t parts, double eps) {
+  Tensor& y = ctx.out(0);
+  const int64_t n = y.dim(0), c = y.dim(1), inner = n * c == 0 ? 0 : y.numel() / (n * c);
+  std::vector<const float*> src;
+  std::vector<int64_t> begin;  // each part's first channel, then c
+  int64_t at = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    const Tensor& x = ctx.in(i == 0 ? 0 : static_cast<size_t>(i) + 4);
+    bool fits = x.dtype() == DType::f32 && x.rank() == y.rank() && x.is_contiguous() && x.dim(0) == n;
+    for (size_t d = 2; fits && d < y.shape().size(); ++d) fits = x.dim(static_cast<int>(d)) == y.dim(static_cast<int>(d));
+    if (!fits)
+      throw BackendError(str("[BatchNormalization] internal: part ", i, " of X ", shape_str(x.shape()),
+                             " does not fit Y ", shape_str(y.shape())));
+    src.push_back(x.data<float>());
+    begin.push_back(at);
+    at += x.dim(1);
+  }
+  if (at != c)
+    throw BackendError(str("[BatchNormalization] internal: X's parts have ", at, " channels, Y ", c));
+  begin.push_back(c);
+  if (y.numel() == 0) return;
+  std::shared_ptr<FoldedBatchNorm<float>> made;
+  const FoldedBatchNorm<float>& folded = folded_batch_norm<float>(ctx, eps, made);
+  const float *a = folded.a.data(), *b = folded.b.data();
+  const BatchNormActivation<float> act = folded.act;
+  float* yd = y.data<float>();
+  if (activation_layout(*ctx.attrs).output && channels_last_tag(y.shape()) != dnnl::memory::format_tag::undef) {
+    const int64_t tile = std::max<int64_t>(1, 8192 / c);  // 32 KiB of Y
+    parallel_for(n * inner, std::max<int64_t>(1, 16384 / c), [&](int64_t r0, int64_t r1) {
+      for (int64_t t0 = r0; t0 < r1; t0 += tile) {
+        const int64_t rows = std::min(r1, t0 + tile) - t0;
+        for (int64_t i = 0; i < parts; ++i) {
+          const int64_t ci = begin[i + 1] - begin[i];
+          if (ci > 0)
+            batch_norm_channels_last_f32(src[i] + t0 * ci, ci, yd + t0 * c + begin[i], c, rows, ci, a + begin[i],
+                                         b + begin[i], act);
+        }
+      }
+    });
+    return;
+  }
+  parallel_for(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t image = r / c, ch = r % c;
+      const size_t i = static_cast<size_t>(std::upper_bound(begin.begin(), begin.end(), ch) - begin.begin()) - 1;
+      const int64_t ci = begin[i + 1] - begin[i];
+      batch_norm_plane(src[i] + (image * ci + ch - begin[i]) * inner, yd + r * inner, inner, a[ch], b[ch], act);
+    }
   });
 }
 
@@ -211,9 +274,10 @@ KernelDef::LayoutUse batch_norm_layout_use(const KernelContext& call) {
 
 void batch_norm_cpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
+  double eps = ctx.attrs->get_float("epsilon");
+  if (const int64_t parts = ctx.attrs->get_int("porta_concat", 1); parts > 1) return batch_norm_parts(ctx, parts, eps);
   int64_t n = x.dim(0), c = x.dim(1), inner = n * c == 0 ? 0 : x.numel() / (n * c);
   if (x.numel() == 0) return;
-  double eps = ctx.attrs->get_float("epsilon");
   if (x.dtype() == DType::f64) return batch_norm_affine<double>(ctx, n, c, inner, eps);
   batch_norm_affine<float>(ctx, n, c, inner, eps);
 }
