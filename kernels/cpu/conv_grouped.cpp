@@ -344,30 +344,27 @@ std::shared_ptr<GroupedStep> prepare(KernelContext& ctx) {
   return st;
 }
 
-// Padded rows [p0, p1) of every plane (rows of the padded input, all phases): zeros, then
-// the input's pixels where the row is one of its rows, read from x in its layout in order.
-void fill_planes(const GroupedStep& st, const float* x, int64_t p0, int64_t p1, float* planes) {
+// The planes of the (image, group) pairs ng0..ng1 (ng = image * groups + group; a pair's
+// planes are group_stride floats from ng * group_stride): zeros, then the input's pixels,
+// read from x in its layout row by row.
+void fill_planes(const GroupedStep& st, const float* x, int64_t ng0, int64_t ng1, float* planes) {
   const Geometry& geo = st.geo;
   const int64_t H = geo.g.in[0], W = geo.g.in[1], C = geo.channels, pixels = H * W, icg = geo.icg;
-  const int64_t runs = runs_of(geo), line = st.plane_w * kRun;  // floats of one plane row
+  const int64_t line = st.plane_w * kRun;  // floats of one plane row
   const int64_t* col_at = st.col_offset.data();
-  for (int64_t n = 0; n < geo.batch; ++n)
-    for (int64_t p = p0; p < p1; ++p) {
+  std::fill(planes + ng0 * st.group_stride, planes + ng1 * st.group_stride, 0.0f);
+  for (int64_t ng = ng0; ng < ng1;) {
+    const int64_t n = ng / geo.groups, g0 = ng % geo.groups, g1 = std::min(geo.groups, g0 + (ng1 - ng));
+    float* image = planes + n * geo.groups * st.group_stride;
+    for (int64_t p = 0; p < st.phases_h * st.plane_h; ++p) {
       const int64_t phase = p % st.phases_h, hq = p / st.phases_h, ih = p - geo.g.pad_begin[0];
-      float* image = planes + n * geo.groups * st.group_stride;
-      const int64_t row = phase * st.phases_w * st.plane + hq * line;  // in a run's planes
-      for (int64_t gr = 0; gr < geo.groups; ++gr)
-        for (int64_t r = 0; r < runs; ++r)
-          for (int64_t pw = 0; pw < st.phases_w; ++pw) {
-            float* at = image + gr * st.group_stride + r * st.run_stride + row + pw * st.plane;
-            std::fill(at, at + line, 0.0f);
-          }
       if (ih < 0 || ih >= H) continue;
+      const int64_t row = phase * st.phases_w * st.plane + hq * line;  // in a run's planes
       if (st.layouts.x_last) {
         const int64_t whole = icg / kRun, rest = icg % kRun;
-        const float* from = x + (n * pixels + ih * W) * C;
-        for (int64_t iw = 0; iw < W; ++iw)
-          for (int64_t gr = 0; gr < geo.groups; ++gr) {
+        for (int64_t iw = 0; iw < W; ++iw) {
+          const float* from = x + (n * pixels + ih * W + iw) * C + g0 * icg;
+          for (int64_t gr = g0; gr < g1; ++gr) {
             float* to = image + gr * st.group_stride + row + col_at[iw];
             for (int64_t r = 0; r < whole; ++r, from += kRun)
               std::memcpy(to + r * st.run_stride, from, kRun * sizeof(float));
@@ -376,15 +373,18 @@ void fill_planes(const GroupedStep& st, const float* x, int64_t p0, int64_t p1, 
               from += rest;
             }
           }
+        }
         continue;
       }
-      for (int64_t c = 0; c < C; ++c) {
+      for (int64_t c = g0 * icg; c < g1 * icg; ++c) {
         const float* from = x + ((n * C + c) * H + ih) * W;
         const int64_t gr = c / icg, within = c % icg;
         float* to = image + gr * st.group_stride + (within / kRun) * st.run_stride + row + within % kRun;
         for (int64_t iw = 0; iw < W; ++iw) to[col_at[iw]] = from[iw];
       }
     }
+    ng += g1 - g0;
+  }
 }
 
 void conv_grouped(KernelContext& ctx) {
@@ -424,17 +424,16 @@ void conv_grouped(KernelContext& ctx) {
   const double flops = 2.0 * static_cast<double>(geo.batch * pixels * OC * geo.icg * geo.taps);
   ThreadScope wider(flops >= kParallelFlops * parallel_scale() ? call_thread_budget() : omp_get_max_threads());
 
-  // The planes of every image and group, filled by rows of the padded input over the threads
-  // (each reads its rows of x in order), then the blocks.
+  // Each thread takes a run of (image, group) pairs: it fills their planes, then computes
+  // their blocks, so the planes it reads are the ones it wrote (in its own core's cache), and
+  // its share of the weights stays there too. One parallel region per call.
   thread_local std::vector<float> planes_buffer;
   planes_buffer.resize(static_cast<size_t>(geo.batch * geo.groups * st.group_stride));
   float* const planes = planes_buffer.data();  // the calling thread's, by pointer
-  parallel_for(st.phases_h * st.plane_h, 1, [&](int64_t p0, int64_t p1) { fill_planes(st, xd, p0, p1, planes); });
-
-  // Items: (image, group, block), blocks inner, so a thread's share of the weights stays in its cache.
-  parallel_for(geo.batch * geo.groups * blocks, 1, [&](int64_t i0, int64_t i1) {
+  parallel_for(geo.batch * geo.groups, 1, [&](int64_t ng0, int64_t ng1) {
+    fill_planes(st, xd, ng0, ng1, planes);
     alignas(64) float sums[kMaxSums * 16];
-    for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t i = ng0 * blocks; i < ng1 * blocks; ++i) {
       const int64_t blk = i % blocks, ng = i / blocks, gr = ng % geo.groups, n = ng / geo.groups;
       const int64_t rb = blk / st.col_blocks, cb = blk % st.col_blocks;
       const int64_t oh0 = rb * st.rows, ow0 = cb * st.cols;
