@@ -53,8 +53,7 @@ std::string undeclared_internal_input(const KernelDef& k, const KernelContext& c
   for (size_t i = 0; i < names.size() && i < call.inputs.size(); ++i) {
     if (names[i].rfind("porta_", 0) != 0 || !call.inputs[i].defined()) continue;
     std::string name = names[i].back() == '?' ? names[i].substr(0, names[i].size() - 1) : names[i];
-    if (std::find(k.fused_activations.begin(), k.fused_activations.end(), name) == k.fused_activations.end())
-      return name;
+    if (!detail::kernel_fuses(k, name)) return name;
   }
   return "";
 }
@@ -88,8 +87,7 @@ std::string declines(const KernelDef& k, const KernelContext* call) {
   if (!call) return std::string();
   if (std::string name = undeclared_internal_input(k, *call); !name.empty())
     return str("does not take the fused input ", name);
-  if (std::string act = fused_activation_of(*call);
-      !act.empty() && std::find(k.fused_activations.begin(), k.fused_activations.end(), act) == k.fused_activations.end())
+  if (std::string act = fused_activation_of(*call); !act.empty() && !detail::kernel_fuses(k, act))
     return str("does not apply the fused activation ", act);
   if (DType half = half_input_of_f32_output(*call); half != DType::f32 && !k.f32_output)
     return str("does not write an f32 output from ", dtype_name(half), " inputs");

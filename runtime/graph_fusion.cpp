@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/eager.hpp"
+#include "runtime/registry.hpp"
 
 namespace porta::detail {
 
@@ -100,9 +101,7 @@ int foldable_batch_norm(const Graph& g, size_t conv, const std::vector<int>& con
 
 // Whether every kernel that may run `op` for `dtype` on `device` applies `activation` itself.
 bool kernels_fuse(const OpSchema& op, DType dtype, Device device, const std::string& activation) {
-  return every_kernel_declares(op, dtype, device, [&](const KernelDef& k) {
-    return std::find(k.fused_activations.begin(), k.fused_activations.end(), activation) != k.fused_activations.end();
-  });
+  return every_kernel_declares(op, dtype, device, [&](const KernelDef& k) { return kernel_fuses(k, activation); });
 }
 
 // Whether `op` declares the activation attributes (porta_activation and its two floats).

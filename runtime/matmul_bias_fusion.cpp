@@ -8,6 +8,7 @@
 
 #include "runtime/eager.hpp"
 #include "runtime/graph_fusion.hpp"
+#include "runtime/registry.hpp"
 
 namespace porta::detail {
 namespace {
@@ -53,10 +54,8 @@ std::optional<std::pair<size_t, int>> bias_add(const Graph& g, size_t mm, Device
   if (!row || row->rank() != 1 || row->dim(0) != b_shape.back()) return std::nullopt;
   const DType dtype = b.constant.defined() ? b.constant.dtype() : b.dtype;
   if (row->dtype() != dtype || !dtype_in(kFloats, dtype)) return std::nullopt;
-  if (!every_kernel_declares(*m.op, dtype, device, [](const KernelDef& k) {
-        return std::find(k.fused_activations.begin(), k.fused_activations.end(), "porta_bias") !=
-               k.fused_activations.end();
-      }))
+  if (!every_kernel_declares(*m.op, dtype, device,
+                             [](const KernelDef& k) { return kernel_fuses(k, "porta_bias"); }))
     return std::nullopt;
   return std::make_pair(add, c);
 }

@@ -135,8 +135,7 @@ void chain_private_layouts(Plan& plan) {
   } while (changed);
 
   static const char* const kNotes[] = {"", "input", "output", "input and output"};
-  std::map<const Attributes*, Attributes*> writable;  // steps see their attributes as const
-  for (Attributes& a : plan.attrs) writable[&a] = &a;
+  const std::map<const Attributes*, Attributes*> writable = writable_attributes(plan);
   for (size_t i = 0; i < n_steps; ++i) {
     const Step& st = steps[i];
     if (agnostic[i] || (!use[i].output && use[i].inputs == 0)) continue;

@@ -1,6 +1,7 @@
 // porta runtime — internal view of the registry (ops, kernels, backends).
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "porta/op.hpp"
@@ -20,5 +21,14 @@ std::vector<std::string> disabled_kernel_problems();
 void reload_disabled_kernels();
 /// Removes every op and kernel registered from `source` (a plugin being unloaded).
 void unregister_source(const std::string& source);
+
+/// Whether kernel `k` declares `name` in KernelDef::fused_activations: an activation it
+/// applies, or a porta-internal input or part it takes (porta_residual, porta_bias,
+/// porta_concat).
+inline bool kernel_fuses(const KernelDef& k, std::string_view name) {
+  for (const std::string& n : k.fused_activations)
+    if (n == name) return true;
+  return false;
+}
 
 }  // namespace porta::detail

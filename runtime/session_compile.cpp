@@ -487,7 +487,6 @@ void Compiler::host_prologue_first() {
   std::stable_partition(plan_->steps.begin(), plan_->steps.end(), [](const Step& s) { return s.prologue; });
 }
 
-
 // Concat in place, on devices that allow tensors inside another's memory
 // (Capabilities::view_alignment): where every axis before the Concat's is 1 (batch-1 channel
 // concatenations: inception's branches, squeezenet's fire modules, shufflenet's halves), each

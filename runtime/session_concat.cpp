@@ -5,14 +5,11 @@
 
 #include "porta/util.hpp"
 #include "runtime/graph_fusion.hpp"
+#include "runtime/registry.hpp"
 #include "runtime/session_plan.hpp"
 
 namespace porta::detail {
 namespace {
-
-bool declares(const KernelDef* k, const char* name) {
-  return k && std::find(k->fused_activations.begin(), k->fused_activations.end(), name) != k->fused_activations.end();
-}
 
 // Which operands of a kernel step are in its kernel's private layout (plan_layouts.cpp).
 LayoutSides sides(const Step& s) {
@@ -28,6 +25,12 @@ bool channel_axis(const Step& c, const Shape& shape) {
 }
 
 }  // namespace
+
+std::map<const Attributes*, Attributes*> writable_attributes(Plan& plan) {
+  std::map<const Attributes*, Attributes*> writable;
+  for (Attributes& a : plan.attrs) writable[&a] = &a;
+  return writable;
+}
 
 void erase_steps(std::vector<Step>& steps, const std::vector<bool>& drop) {
   if (std::find(drop.begin(), drop.end(), true) == drop.end()) return;
@@ -54,8 +57,7 @@ void concat_into_batch_norm(Plan& plan) {
   for (const auto& kept : plan.kept_slots) outside.at(kept.second) = true;
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].alias_of >= 0) outside[s] = outside.at(slots[s].alias_of) = true;
-  std::map<const Attributes*, Attributes*> writable;  // steps see their attributes as const
-  for (Attributes& a : plan.attrs) writable[&a] = &a;
+  const std::map<const Attributes*, Attributes*> writable = writable_attributes(plan);
   std::vector<bool> dropped(steps.size(), false);
   for (size_t k = 0; k < steps.size(); ++k) {
     const Step& c = steps[k];
@@ -68,8 +70,8 @@ void concat_into_batch_norm(Plan& plan) {
       continue;
     Step& b = steps[static_cast<size_t>(reader[y])];
     if (b.kind != StepKind::kernel || b.op != "BatchNormalization" || b.ctx.op->domain != "" ||
-        b.device != c.device || !declares(b.kernel, "porta_concat") || b.inputs.size() != 5 || b.inputs[0] != y ||
-        b.outputs.size() != 1 || b.ctx.attrs->has("porta_concat"))
+        b.device != c.device || !b.kernel || !kernel_fuses(*b.kernel, "porta_concat") || b.inputs.size() != 5 ||
+        b.inputs[0] != y || b.outputs.size() != 1 || b.ctx.attrs->has("porta_concat"))
       continue;
     bool ok = true;
     for (size_t i = 1; i < 5; ++i) ok = ok && b.inputs[i] != y && (b.constant_inputs >> i & 1);

@@ -103,6 +103,9 @@ Tensor shape_probe(const Shape& shape, DType dtype);
 /// (KernelDef::private_layout; the contract is in plan_layouts.cpp).
 void chain_private_layouts(Plan& plan);
 
+/// Helpers of the passes over a compiled plan (runtime/session_concat.cpp). The plan's step
+/// attributes, writable, by the pointers steps see them through (KernelContext::attrs is const).
+std::map<const Attributes*, Attributes*> writable_attributes(Plan& plan);
 /// Removes the steps marked in `drop`; the others keep their order.
 void erase_steps(std::vector<Step>& steps, const std::vector<bool>& drop);
 

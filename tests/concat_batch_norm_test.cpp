@@ -10,7 +10,6 @@
 //  - NaN and infinities in the parts, which reach exactly the outputs that read them;
 // and the Concats it leaves alone, which run as before: an output also read elsewhere or
 // returned, another axis, statistics that are not constants.
-#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -166,34 +165,22 @@ TEST(ConcatBatchNorm, PartOfNoChannels) {
 // them alike: inf * a + b, then the Relu).
 TEST(ConcatBatchNorm, NonFiniteValuesStayInTheirOutputs) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  {
-    ReferenceGraph g;
-    g.input("a", Tensor::from_values({1.0, nan, -2.0, 0.5}, {1, 2, 2}, DType::f32));
-    g.input("b", Tensor::from_values({inf, -inf, 3.0, -1.0, 0.0, 2.0}, {1, 3, 2}, DType::f32));
-    g.node("Concat", {"a", "b"}, "cat", {{"axis", int64_t{1}}});
-    g.initializer("scale", Tensor::from_values({1.0, -2.0, 0.5, 1.5, 3.0}, {5}, DType::f32));
-    g.initializer("bias", Tensor::from_values({0.0, 1.0, -1.0, 0.25, 2.0}, {5}, DType::f32));
-    g.initializer("mean", Tensor::from_values({0.5, 0.0, 1.0, -1.0, 0.0}, {5}, DType::f32));
-    g.initializer("var", Tensor::from_values({1.0, 4.0, 0.25, 2.0, 1.0}, {5}, DType::f32));
-    g.node("BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, "y");
-    g.output("y");
-    Session s(g.model());
-    std::vector<Tensor> out = s.run(g.inputs());
-    expect_fused(s.plan(g.inputs()), 2);
-    const Tensor ref = g.reference("y");
-    ASSERT_EQ(out.at(0).numel(), ref.numel());
-    for (int64_t i = 0; i < ref.numel(); ++i) {
-      const double want = ref.data<double>()[i], got = out[0].data<float>()[i];
-      SCOPED_TRACE(str("element ", i));
-      if (std::isnan(want)) {
-        EXPECT_TRUE(std::isnan(got));
-      } else if (std::isinf(want)) {
-        EXPECT_EQ(got, want);
-      } else {
-        EXPECT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)));
-      }
-    }
-  }
+  ReferenceGraph g;
+  g.input("a", Tensor::from_values({1.0, nan, -2.0, 0.5}, {1, 2, 2}, DType::f32));
+  g.input("b", Tensor::from_values({inf, -inf, 3.0, -1.0, 0.0, 2.0}, {1, 3, 2}, DType::f32));
+  g.node("Concat", {"a", "b"}, "cat", {{"axis", int64_t{1}}});
+  g.initializer("scale", Tensor::from_values({1.0, -2.0, 0.5, 1.5, 3.0}, {5}, DType::f32));
+  g.initializer("bias", Tensor::from_values({0.0, 1.0, -1.0, 0.25, 2.0}, {5}, DType::f32));
+  g.initializer("mean", Tensor::from_values({0.5, 0.0, 1.0, -1.0, 0.0}, {5}, DType::f32));
+  g.initializer("var", Tensor::from_values({1.0, 4.0, 0.25, 2.0, 1.0}, {5}, DType::f32));
+  g.node("BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, "y");
+  g.output("y");
+  Session s(g.model());
+  const Tensor out = s.run(g.inputs()).at(0);
+  expect_fused(s.plan(g.inputs()), 2);
+  // NaN where the reference has NaN, the same infinities, the rest within 1e-5.
+  Comparison c = compare(out, g.reference("y"), 1e-5);
+  EXPECT_TRUE(c.ok) << c.message;
 }
 
 // Concats the BatchNormalization does not take: they run, and the results still match.

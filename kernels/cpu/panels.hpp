@@ -122,9 +122,6 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t most = panel_rows_per_pass();
   const int64_t passes = (rows + most - 1) / most, per_pass = (rows + passes - 1) / passes;
-  const int64_t grain = std::max<int64_t>(
-      1, static_cast<int64_t>(static_cast<double>(kPanelParallelWeights) * parallel_scale()) /
-             std::max<int64_t>(k * kPanel, 1));
   const PanelUnits split = panel_units(rows, k, panels);
   if (split.threads > 1) {
     // Few panels: units of (panel, column pass, rows) on each thread, the sums of all panels
@@ -145,6 +142,9 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
     for (int64_t p = 0; p < panels; ++p) store(p * kPanel, std::min(kPanel, n - p * kPanel), all + p * rows * kPanel);
     return;
   }
+  const int64_t grain = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(kPanelParallelWeights) * parallel_scale()) /
+             std::max<int64_t>(k * kPanel, 1));
   ThreadScope wider(panels > grain ? call_thread_budget() : omp_get_max_threads());
   parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
     float sums[kPanelMaxRows * kPanel];
