@@ -4,6 +4,7 @@
 // policy's part (casts at precision boundaries, lowering) is runtime/session_compile_precision.cpp.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "porta/error.hpp"
@@ -449,8 +450,28 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     chain_private_layouts(*plan_);
     concat_into_batch_norm(*plan_);
   }
+  note_constant_bytes();
   plan_memory();
   return std::move(plan_);
+}
+
+// Every kernel step learns how many bytes of constants its device holds for the steps of the
+// plan (KernelContext::session_constant_bytes), each constant counted once: whether all the
+// session's weights stay in cache between runs.
+void Compiler::note_constant_bytes() {
+  std::map<Device, std::set<std::pair<const Storage*, int64_t>>> seen;
+  std::map<Device, int64_t> bytes;
+  for (const Step& step : plan_->steps)
+    for (int s : step.inputs) {
+      if (s < 0) continue;
+      const Slot& slot = plan_->slots[static_cast<size_t>(s)];
+      if (!slot.constant.defined() ||
+          !seen[slot.device].insert({slot.constant.storage().get(), slot.constant.offset()}).second)
+        continue;
+      bytes[slot.device] += static_cast<int64_t>(slot.constant.nbytes());
+    }
+  for (Step& step : plan_->steps)
+    if (step.kind == StepKind::kernel) step.ctx.session_constant_bytes = bytes[step.device];
 }
 
 // The host prologue (sessions on a device other than the cpu, not strict): a node whose

@@ -104,6 +104,7 @@ class Compiler {
     return v < static_cast<int>(graph_.values.size()) ? graph_.values[v].name : str("%", v);
   }
   void plan_memory();
+  void note_constant_bytes();
   void keep_node_values();
   void drop_unread_steps();
   bool place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,

@@ -65,12 +65,15 @@ TEST(ConvSmallMap, PanelsSplitOverTwoThreads) {
 // Every pixel count the kernel takes (1 to 16: one pass over each panel up to the width's
 // rows per pass, 12 with AVX-512 and 6 with AVX2 or SSE, two or three after), at every vector
 // width this CPU runs (the blockings differ: kernels/cpu/conv_small_map.cpp), and a case of
-// each kind at each width.
+// each kind at each width. Even pixel counts as if the session's constants stayed in cache
+// (no prefetch of the next panel), odd ones as if they streamed.
 TEST(ConvSmallMap, EveryPixelCountAtEveryVectorWidth) {
   for (int width : cpu_vector_widths()) {
     VectorWidth narrow(width);
     for (int64_t pixels = 1; pixels <= 16; ++pixels) {
-      SCOPED_TRACE(str(pixels, " pixels, ", VectorWidth::name(width), " (seed ", seed(), ")"));
+      ConstantsCached cached(pixels % 2 == 0);
+      SCOPED_TRACE(str(pixels, " pixels, ", VectorWidth::name(width), ", ", ConstantsCached::name(pixels % 2 == 0),
+                       " (seed ", seed(), ")"));
       Built b = build({"1-D 1x1", {1, 384, pixels}, {352, 384, 1}, {}}, false, "", false);
       ReferenceRun r = run_against_reference(b.g, {b.out});
       EXPECT_EQ(cpu_impl_of(r.plan, b.conv), "small_map");

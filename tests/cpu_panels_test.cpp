@@ -51,6 +51,7 @@ Built build(const Shape& a, int64_t n, bool bias, bool relu) {
   return b;
 }
 
+// Both with and without the next panel's prefetch (panel_product's weights_cached).
 TEST(CpuPanels, MatchesTheReferenceAtEveryVectorWidth) {
   for (int width : cpu_vector_widths()) {
     VectorWidth narrow(width);
@@ -58,8 +59,9 @@ TEST(CpuPanels, MatchesTheReferenceAtEveryVectorWidth) {
       for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{33, 1000}, {300, 131}, {768, 96}})
         for (bool fused : {false, true}) {
           if (rows > max_rows()) continue;
+          ConstantsCached cached(fused);
           SCOPED_TRACE(str(rows, " x ", k, " x ", n, fused ? ", bias and Relu" : "", ", ", VectorWidth::name(width),
-                           " (seed ", seed(), ")"));
+                           ", ", ConstantsCached::name(fused), " (seed ", seed(), ")"));
           Built b = build({rows, k}, n, fused, fused);
           ReferenceRun r = run_against_reference(b.g, {b.out});
           EXPECT_EQ(cpu_impl_of(r.plan, "MatMul"), "panels");

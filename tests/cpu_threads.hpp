@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cache_size.hpp"
 #include "kernels/cpu/thread_policy.hpp"
 #include "kernels/cpu/vector_width.hpp"
 
@@ -49,6 +50,18 @@ class VectorWidth {
   VectorWidth(const VectorWidth&) = delete;
   VectorWidth& operator=(const VectorWidth&) = delete;
   static std::string name(int bytes) { return std::to_string(bytes * 8) + "-bit vectors"; }
+};
+
+/// Kernels that ask whether a session's constants stay in cache (kernels/cpu/cache_size.hpp)
+/// are told `cached` while this lives: the panels then skip, or keep, their prefetch of the
+/// next panel whatever the test's weights weigh.
+class ConstantsCached {
+ public:
+  explicit ConstantsCached(bool cached) { cpu::force_constants_cached(cached ? 1 : 0); }
+  ~ConstantsCached() { cpu::force_constants_cached(-1); }
+  ConstantsCached(const ConstantsCached&) = delete;
+  ConstantsCached& operator=(const ConstantsCached&) = delete;
+  static std::string name(bool cached) { return cached ? "constants cached" : "constants streamed"; }
 };
 
 }  // namespace porta::test

@@ -83,6 +83,10 @@ struct KernelContext {
     std::function<void(void* dst)> rebuild;
   };
   std::vector<HeldInput> held;
+  /// Bytes of all the session's constants (its weights) on this kernel's device, 0 for eager
+  /// calls: a kernel whose weights stream from memory may tell from it whether they all stay
+  /// in cache from one run to the next, and skip prefetching them (kernels/cpu/cache_size.hpp).
+  int64_t session_constant_bytes = 0;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
   bool is_constant_input(size_t i) const { return i < 64 && ((constant_inputs >> i) & 1); }

@@ -27,8 +27,7 @@
 #include <exception>
 #include <memory>
 
-#include <unistd.h>
-
+#include "kernels/cpu/cache_size.hpp"
 #include "kernels/cpu/conv_common.hpp"
 #include "kernels/cpu/custom_vmath.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
@@ -427,7 +426,7 @@ constexpr int64_t kRowBlockMinRows = 3;
 
 size_t l2_bytes() {
   static const size_t bytes = [] {
-    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    const int64_t v = cache_bytes(2);
     return v > 0 ? static_cast<size_t>(v) : size_t{1} << 20;
   }();
   return bytes;

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/cache_size.hpp"
 #include "kernels/cpu/conv_common.hpp"
 #include "kernels/cpu/cpu_common.hpp"
 #include "kernels/cpu/dnn_layout.hpp"
@@ -293,6 +294,7 @@ void conv_small_map(KernelContext& ctx) {
       for (int64_t j = 0; j < width; ++j) yd[(b * oc + o0 + j) * pixels + px] = s[j];
   };
 
+  const bool weights_cached = constants_stay_cached(ctx.session_constant_bytes);
   if (step->by_tap) {
     const int64_t ic = geo.in_channels;
     thread_local std::vector<float> sums_all, rows_in;
@@ -317,7 +319,7 @@ void conv_small_map(KernelContext& ctx) {
               for (int64_t j = 0; j < width; ++j) into[j] += from[j];
             }
           },
-          geo.k * kPanel);
+          geo.k * kPanel, weights_cached);
     }
     for (int64_t r = 0; r < rows; ++r) finish(r, 0, oc, all + r * oc);
     return;
@@ -332,7 +334,7 @@ void conv_small_map(KernelContext& ctx) {
   }
   panel_product(a, rows, geo.k, packed->data(), oc, [&](int64_t o0, int64_t width, float* sums) {
     for (int64_t r = 0; r < rows; ++r) finish(r, o0, width, sums + r * kPanel);
-  });
+  }, 0, weights_cached);
 }
 
 const bool small_map_registered = register_kernel_at_load([] {

@@ -6,6 +6,7 @@
 
 #include "porta/util.hpp"
 
+#include "kernels/cpu/cache_size.hpp"
 #include "kernels/cpu/fused_activation.hpp"
 #include "kernels/cpu/gemv.hpp"
 #include "kernels/cpu/target_clones.hpp"
@@ -254,12 +255,16 @@ std::shared_ptr<const std::vector<float>> cached_panels(const Tensor& b, bool nk
 PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op) {
   const Tensor& b = ctx.in(1);
   auto* step = static_cast<PanelProductStep*>(ctx.state.get());
-  if (step && step->fits(b)) return *step;
+  if (step && step->fits(b)) {
+    step->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
+    return *step;
+  }
   auto fresh = std::make_shared<PanelProductStep>();
   fresh->storage = b.storage().get();
   fresh->offset = b.offset();
   fresh->packed = cached_panels(b, nk);
   fresh->act = opdef::parse_fused_activation(*ctx.attrs, op);
+  fresh->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
   // B's elements in C order, read back from the panels.
   const int64_t rows = b.dim(0), cols = b.dim(1);
   ctx.held.clear();
@@ -285,7 +290,7 @@ void dense_panel_product(const float* a, int64_t rows, int64_t k, const PanelPro
       activate_f32(step.act, s, width);
       std::copy_n(s, width, y + r * n + o0);
     }
-  });
+  }, 0, step.weights_cached);
 }
 
 }  // namespace porta::cpu

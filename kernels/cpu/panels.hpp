@@ -89,11 +89,13 @@ struct PanelProductStep {
   int64_t offset = 0;
   std::shared_ptr<const std::vector<float>> packed;
   opdef::FusedActivation act;
+  bool weights_cached = false;  ///< panel_product's weights_cached, from the session's constants
   bool fits(const Tensor& b) const { return b.storage().get() == storage && b.offset() == offset; }
 };
 /// The step's state for constant input 1 (B, n x k when `nk`), prepared on the first call or when B
 /// changed: packed once (cached_panels), declared held (KernelContext::held: rebuilding B
-/// unpacks the panels), `op`'s fused activation parsed.
+/// unpacks the panels), `op`'s fused activation parsed; weights_cached from the call's
+/// session_constant_bytes.
 PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op);
 
 /// y (rows x n, dense) = a (rows x k) times the step's panels, plus `bias` (n values, or null)
@@ -115,9 +117,19 @@ inline constexpr int64_t kPanelParallelWeights = int64_t{1} << 14;
 /// floats it may change (row r at sums + r * kPanel). Panels split over threads. Panel p
 /// starts at packed + p * panel_stride floats (0: k * kPanel, panels packed for this k; more
 /// when the product takes k rows out of longer panels, e.g. one tap of a conv's).
+/// `weights_cached`: the packed matrix stays in the last cache level between calls (the
+/// session's constants fit there: constants_stay_cached), so no pass prefetches the next panel.
+/// Those prefetches keep the memory streaming while a panel is read back from the core's
+/// cache, but cost time where the panels come from the last cache level. On an AVX2 Zen 3
+/// (32 MB L3; alternating processes, fastest of 20 runs, median over 24 processes each), the
+/// zoo models whose constants fit in 16 MB ran without them at two threads: mobilenet_v2
+/// (14 MB) -5%, mnasnet0_5 -3.5%, mobilenet_v3_small -5%, shufflenet_v2_x0_5, squeezenet1_1,
+/// lraspp within +-1.5%; at one thread mnasnet0_5 -4%, mobilenet_v3_small -3%, squeezenet1_1
+/// -2%. Without them everywhere, the larger ones lost at two threads: efficientnet_b0 (21 MB)
+/// +6%, regnet_y_400mf (17 MB) +3.5%, resnet18 (47 MB) +9%, inception_v3 +8%.
 template <class Store>
 void panel_product(const float* a, int64_t rows, int64_t k, const float* packed, int64_t n, Store&& store,
-                   int64_t panel_stride = 0) {
+                   int64_t panel_stride = 0, bool weights_cached = false) {
   if (panel_stride == 0) panel_stride = k * kPanel;
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t most = panel_rows_per_pass();
@@ -152,7 +164,8 @@ void panel_product(const float* a, int64_t rows, int64_t k, const float* packed,
       const float* panel = packed + p * panel_stride;
       for (int64_t r0 = 0; r0 < rows; r0 += per_pass)
         panel_rows(a + r0 * k, std::min(per_pass, rows - r0), k, panel, sums + r0 * kPanel,
-                   static_cast<int>(r0 / per_pass), static_cast<int>(passes), p + 1 < p1 ? panel + panel_stride : nullptr);
+                   static_cast<int>(r0 / per_pass), static_cast<int>(passes),
+                   p + 1 < p1 && !weights_cached ? panel + panel_stride : nullptr);
       store(p * kPanel, std::min(kPanel, n - p * kPanel), sums);
     }
   });
