@@ -44,9 +44,9 @@ constexpr int kStreamNone = 0, kStreamPanel = 1, kStreamOwn = 2;
 // not null: the first of the rows of the next panel this pass prefetches (both lines of each),
 // kNextStreams at a time, `every` steps per row, so that the passes over one panel keep the
 // memory busy with the next one.
-template <int VB, int M, int H>
+template <int VB, int M, int H, int stream, bool kNext>
 PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel, int64_t c0, float* sums,
-                                   int stream, const float* next, int every) {
+                                   const float* next, int every) {
   using V = typename VecOf<float, VB>::type;
   constexpr int kLanes = VB / 4, kVecs = H / kLanes;
   V acc[M][kVecs];
@@ -55,17 +55,17 @@ PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel
 #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) acc[i][v] = V{};
   int countdown = 0;
-  const int64_t part = (k / every + kNextStreams - 1) / kNextStreams * kPanel;
+  const int64_t part = kNext ? (k / every + kNextStreams - 1) / kNextStreams * kPanel : 0;
   for (int64_t q = 0; q < k; ++q) {
-    if (stream == kStreamPanel) {
+    if constexpr (stream == kStreamPanel) {
       __builtin_prefetch(panel + (q + kAhead) * kPanel, 0, 2);
       __builtin_prefetch(panel + (q + kAhead) * kPanel + 16, 0, 2);
-    } else if (stream == kStreamOwn) {
+    } else if constexpr (stream == kStreamOwn) {
 #pragma GCC unroll 2
       for (int line = 0; line < (H + 15) / 16; ++line)
         __builtin_prefetch(panel + (q + kAhead) * kPanel + c0 + line * 16, 0, 2);
     }
-    if (next && countdown-- == 0) {
+    if (kNext && countdown-- == 0) {
 #pragma GCC unroll 4
       for (int s = 0; s < kNextStreams; ++s) {
         __builtin_prefetch(next + s * part, 0, 2);
@@ -90,13 +90,21 @@ PORTA_PANEL_INLINE void panel_pass(const float* a, int64_t k, const float* panel
     for (int v = 0; v < kVecs; ++v) std::memcpy(sums + i * kPanel + c0 + v * kLanes, &acc[i][v], VB);
 }
 
-// panel_pass for `rows` rows (1..M): the largest instance that fits, each one unrolled.
+// panel_pass for `rows` rows (1..M): the largest instance that fits, each one unrolled, with
+// its prefetches chosen at compile time (a test in the loop cost registers: the rows' pointers
+// spilled to the stack).
 template <int VB, int M, int H>
 PORTA_PANEL_INLINE void panel_pass_rows(int64_t rows, const float* a, int64_t k, const float* panel, int64_t c0,
                                         float* sums, int stream, const float* next, int every) {
   if constexpr (M > 1)
     if (rows < M) return panel_pass_rows<VB, M - 1, H>(rows, a, k, panel, c0, sums, stream, next, every);
-  panel_pass<VB, M, H>(a, k, panel, c0, sums, stream, next, every);
+  if (stream == kStreamOwn) return panel_pass<VB, M, H, kStreamOwn, false>(a, k, panel, c0, sums, nullptr, every);
+  if (stream == kStreamPanel) {
+    if (next) return panel_pass<VB, M, H, kStreamPanel, true>(a, k, panel, c0, sums, next, every);
+    return panel_pass<VB, M, H, kStreamPanel, false>(a, k, panel, c0, sums, nullptr, every);
+  }
+  if (next) return panel_pass<VB, M, H, kStreamNone, true>(a, k, panel, c0, sums, next, every);
+  panel_pass<VB, M, H, kStreamNone, false>(a, k, panel, c0, sums, nullptr, every);
 }
 
 // Register blockings per vector width: H panel columns per pass (VB-byte vectors, H / lanes of
@@ -156,25 +164,38 @@ PORTA_PANEL_INLINE void panel_columns_at(const float* a, int64_t rows, int64_t k
 /// few panels within +-1% of their fastest runs. 0.1 MFLOP measured the same as 0.5.
 constexpr double kPanelUnitsMinFlops = 0.5e6;
 
+// One function per vector width, each compiled for its instruction set (target_clones.hpp).
+#define PORTA_PANEL_WIDTH(TARGET, VB)                                                                            \
+  TARGET void panel_rows_##VB(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, \
+                              int groups, const float* next_panel) {                                             \
+    panel_rows_at<VB>(a, rows, k, panel, sums, group, groups, next_panel);                                        \
+  }                                                                                                               \
+  TARGET void panel_columns_##VB(const float* a, int64_t rows, int64_t k, const float* panel, float* sums,         \
+                                 int pass) {                                                                      \
+    panel_columns_at<VB>(a, rows, k, panel, sums, pass);                                                          \
+  }
+PORTA_PANEL_WIDTH(PORTA_CPU_V4, 64)
+PORTA_PANEL_WIDTH(PORTA_CPU_V3, 32)
+PORTA_PANEL_WIDTH(, 16)
+#undef PORTA_PANEL_WIDTH
+
 }  // namespace
 
 // Rows (of at most panel_rows_per_pass()) times one whole panel.
-PORTA_CPU_CLONES
 void panel_rows(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int group, int groups,
                 const float* next_panel) {
   switch (vector_bytes()) {
-    case 64: return panel_rows_at<64>(a, rows, k, panel, sums, group, groups, next_panel);
-    case 32: return panel_rows_at<32>(a, rows, k, panel, sums, group, groups, next_panel);
-    default: return panel_rows_at<16>(a, rows, k, panel, sums, group, groups, next_panel);
+    case 64: return panel_rows_64(a, rows, k, panel, sums, group, groups, next_panel);
+    case 32: return panel_rows_32(a, rows, k, panel, sums, group, groups, next_panel);
+    default: return panel_rows_16(a, rows, k, panel, sums, group, groups, next_panel);
   }
 }
 
-PORTA_CPU_CLONES
 void panel_columns(const float* a, int64_t rows, int64_t k, const float* panel, float* sums, int pass) {
   switch (vector_bytes()) {
-    case 64: return panel_columns_at<64>(a, rows, k, panel, sums, pass);
-    case 32: return panel_columns_at<32>(a, rows, k, panel, sums, pass);
-    default: return panel_columns_at<16>(a, rows, k, panel, sums, pass);
+    case 64: return panel_columns_64(a, rows, k, panel, sums, pass);
+    case 32: return panel_columns_32(a, rows, k, panel, sums, pass);
+    default: return panel_columns_16(a, rows, k, panel, sums, pass);
   }
 }
 

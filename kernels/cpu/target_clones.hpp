@@ -10,8 +10,18 @@
 // for. (kernels/cpu/custom_vmath.cpp picks its levels with its own dispatch instead.)
 #pragma once
 
+//
+// A kernel with a register blocking per vector width (vector_width.hpp) compiles every width in
+// every clone of a set, nine bodies of which three can run. Such a kernel instead writes one
+// function per width: PORTA_CPU_V4 before the one of 64-byte vectors, PORTA_CPU_V3 before the one
+// of 32, nothing before the one of 16, and calls the one vector_bytes() names. Where the clones
+// are left out these are empty too (vector_bytes() is 16 there).
 #if defined(__SANITIZE_THREAD__) || !defined(__x86_64__)
 #define PORTA_CPU_CLONES
+#define PORTA_CPU_V4
+#define PORTA_CPU_V3
 #else
 #define PORTA_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define PORTA_CPU_V4 __attribute__((target("arch=x86-64-v4")))
+#define PORTA_CPU_V3 __attribute__((target("arch=x86-64-v3")))
 #endif

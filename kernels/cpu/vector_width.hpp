@@ -24,7 +24,8 @@ struct VecOf {
 /// with 16: on an AVX2 machine a 64-byte small-map conv loop ran 57x slower than oneDNN
 /// (vit_b_16's patch conv, 22 ms against 0.39 ms). A kernel that blocks its accumulators in
 /// registers therefore picks its width and blocking by this, inside its clone (each clone
-/// compiles every width; those it does not run are dead code).
+/// compiles every width; those it does not run are dead code), or one function per width
+/// (PORTA_CPU_V4 / PORTA_CPU_V3, target_clones.hpp).
 int vector_bytes();
 /// Caps vector_bytes() for the whole process (tests of the narrower blockings on a wider
 /// CPU); 0 lifts the cap. The environment's PORTA_CPU_VECTOR_BYTES sets it at start.
