@@ -273,19 +273,16 @@ std::shared_ptr<const std::vector<float>> cached_panels(const Tensor& b, bool nk
   }));
 }
 
-PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op) {
+namespace {
+
+// A fresh PanelProductStep for constant input 1 in ctx.state: packed, held, activation parsed.
+PanelProductStep& prepare_panel_product_step(KernelContext& ctx, bool nk, const char* op) {
   const Tensor& b = ctx.in(1);
-  auto* step = static_cast<PanelProductStep*>(ctx.state.get());
-  if (step && step->fits(b)) {
-    step->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
-    return *step;
-  }
   auto fresh = std::make_shared<PanelProductStep>();
   fresh->storage = b.storage().get();
   fresh->offset = b.offset();
   fresh->packed = cached_panels(b, nk);
   fresh->act = opdef::parse_fused_activation(*ctx.attrs, op);
-  fresh->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
   // B's elements in C order, read back from the panels.
   const int64_t rows = b.dim(0), cols = b.dim(1);
   ctx.held.clear();
@@ -299,6 +296,16 @@ PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op
                       }});
   ctx.state = fresh;
   return *fresh;
+}
+
+}  // namespace
+
+PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op) {
+  const Tensor& b = ctx.in(1);
+  auto* step = static_cast<PanelProductStep*>(ctx.state.get());
+  if (!step || !step->fits(b)) step = &prepare_panel_product_step(ctx, nk, op);
+  step->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
+  return *step;
 }
 
 void dense_panel_product(const float* a, int64_t rows, int64_t k, const PanelProductStep& step, int64_t n,

@@ -8,14 +8,14 @@
 // a TSan-instrumented resolver crashes there (porta_tests dies before main). TSan builds check
 // threading, not speed, so they take the baseline code. Off x86-64 there is nothing to clone
 // for. (kernels/cpu/custom_vmath.cpp picks its levels with its own dispatch instead.)
-#pragma once
-
 //
 // A kernel with a register blocking per vector width (vector_width.hpp) compiles every width in
-// every clone of a set, nine bodies of which three can run. Such a kernel instead writes one
+// every clone of a set, nine bodies of which three can run. Such a kernel may instead write one
 // function per width: PORTA_CPU_V4 before the one of 64-byte vectors, PORTA_CPU_V3 before the one
 // of 32, nothing before the one of 16, and calls the one vector_bytes() names. Where the clones
 // are left out these are empty too (vector_bytes() is 16 there).
+#pragma once
+
 #if defined(__SANITIZE_THREAD__) || !defined(__x86_64__)
 #define PORTA_CPU_CLONES
 #define PORTA_CPU_V4
