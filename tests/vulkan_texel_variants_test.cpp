@@ -343,7 +343,8 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
 // then one dispatch per time step) against the float64 reference and "sequence" (rnn.comp),
 // every output (Y, Y_h, Y_c) poisoned before the call: both directions and bidirectional, both
 // layouts, sequence lengths shorter than the sequence (and 0), initial states, peepholes, clip,
-// no bias, a batch of 3; and the calls "steps" declines, with the reason.
+// no bias, batches of 3 and 5, hidden sizes whose quads of units do not fill the last
+// workgroup; and the calls "steps" declines, with the reason.
 TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -362,6 +363,9 @@ TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
       {"GRU", "forward"},
       {"GRU", "bidirectional", 0, 5, 3, 8, 8, true, true, true},
       {"GRU", "reverse", 1, 6, 2, 4, 16, false, true, false, false, 0.7},
+      // Units in quads over workgroups of 16 invocations: 5 x 17 quads, 2 x 3 x 9.
+      {"GRU", "forward", 0, 3, 5, 8, 68, true, false, true},
+      {"LSTM", "bidirectional", 0, 3, 3, 4, 36, true, true, true, true},
   };
   for (const RnnCase& c : cases) {
     const int64_t gates = std::string(c.op) == "LSTM" ? 4 : 3, dirs = c.direction == "bidirectional" ? 2 : 1;

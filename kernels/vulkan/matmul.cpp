@@ -544,19 +544,23 @@ TexelGemmState& texel_state(KernelContext& ctx) {
   return *static_cast<TexelGemmState*>(ctx.state.get());
 }
 
-Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
-                  int64_t dst_cols) {
+Tensor derive_input(KernelContext& ctx, size_t i, const std::array<int64_t, 5>& geometry,
+                    const std::function<Tensor()>& make) {
   const Tensor& src = ctx.in(i);
-  if (!ctx.is_constant_input(i)) return pack_blocks(ctx, src, blocks, rows, cols, dst_rows, dst_cols);
+  if (!ctx.is_constant_input(i)) return make();
   TexelGemmState& s = texel_state(ctx);
-  const std::array<int64_t, 5> geometry{blocks, rows, cols, dst_rows, dst_cols};
   for (const TexelGemmState::Packed& p : s.packed)
     if (p.storage == src.storage().get() && p.offset == src.offset() && p.shape == src.shape() && p.geometry == geometry)
       return p.padded;
   if (s.packed.size() >= 4) s.packed.clear();  // a call site binds a handful of constants
-  s.packed.push_back({src.storage().get(), src.offset(), src.shape(), geometry,
-                      pack_blocks(ctx, src, blocks, rows, cols, dst_rows, dst_cols)});
+  s.packed.push_back({src.storage().get(), src.offset(), src.shape(), geometry, make()});
   return s.packed.back().padded;
+}
+
+Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
+                  int64_t dst_cols) {
+  return derive_input(ctx, i, {blocks, rows, cols, dst_rows, dst_cols},
+                      [&] { return pack_blocks(ctx, ctx.in(i), blocks, rows, cols, dst_rows, dst_cols); });
 }
 
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,

@@ -1,7 +1,8 @@
 // LSTM and GRU on vulkan (layouts 0 and 1), two implementations. On CPU-like devices (lavapipe)
 // "steps" computes the input projections of every step in one texel GEMM (matmul_texel.comp),
-// then runs one dispatch per time step (rnn_step.comp: an invocation per hidden unit, R and the
-// state read as vec4 texels, no barriers), f32 with the hidden and input sizes multiples of 4,
+// then runs one dispatch per time step (rnn_step.comp: an invocation per 4 hidden units, R
+// transposed once per session step when it is a constant, R and the state read as vec4 texels,
+// no barriers), f32 with the hidden and input sizes multiples of 4,
 // and GRU with linear_before_reset = 1 (PyTorch's). "sequence" (rnn.comp) takes every call:
 // each workgroup runs one (direction, batch entry) sequence, the steps split over as few
 // dispatches as the driver's loop cap allows (one where it has none); h and c pass between them
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/vulkan/movement.hpp"
 #include "kernels/vulkan/texel_gemm.hpp"
 #include "kernels/vulkan/vk_kernel.hpp"
 
@@ -127,15 +129,27 @@ void rnn_steps(KernelContext& ctx) {
   // Two state buffers, each step reading one and writing the other.
   Tensor state[2] = {Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device),
                      Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device)};
-  const uint64_t units = static_cast<uint64_t>(dirs * batch * hidden);
+  // RT [dirs, H, G * H]: R with its last two axes swapped, so a step reads one vec4 texel of
+  // 4 units per (k, gate). Geometry -1 tells it apart from the GEMM's padded copies.
+  Tensor rt = derive_input(ctx, 2, {-1, dirs, gh, hidden, 0}, [&] {
+    Tensor t = Tensor::empty({dirs, hidden, gh}, DType::f32, ctx.device);
+    CopyPlan plan;
+    plan.axis(dirs, gh * hidden, hidden * gh);
+    plan.axis(hidden, 1, gh);
+    plan.axis(gh, hidden, 1);
+    run_copy(ctx, r, t, std::move(plan));
+    return t;
+  });
+  const uint64_t quads = static_cast<uint64_t>(dirs * batch * hidden / 4);
   for (int64_t s = -1; s < seq; ++s) {  // -1: load the initial state into state[0]
     Launch l;
     l.shader = "rnn_step";
     l.spec = {Gates, s < 0 ? 1 : 0};
-    l.local_size = 64;
+    // Workgroups of 16 invocations: a batch-1 step of 256 units is 4 of them, for every core.
+    l.local_size = 16;
     const Tensor& in = state[s < 0 ? 1 : s % 2];
     Tensor& out = state[s < 0 ? 0 : (s + 1) % 2];
-    l.args = {texels(r), texels(in)};
+    l.args = {texels(rt), texels(in)};
     l.args.insert(l.args.end(), inputs.begin(), inputs.end());
     l.args.push_back(output(out));
     for (int k = 0; k < 3; ++k) l.args.push_back(output(outs[k] ? *outs[k] : *any_out));
@@ -144,7 +158,7 @@ void rnn_steps(KernelContext& ctx) {
     l.push_u(rb.reverse_mask);
     l.push_f(ctx.attrs->has("clip") ? ctx.attrs->get_float("clip") : INFINITY);
     l.push_u(s < 0 ? 0 : s);
-    set_grid(l, device_caps(ctx), (units + 63) / 64);
+    set_grid(l, device_caps(ctx), (quads + 15) / 16);
     launch(ctx, std::move(l));
   }
 }
@@ -176,7 +190,9 @@ std::string rnn_steps_supports(const KernelContext& ctx) {
       !why.empty())
     return why;
   if (static_cast<uint64_t>(ctx.in(2).numel() / 4) > device_caps(ctx).max_texels) return "R exceeds maxTexelBufferElements";
-  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(gates) * (hidden / 4 + 2) + 8, str("hidden size ", hidden));
+  // Per invocation: the k loop (H / 4 passes of 4 x G texels), then 4 units of G gates each.
+  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(hidden / 4 + 1) * (5 + 4 * (gates + 1)) + 4 * (2 * gates + 3) + 16,
+                                str("hidden size ", hidden));
       !why.empty())
     return why;
   return fits_bindings(ctx);

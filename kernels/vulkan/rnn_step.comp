@@ -1,11 +1,14 @@
 // variants: f32
 // LSTM (GATES = 4) and GRU (GATES = 3, linear_before_reset = 1) on CPU-like devices (rnn.cpp,
 // implementation "steps"): one dispatch per time step, one invocation per (direction, batch
-// entry, hidden unit), no shared memory and no barriers. The input projections of every step
-// (x . W + Wb) come precomputed in GX from one texel GEMM; a step adds h . R + Rb per gate,
-// reading R and the previous state as vec4 texels (on lavapipe a vectorized gather, where a
-// storage-buffer load is a scalar loop over the lanes), updates the cell and writes the new
-// state to the other buffer of a pair. MODE 1 instead loads the initial state.
+// entry, 4 consecutive hidden units), no shared memory and no barriers. The input projections
+// of every step (x . W + Wb) come precomputed in GX from one texel GEMM; a step adds
+// h . R + Rb per gate. R comes transposed, RT [dirs, H (k), G * H (gate, unit)], so that the 4
+// units of an invocation are one vec4 texel per (k, gate) and the lanes of a SIMD batch read
+// consecutive texels (on lavapipe a vectorized gather touching two cache lines, where R's rows
+// put every lane on its own line); the previous state comes as vec4 texels too. Each unit's
+// cell is updated and the new state written to the other buffer of a pair. MODE 1 instead
+// loads the initial state.
 // State: per sequence (direction d, batch entry b: d * batch + b) h then c, H floats each.
 // ONNX gate order: LSTM i o f c, GRU z r h. Steps at or past a sequence's length keep its state
 // and write zeros to Y. Layouts 0 and 1 as rnn.comp; fp32 throughout.
@@ -15,7 +18,7 @@
 
 layout(constant_id = 1) const int GATES = 4;
 layout(constant_id = 2) const int MODE = 0;  // 0: a time step, 1: load initial_h / initial_c
-layout(binding = 0) uniform samplerBuffer R;    // [dirs, G * H, H] as vec4 texels
+layout(binding = 0) uniform samplerBuffer RT;   // [dirs, H, G * H] as vec4 texels
 layout(binding = 1) uniform samplerBuffer Hin;  // the previous state as vec4 texels
 layout(std430, binding = 2) readonly buffer GX { float gx[]; };  // [dirs, seq * batch, G * H]
 layout(std430, binding = 3) readonly buffer B { STORAGE bias[]; };
@@ -37,24 +40,25 @@ layout(push_constant) uniform Params {
 
 bool has(uint bit) { return (p.flags & bit) != 0u; }
 float clipped(float v) { return clamp(v, -p.clip, p.clip); }
-float state_at(uint i) { return texelFetch(Hin, int(i / 4u))[i % 4u]; }
 
 void main() {
-  uint H = p.hidden, G = uint(GATES);
+  uint H = p.hidden, G = uint(GATES), quads = H / 4u;
   uint i = global_index();
-  if (i >= p.dirs * p.batch * H) return;
-  uint sid = i / H, j = i - sid * H;  // sequence d * batch + b, hidden unit j
+  if (i >= p.dirs * p.batch * quads) return;
+  uint sid = i / quads, jq = i - sid * quads, j0 = jq * 4u;  // sequence d * batch + b, first unit
   uint d = sid / p.batch, b = sid - d * p.batch;
   uint base = sid * 2u * H;
   // initial_h / initial_c and Y_h / Y_c: [dirs, batch, H], or [batch, dirs, H] in layout 1.
-  uint state = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H + j;
+  uint state0 = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H + j0;
   if (MODE == 1) {
-    hc_out[base + j] = has(2u) ? float(h0[state]) : 0.0;
-    hc_out[base + H + j] = has(4u) ? float(c0[state]) : 0.0;
+    for (uint u = 0u; u < 4u; ++u) {
+      hc_out[base + j0 + u] = has(2u) ? float(h0[state0 + u]) : 0.0;
+      hc_out[base + H + j0 + u] = has(4u) ? float(c0[state0 + u]) : 0.0;
+    }
     return;
   }
-  float hp = state_at(base + j), cp = state_at(base + H + j);
-  float hn = hp, cn = cp;
+  vec4 hp4 = texelFetch(Hin, int((base + j0) / 4u)), cp4 = texelFetch(Hin, int((base + H + j0) / 4u));
+  vec4 hn4 = hp4, cn4 = cp4;
   int len = lens[b];
   uint s = p.step;
   bool running = int(s) < len;
@@ -63,41 +67,53 @@ void main() {
     t = ((p.reverse_mask >> d) & 1u) != 0u ? uint(len - 1 - int(s)) : s;
     uint row = has(128u) ? b * p.seq + t : t * p.batch + b;
     uint gxb = (d * p.seq * p.batch + row) * G * H;
-    float pre_x[4], pre_h[4];
-    uint h4 = H / 4u, hb = base / 4u;
-    for (uint g = 0u; g < G; ++g) {
-      uint r0 = (d * G * H + g * H + j) * h4;
-      vec4 acc = vec4(0.0);
-      for (uint k = 0u; k < h4; ++k) acc += texelFetch(R, int(r0 + k)) * texelFetch(Hin, int(hb + k));
-      pre_h[g] = acc.x + acc.y + acc.z + acc.w + (has(1u) ? float(bias[(d * 2u + 1u) * G * H + g * H + j]) : 0.0);
-      pre_x[g] = gx[gxb + g * H + j];
+    vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+    uint hb = base / 4u;
+    for (uint k4 = 0u; k4 < quads; ++k4) {
+      vec4 hv = texelFetch(Hin, int(hb + k4));
+      uint r0 = (d * H + k4 * 4u) * G * quads + jq;  // RT's texel of (k = 4 k4, gate 0)
+      for (int c = 0; c < 4; ++c)
+        for (int g = 0; g < GATES; ++g) acc[g] += texelFetch(RT, int(r0 + (uint(c) * G + uint(g)) * quads)) * hv[c];
     }
-    if (GATES == 4) {
-      uint pb = d * 3u * H;
-      float pi = has(8u) ? float(peep[pb + j]) : 0.0;
-      float po = has(8u) ? float(peep[pb + H + j]) : 0.0;
-      float pf = has(8u) ? float(peep[pb + 2u * H + j]) : 0.0;
-      float ig = sigmoid(clipped(pre_x[0] + pre_h[0] + pi * cp));
-      float fg = sigmoid(clipped(pre_x[2] + pre_h[2] + pf * cp));
-      float cand = tanh_stable(clipped(pre_x[3] + pre_h[3]));
-      cn = fg * cp + ig * cand;
-      float og = sigmoid(clipped(pre_x[1] + pre_h[1] + po * cn));
-      hn = og * tanh_stable(cn);
-    } else {  // linear_before_reset = 1: the candidate's recurrent product is scaled by r
-      float z = sigmoid(clipped(pre_x[0] + pre_h[0]));
-      float r = sigmoid(clipped(pre_x[1] + pre_h[1]));
-      float cand = tanh_stable(clipped(pre_x[2] + r * pre_h[2]));
-      hn = (1.0 - z) * cand + z * hp;
+    for (int u = 0; u < 4; ++u) {
+      uint j = j0 + uint(u);
+      float pre_x[4], pre_h[4];
+      for (int g = 0; g < GATES; ++g) {
+        pre_h[g] = acc[g][u] + (has(1u) ? float(bias[(d * 2u + 1u) * G * H + uint(g) * H + j]) : 0.0);
+        pre_x[g] = gx[gxb + uint(g) * H + j];
+      }
+      float hp = hp4[u], cp = cp4[u];
+      if (GATES == 4) {
+        uint pb = d * 3u * H;
+        float pi = has(8u) ? float(peep[pb + j]) : 0.0;
+        float po = has(8u) ? float(peep[pb + H + j]) : 0.0;
+        float pf = has(8u) ? float(peep[pb + 2u * H + j]) : 0.0;
+        float ig = sigmoid(clipped(pre_x[0] + pre_h[0] + pi * cp));
+        float fg = sigmoid(clipped(pre_x[2] + pre_h[2] + pf * cp));
+        float cand = tanh_stable(clipped(pre_x[3] + pre_h[3]));
+        float cn = fg * cp + ig * cand;
+        float og = sigmoid(clipped(pre_x[1] + pre_h[1] + po * cn));
+        cn4[u] = cn;
+        hn4[u] = og * tanh_stable(cn);
+      } else {  // linear_before_reset = 1: the candidate's recurrent product is scaled by r
+        float z = sigmoid(clipped(pre_x[0] + pre_h[0]));
+        float r = sigmoid(clipped(pre_x[1] + pre_h[1]));
+        float cand = tanh_stable(clipped(pre_x[2] + r * pre_h[2]));
+        hn4[u] = (1.0 - z) * cand + z * hp;
+      }
     }
   }
-  hc_out[base + j] = hn;
-  hc_out[base + H + j] = cn;
-  if (has(16u)) {
-    uint at = has(128u) ? (b * p.seq + t) * p.dirs + d : (t * p.dirs + d) * p.batch + b;
-    y[at * H + j] = STORAGE(running ? hn : 0.0);
-  }
-  if (s + 1u == p.seq) {
-    if (has(32u)) y_h[state] = STORAGE(hn);
-    if (GATES == 4 && has(64u)) y_c[state] = STORAGE(cn);
+  for (uint u = 0u; u < 4u; ++u) {
+    uint j = j0 + u;
+    hc_out[base + j] = hn4[u];
+    hc_out[base + H + j] = cn4[u];
+    if (has(16u)) {
+      uint at = has(128u) ? (b * p.seq + t) * p.dirs + d : (t * p.dirs + d) * p.batch + b;
+      y[at * H + j] = STORAGE(running ? hn4[u] : 0.0);
+    }
+    if (s + 1u == p.seq) {
+      if (has(32u)) y_h[state0 + u] = STORAGE(hn4[u]);
+      if (GATES == 4 && has(64u)) y_c[state0 + u] = STORAGE(cn4[u]);
+    }
   }
 }

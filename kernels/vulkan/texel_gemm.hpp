@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +44,7 @@ struct TexelGemmState {
     const void* storage = nullptr;
     int64_t offset = 0;
     Shape shape;
-    std::array<int64_t, 5> geometry{};  // pack_blocks' blocks, rows, cols, dst_rows, dst_cols
+    std::array<int64_t, 5> geometry{};  // e.g. pack_blocks' blocks, rows, cols, dst_rows, dst_cols
     Tensor padded;
   };
   std::vector<Packed> packed;
@@ -52,6 +53,11 @@ struct TexelGemmState {
 /// The call site's TexelGemmState (made in ctx.state on first use). Only the kernels using
 /// the texel GEMM (MatMul/Gemm "texel", Conv "im2col") keep it there.
 TexelGemmState& texel_state(KernelContext& ctx);
+/// A device tensor `make` derives from input `i` (a padded or transposed copy), made once and
+/// kept in the state when the input is a session constant; `geometry` tells apart the copies
+/// one call site derives from one input.
+Tensor derive_input(KernelContext& ctx, size_t i, const std::array<int64_t, 5>& geometry,
+                    const std::function<Tensor()>& make);
 /// pack_blocks of input `i`, made once and kept in the state when the input is a session
 /// constant (weights whose K is not a multiple of 4).
 Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
