@@ -13,20 +13,34 @@
 // (stride 0 broadcasts). B (K, N) rows are ldb texels apart (>= N / 4: Conv's im2col pads them).
 // Conv's fused epilogue (activation.glsl): Y = Act(alpha * A x B + beta * C + R), R indexed as Y
 // (HAS_RES; the residual Add folded into the Conv), Act the folded activation (ACT).
+// With VEC (N and every batch's Y offset multiples of 4) Y, and R, are also bound as vec4
+// arrays and a row's 8 results leave as two vec4 stores: lavapipe runs every storage-buffer
+// access as a scalar loop over the SIMD lanes, so 4 elements per access instead of 1 (1x1
+// convs over small maps are bound by these stores, not by their multiply-adds). A C constant
+// along a row (a Conv's bias per output channel) is read once per row.
 #version 450
 #include "common.glsl"
+
+#ifdef PORTA_F16
+#define STORAGE4 f16vec4
+#else
+#define STORAGE4 vec4
+#endif
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int B_T = 0;
 layout(constant_id = 3) const int ACT = 0;
 layout(constant_id = 4) const int HAS_RES = 0;
 layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
+layout(constant_id = 6) const int VEC = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
 layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 5) readonly buffer R { STORAGE res[]; };
+layout(std430, binding = 6) writeonly buffer Y4 { STORAGE4 y4[]; };  // Y again (VEC)
+layout(std430, binding = 7) readonly buffer R4 { STORAGE4 res4[]; };  // R again (VEC and HAS_RES)
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint tiles_n;  // ceil(N / 8)
@@ -84,11 +98,30 @@ void main() {
   for (int i = 0; i < TM; ++i) {
     uint m = m0 + i;
     if (m >= p.M) break;
+    float row_c = 0.0;  // C constant along the row (scn = 0), read once
+    if (HAS_BIAS != 0 && p.scn == 0u) row_c = p.beta * float(c[c_off + m * p.scm]);
+    if (VEC != 0) {
+      for (int h = 0; h < 2; ++h) {
+        uint n = n0 + 4 * h;
+        if (n >= p.N) break;
+        vec4 v = p.alpha * acc[i][h];
+        if (HAS_BIAS != 0) {
+          if (p.scn == 0u) v += row_c;
+          else
+            for (int j = 0; j < 4; ++j) v[j] += p.beta * float(c[c_off + m * p.scm + (n + j) * p.scn]);
+        }
+        uint at4 = (y_base + m * p.N + n) / 4;
+        if (HAS_RES != 0) v += vec4(res4[at4]);
+        for (int j = 0; j < 4; ++j) v[j] = fused_activation(v[j], p.act_alpha, p.act_beta);
+        y4[at4] = STORAGE4(v);
+      }
+      continue;
+    }
     for (int j = 0; j < 8; ++j) {
       uint n = n0 + j;
       if (n >= p.N) break;
       float v = p.alpha * acc[i][j / 4][j % 4];
-      if (HAS_BIAS != 0) v += p.beta * float(c[c_off + m * p.scm + n * p.scn]);
+      if (HAS_BIAS != 0) v += p.scn == 0u ? row_c : p.beta * float(c[c_off + m * p.scm + n * p.scn]);
       uint at = y_base + m * p.N + n;
       if (HAS_RES != 0) v += float(res[at]);
       y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
