@@ -141,7 +141,9 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 }
 
 // Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise_rows" and "depthwise" (group =
-// input channels), then "im2col" (any group, 1-D and 2-D), each against the implementations
+// input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
+// and strides; 16 per group stays "im2col"), then "im2col" (any group, 1-D and 2-D), each
+// against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
 // and not a multiple of 4, input widths that are multiples of 4 (rows read as 4-element
@@ -166,7 +168,12 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 3, 12, 7}, {6, 1, 3, 3}, a(3, {3, 1}, {0, 1, 2, 0}), true, "depthwise_rows"},  // multiplier 2
       {{1, 5, 9, 9}, {5, 1, 3, 3}, a(5, {1, 2}, {2, 2, 2, 2}, {2, 2}), false, "depthwise_rows"},
       {{1, 2, 1, 3}, {2, 1, 1, 3}, a(2, {1, 1}, {0, 1, 0, 1}), true, "depthwise_rows"},  // W < 4
-      {{1, 8, 9, 9}, {16, 2, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "im2col"},   // grouped
+      // Grouped, at most 8 input channels per group: the depthwise rows over each group's channels.
+      {{1, 8, 9, 9}, {16, 2, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "grouped_rows"},
+      {{2, 24, 7, 7}, {24, 8, 3, 3}, a(3, {2, 2}, {1, 1, 1, 1}), true, "grouped_rows"},   // RegNet's groups of 8
+      {{1, 16, 6, 12}, {8, 4, 3, 3}, a(4, {1, 1}, {2, 2, 2, 2}, {2, 2}), false, "grouped_rows"},  // 4-element texels
+      {{1, 12, 5, 9}, {36, 4, 1, 5}, a(3, {1, 2}, {0, 2, 0, 2}), true, "grouped_rows"},  // 12 outputs per group
+      {{1, 32, 4, 4}, {32, 16, 3, 3}, a(2, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // 16 channels per group
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
@@ -197,8 +204,13 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
         DisabledKernels rows("vulkan:Conv:depthwise_rows");
         expect_impl_match("Conv", in, c.attrs, "depthwise");
       }
+      if (c.impl == "grouped_rows") {
+        DisabledKernels rows("vulkan:Conv:grouped_rows");
+        expect_impl_match("Conv", in, c.attrs, "im2col");
+      }
       DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise"
-                                      : "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
+                                      : "vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
+                                        "vulkan:Conv:im2col");
       expect_impl_match("Conv", in, c.attrs, depthwise ? "im2col" : "implicit_gemm");
     }
   }
@@ -262,8 +274,10 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
     Attributes attrs;
     uint64_t loop_cap = 0;
   };
-  const std::string no_texel = "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
+  const std::string no_texel =
+      "vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
   const std::vector<Impl> impls = {
+      {"grouped_rows", "", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},

@@ -1,7 +1,8 @@
-// Conv and ConvTranspose on vulkan. Conv has five implementations, tried in order. On CPU-like
-// devices (lavapipe) "depthwise_rows" takes depthwise 2-D convolutions whose 8 neighbouring
-// outputs read at most 32 inputs of a row (conv_depthwise_rows.comp: the kernel's shape
-// specialized, the row segment fetched once), "depthwise" the other depthwise ones
+// Conv and ConvTranspose on vulkan. Conv has six implementations, tried in order. On CPU-like
+// devices (lavapipe) "grouped_rows" and "depthwise_rows" take grouped (at most 8 input channels
+// per group) and depthwise 2-D convolutions whose 8 neighbouring outputs read at most 32
+// inputs of a row (conv_depthwise_rows.comp: the kernel's shape specialized, the row segment
+// fetched once per input channel), "depthwise" the other depthwise ones
 // (conv_depthwise.comp: one-element texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
 // (conv_im2col.comp, 1-D and 2-D; pointwise convolutions read X in place) and multiplies them
 // by the weights with the barrier-free texel GEMM (matmul_texel.comp), groups as batches of
@@ -330,8 +331,8 @@ void conv_depthwise_rows_vulkan(KernelContext& ctx) {
   l.args = {vec4 ? texels(x) : scalar_texels(x), scalar_texels(w), scalar_texels(bias ? ctx.in(2) : w), output(y)};
   l.push_u(total);
   l.push_u(octs);
-  for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.c_in, c.g.strides[0],
-                    c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0]})
+  for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.group, c.c_in / c.group,
+                    c.g.strides[0], c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0]})
     l.push_u(v);
   l.push_u(bias ? 1 : 0);
   l.push_u((x.numel() + 3) / 4);
@@ -370,17 +371,21 @@ void conv_depthwise_vulkan(KernelContext& ctx) {
   launch(ctx, std::move(l));
 }
 
-// What both depthwise implementations take: a 2-D convolution whose group is the input
-// channels, in float texels. `call` is set when the attributes are valid (else the kernel
-// reports the error and the caller's checks of the call are skipped).
-std::string depthwise_operands_ok(const KernelContext& ctx, std::optional<ConvCall>& call) {
+// What the depthwise implementations (and, `grouped`, "grouped_rows") take: a 2-D convolution
+// whose group is the input channels (grouped: more than one group of at least two channels), in
+// float texels. `call` is set when the attributes are valid (else the kernel reports the error
+// and the caller's checks of the call are skipped).
+std::string depthwise_operands_ok(const KernelContext& ctx, std::optional<ConvCall>& call, bool grouped = false) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return "";  // inference reports it
   if (x.rank() != 4) return "not a 2-D convolution";
   int64_t group = ctx.attrs->get_int("group", 1);
-  if (group != x.dim(1) || group == 1) return str("group ", group, " is not the input channels (", x.dim(1), "): not depthwise");
+  if (grouped && (group == 1 || group == x.dim(1)))
+    return str("group ", group, group == 1 ? ": not grouped" : " is the input channels: depthwise");
+  if (!grouped && (group != x.dim(1) || group == 1))
+    return str("group ", group, " is not the input channels (", x.dim(1), "): not depthwise");
   try {
     call = conv_call(ctx, false);
   } catch (const Error&) {
@@ -420,6 +425,33 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
     const uint64_t octs = static_cast<uint64_t>((c->g.out[1] + 7) / 8);
     const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
     if (auto why = grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments"); !why.empty()) return why;
+  }
+  return fits_bindings(ctx);
+}
+
+// "grouped_rows": conv_depthwise_rows.comp over the cpg input channels of each group, where
+// groups have at most kGroupedRowsChannels of them (RegNet's groups of 8, ResNeXt's first
+// stages): per output 9 x cpg multiply-adds for a 3x3 kernel, which the texel GEMM ran as
+// one batch per group of a few rows each, after an im2col pass. Larger groups keep "im2col".
+constexpr int64_t kGroupedRowsChannels = 8;
+
+std::string conv_grouped_rows_supports(const KernelContext& ctx) {
+  std::optional<ConvCall> c;
+  if (auto why = depthwise_operands_ok(ctx, c, true); !why.empty()) return why;
+  if (c) {
+    const int64_t cpg = c->c_in / c->group;
+    if (cpg > kGroupedRowsChannels)
+      return str(cpg, " input channels per group (more than ", kGroupedRowsChannels, ")");
+    if (!depthwise_rows_fit(*c))
+      return str("a ", c->k[0], " x ", c->k[1], " kernel with horizontal stride ", c->g.strides[1], " and dilation ",
+                 c->g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
+                 kDepthwiseMaxKernel, ")");
+    const uint64_t octs = static_cast<uint64_t>((c->g.out[1] + 7) / 8);
+    const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
+    if (auto why = grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments"); !why.empty()) return why;
+    // The channel loop (its taps unrolled), and the store loop.
+    if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(cpg) + 1 + 9, "the channels of a group"); !why.empty())
+      return why;
   }
   return fits_bindings(ctx);
 }
@@ -470,6 +502,7 @@ KernelDef conv_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
 }
 
 const bool conv_registered[] = {
+    register_kernel_at_load(conv_kernel(conv_depthwise_rows_vulkan, conv_grouped_rows_supports, {"grouped_rows", 5})),
     register_kernel_at_load(conv_kernel(conv_depthwise_rows_vulkan, conv_depthwise_rows_supports, {"depthwise_rows", 4})),
     register_kernel_at_load(conv_kernel(conv_depthwise_vulkan, conv_depthwise_supports, {"depthwise", 3})),
     register_kernel_at_load(conv_kernel(conv_im2col_vulkan, conv_im2col_supports, {"im2col", 2})),

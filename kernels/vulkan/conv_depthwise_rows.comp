@@ -1,7 +1,9 @@
 // variants: f32 f16
-// Depthwise Conv (group = input channels, any channel multiplier) on CPU-like devices
-// (conv.cpp, implementation "depthwise", where the kernel's width, horizontal stride and
-// dilation are small enough: conv.cpp's kDepthwiseSpan), 2-D. Each invocation computes 8
+// Depthwise Conv (group = input channels, any channel multiplier; conv.cpp, implementation
+// "depthwise_rows") and grouped Conv with few input channels per group ("grouped_rows") on
+// CPU-like devices, where the kernel's width, horizontal stride and dilation are small enough
+// (conv.cpp's kDepthwiseSpan), 2-D. Output channel oc reads the cpg input channels of its group
+// (oc / ocpg), one after the other (cpg = 1 for depthwise). Each invocation computes 8
 // consecutive outputs of one output row. The kernel's height and width, horizontal stride and
 // dilation are specialization constants, so every loop below unrolls and the input row segment
 // the 8 outputs share (7 * SW + (KW - 1) * DW + 1 elements) is fetched once into registers:
@@ -14,7 +16,7 @@
 #include "common.glsl"
 
 layout(binding = 0) uniform samplerBuffer X;     // R32F / R16F; with VEC4, RGBA32F / RGBA16F
-layout(binding = 1) uniform samplerBuffer Wt;    // (OC, 1, KH, KW)
+layout(binding = 1) uniform samplerBuffer Wt;    // (OC, cpg, KH, KW)
 layout(binding = 2) uniform samplerBuffer Bias;  // (OC), or a stand-in when has_bias = 0
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
@@ -33,7 +35,8 @@ layout(constant_id = 9) const int ALIGN = 0;
 layout(push_constant) uniform Params {
   uint total;      // invocations: N * OC * OH * octs
   uint octs;       // ceil(OW / 8)
-  uint C, H, W, OC, OH, OW, mult;  // mult = OC / C
+  uint C, H, W, OC, OH, OW, ocpg;  // ocpg = OC / group
+  uint cpg;                        // C / group
   uint sh, ph, pw, dh;
   uint has_bias;
   uint x_texels;   // VEC4: X's 4-element texels
@@ -55,17 +58,18 @@ void main() {
   uint rest = dv(i, p.octs), q = i - rest * p.octs;
   uint plane = dv(rest, p.OH), oh = rest - plane * p.OH;  // plane = n * OC + oc
   uint n = dv(plane, p.OC), oc = plane - n * p.OC;
-  uint in_plane = n * p.C + dv(oc, p.mult);  // n * C + c
+  uint in_plane0 = n * p.C + dv(oc, p.ocpg) * p.cpg;  // n * C + the group's first channel
   int ow0 = int(q) * OUTS;
   int iw0 = ow0 * SW - int(p.pw);
   int last = int(p.W) - 1;
   float b = p.has_bias != 0 ? texelFetch(Bias, int(oc)).x : 0.0;
   float acc[OUTS];
   for (int j = 0; j < OUTS; ++j) acc[j] = b;
+  for (uint ci = 0u; ci < p.cpg; ++ci)
   for (int kh = 0; kh < KH; ++kh) {
     int ih = int(oh * p.sh + uint(kh) * p.dh) - int(p.ph);
     if (ih < 0 || ih >= int(p.H)) continue;
-    int row = int((in_plane * p.H + uint(ih)) * p.W);
+    int row = int(((in_plane0 + ci) * p.H + uint(ih)) * p.W);
     float xs[MAX_SPAN];
     if (VEC4 != 0) {
       // Texel t0 holds elements row + iw0 - ALIGN ... (a multiple of 4: row and ow0 * SW are).
@@ -83,7 +87,7 @@ void main() {
         xs[t] = iw >= 0 && iw <= last ? v : 0.0;
       }
     }
-    int wrow = int((oc * uint(KH) + uint(kh)) * uint(KW));
+    int wrow = int(((oc * p.cpg + ci) * uint(KH) + uint(kh)) * uint(KW));
     for (int kw = 0; kw < KW; ++kw) {
       float wv = texelFetch(Wt, wrow + kw).x;
       for (int j = 0; j < OUTS; ++j) acc[j] += xs[j * SW + kw * DW] * wv;
