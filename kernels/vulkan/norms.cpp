@@ -195,8 +195,68 @@ void batch_norm_vulkan(KernelContext& ctx) {
   launch(ctx, std::move(l));
 }
 
+// "texel" with `porta_concat` parts (runtime/session_plan.hpp's concat_into_batch_norm: X's
+// parts are input 0 and inputs 5.., a channel Concat's inputs): up to 8 parts per dispatch of
+// batchnorm_parts_texel.comp, each straight into its channels of Y.
+constexpr size_t kBatchNormParts = 8;
+
+void batch_norm_parts_vulkan(KernelContext& ctx, int64_t parts) {
+  Tensor& y = ctx.out(0);
+  const int64_t n = y.dim(0), c = y.dim(1), spatial = spatial_of(y);
+  std::vector<const Tensor*> src;
+  std::vector<int64_t> begin;  // each part's first channel
+  int64_t at = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    const Tensor& x = ctx.in(i == 0 ? 0 : static_cast<size_t>(i) + 4);
+    bool fits = x.dtype() == y.dtype() && x.rank() == y.rank() && x.dim(0) == n;
+    for (int d = 2; fits && d < y.rank(); ++d) fits = x.dim(d) == y.dim(d);
+    if (!fits)
+      throw BackendError(str("[BatchNormalization] internal: part ", i, " of X ", shape_str(x.shape()),
+                             " does not fit Y ", shape_str(y.shape())));
+    src.push_back(&x);
+    begin.push_back(at);
+    at += x.dim(1);
+  }
+  if (at != c) throw BackendError(str("[BatchNormalization] internal: X's parts have ", at, " channels, Y ", c));
+  if (y.numel() == 0) return;
+  const int64_t sq = spatial / 4, row_quads = c * sq;
+  for (size_t g = 0; g < src.size(); g += kBatchNormParts) {
+    const size_t count = std::min(kBatchNormParts, src.size() - g);
+    Launch l;
+    l.shader = "batchnorm_parts_texel";
+    l.variant = variant_for(y.dtype());
+    l.local_size = 64;
+    uint32_t ends[kBatchNormParts] = {}, quads[kBatchNormParts] = {};
+    int64_t end = 0;
+    for (size_t k = 0; k < kBatchNormParts; ++k) {
+      const Tensor& part = *src[g + std::min(k, count - 1)];
+      l.args.push_back(texels(part));
+      if (k < count) end += part.dim(1) * sq;
+      ends[k] = static_cast<uint32_t>(end);
+      quads[k] = static_cast<uint32_t>(part.dim(1) * sq);
+    }
+    for (size_t i = 1; i < 5; ++i) l.args.push_back(input(ctx.in(i)));
+    l.args.push_back(output(y));
+    const uint64_t total = static_cast<uint64_t>(n * end);
+    if (total == 0) continue;
+    l.push_u(total);
+    l.push_u(end);
+    l.push_u(row_quads);
+    l.push_u(begin[g] * sq);
+    l.push_u(sq);
+    l.push_f(ctx.attrs->get_float("epsilon", 1e-5));
+    push_activation(l, ctx);
+    for (uint32_t v : ends) l.push_u(v);
+    for (uint32_t v : quads) l.push_u(v);
+    l.spec.push_back(static_cast<uint64_t>(n * row_quads) < kDiv21Bound ? 1 : 0);
+    set_grid(l, device_caps(ctx), (total + 63) / 64);
+    launch(ctx, std::move(l));
+  }
+}
+
 // "texel": CPU-like devices, 4 elements of a channel per invocation.
 void batch_norm_texel_vulkan(KernelContext& ctx) {
+  if (const int64_t parts = ctx.attrs->get_int("porta_concat", 1); parts > 1) return batch_norm_parts_vulkan(ctx, parts);
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   const uint64_t quads = static_cast<uint64_t>(x.numel() / 4);
@@ -232,15 +292,18 @@ std::string batch_norm_texel_supports(const KernelContext& ctx) {
   return batch_norm_supports(ctx);
 }
 
-// Both implementations apply every activation of ops/fused_activation.hpp (activation.glsl).
-KernelDef batch_norm_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
+// Both implementations apply every activation of ops/fused_activation.hpp (activation.glsl);
+// "texel" also reads a channel Concat's inputs as the parts of X (`porta_concat`).
+KernelDef batch_norm_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl, bool parts) {
+  std::vector<std::string> fused = fused_activation_list();
+  if (parts) fused.push_back("porta_concat");
   return kernel_applying("BatchNormalization", kF32 | kF16, std::move(fn), std::move(supports), std::move(impl),
-                         fused_activation_list());
+                         std::move(fused));
 }
 
 const bool batch_norm_registered[] = {
-    register_kernel_at_load(batch_norm_kernel(batch_norm_texel_vulkan, batch_norm_texel_supports, {"texel", 1})),
-    register_kernel_at_load(batch_norm_kernel(batch_norm_vulkan, batch_norm_supports, {"elements", 0}))};
+    register_kernel_at_load(batch_norm_kernel(batch_norm_texel_vulkan, batch_norm_texel_supports, {"texel", 1}, true)),
+    register_kernel_at_load(batch_norm_kernel(batch_norm_vulkan, batch_norm_supports, {"elements", 0}, false))};
 
 }  // namespace
 
