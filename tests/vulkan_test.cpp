@@ -293,7 +293,8 @@ TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
 // are checked here on the same cases, with the earlier implementations disabled by name.
 TEST(Vulkan, ImplicitGemmConvMatchesReference) {
   REQUIRE_VULKAN();
-  DisabledKernels no_im2col("vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
+  DisabledKernels no_im2col(
+      "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
   const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   EXPECT_EQ(r.kernel->impl.name, "implicit_gemm");
@@ -302,7 +303,9 @@ TEST(Vulkan, ImplicitGemmConvMatchesReference) {
 
 TEST(Vulkan, DirectConvMatchesReference) {
   REQUIRE_VULKAN();
-  DisabledKernels no_gemm("vulkan:Conv:implicit_gemm,vulkan:Conv:im2col,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise");
+  DisabledKernels no_gemm(
+      "vulkan:Conv:implicit_gemm,vulkan:Conv:im2col,vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,"
+      "vulkan:Conv:depthwise");
   const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   EXPECT_EQ(r.kernel->impl.name, "direct");

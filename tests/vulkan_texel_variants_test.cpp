@@ -142,8 +142,9 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 
 // Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise_rows" and "depthwise" (group =
 // input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
-// and strides; 16 per group stays "im2col"), then "im2col" (any group, 1-D and 2-D), each
-// against the implementations
+// and strides; 16 per group stays "im2col"), "rows" (one output per image reading the whole
+// image, up to 4 images, K padded to whole texels), then "im2col" (any group, 1-D and 2-D),
+// each against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
 // and not a multiple of 4, input widths that are multiples of 4 (rows read as 4-element
@@ -174,6 +175,12 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 16, 6, 12}, {8, 4, 3, 3}, a(4, {1, 1}, {2, 2, 2, 2}, {2, 2}), false, "grouped_rows"},  // 4-element texels
       {{1, 12, 5, 9}, {36, 4, 1, 5}, a(3, {1, 2}, {0, 2, 0, 2}), true, "grouped_rows"},  // 12 outputs per group
       {{1, 32, 4, 4}, {32, 16, 3, 3}, a(2, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // 16 channels per group
+      // One output per image reading all of it: Gemm's rows kernel (K = 6 and 45: padded).
+      {{1, 96, 1, 1}, {24, 96, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // squeeze-excite
+      {{3, 6, 1, 1}, {10, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
+      {{4, 5, 3, 3}, {7, 5, 3, 3}, a(1, {2, 2}, {0, 0, 0, 0}), true, "rows"},
+      {{5, 8, 1, 1}, {4, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 5 images
+      {{1, 4, 3, 3}, {4, 4, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // padded: 3x3 outputs
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
@@ -204,12 +211,12 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
         DisabledKernels rows("vulkan:Conv:depthwise_rows");
         expect_impl_match("Conv", in, c.attrs, "depthwise");
       }
-      if (c.impl == "grouped_rows") {
-        DisabledKernels rows("vulkan:Conv:grouped_rows");
+      if (c.impl == "grouped_rows" || c.impl == "rows") {
+        DisabledKernels rows("vulkan:Conv:" + c.impl);
         expect_impl_match("Conv", in, c.attrs, "im2col");
       }
       DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise"
-                                      : "vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
+                                      : "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
                                         "vulkan:Conv:im2col");
       expect_impl_match("Conv", in, c.attrs, depthwise ? "im2col" : "implicit_gemm");
     }
@@ -275,9 +282,10 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
     uint64_t loop_cap = 0;
   };
   const std::string no_texel =
-      "vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
+      "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
   const std::vector<Impl> impls = {
       {"grouped_rows", "", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
+      {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // a residual goes to "im2col"
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
@@ -319,7 +327,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
           attrs.set("porta_activation_beta", act.beta);
           std::vector<Tensor> call = in;
           if (residual) call.push_back(random_input(y.shape(), dt, -2, 2));
-          expect_impl_match("Conv", call, attrs, impl.name);
+          expect_impl_match("Conv", call, attrs, residual && impl.name == "rows" ? "im2col" : impl.name);
         }
       }
     }

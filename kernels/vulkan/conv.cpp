@@ -1,5 +1,7 @@
-// Conv and ConvTranspose on vulkan. Conv has six implementations, tried in order. On CPU-like
-// devices (lavapipe) "grouped_rows" and "depthwise_rows" take grouped (at most 8 input channels
+// Conv and ConvTranspose on vulkan. Conv has seven implementations, tried in order. On CPU-like
+// devices (lavapipe) "rows" takes the convs whose one output per image reads the whole image
+// (Gemm's "rows" kernel: squeeze-excite's 1x1 convs over 1x1 maps), "grouped_rows" and
+// "depthwise_rows" take grouped (at most 8 input channels
 // per group) and depthwise 2-D convolutions whose 8 neighbouring outputs read at most 32
 // inputs of a row (conv_depthwise_rows.comp: the kernel's shape specialized, the row segment
 // fetched once per input channel), "depthwise" the other depthwise ones
@@ -429,6 +431,55 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
+// ---- "rows": a Conv whose one output per image reads the whole image ----------------------
+// A 1x1 conv over a 1x1 map (squeeze-excite's two layers), or any unpadded kernel the size of
+// its input, is Y [N, OC] = X [N, C x spatial] x W [OC, C x taps]^T + B: Gemm's "rows" kernel
+// (matmul_rows.comp, at most 4 images), one dispatch where "im2col" made two of a texel GEMM
+// whose 8-column tiles held one column. K not a multiple of 4: X and W through zero-padded
+// copies (W once per session step).
+constexpr int64_t kConvRowsImages = 4;
+
+void conv_rows_vulkan(KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const int64_t n = x.dim(0), oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
+  Tensor a = x, b = w;
+  if (Kp != K) {
+    a = pack_input(ctx, 0, 1, n, K, n, Kp);
+    b = pack_input(ctx, 1, 1, oc, K, oc, Kp);
+  }
+  launch_rows_gemm(ctx, a, b, ctx.has_input(2) ? &ctx.in(2) : nullptr, y, n, oc, Kp, 0, 1, 1.0, 1.0,
+                   epilogue_of(ctx));
+}
+
+std::string conv_rows_supports(const KernelContext& ctx) {
+  if (auto why = window_operands_ok(ctx); !why.empty()) return why;
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
+  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
+  if (ctx.attrs->get_int("group", 1) != 1) return "grouped";
+  ConvCall c;
+  try {
+    c = conv_call(ctx, false);
+  } catch (const Error&) {
+    return fits_bindings(ctx);  // invalid attributes: the kernel reports the same error
+  }
+  for (size_t d = 0; d < c.g.spatial(); ++d)
+    if (c.g.out[d] != 1 || c.k[d] != c.g.in[d] || c.g.pad_begin[d] || c.g.pad_end[d])
+      return str("not a product of the whole input (kernel ", shape_str(c.k), " over ", shape_str(c.g.in), ", output ",
+                 shape_str(c.g.out), ")");
+  if (x.dim(0) > kConvRowsImages) return str(x.dim(0), " images (it takes at most ", kConvRowsImages, ")");
+  if (epilogue_of(ctx).residual) return "a fused residual";
+  const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
+  const DeviceCaps& caps = device_caps(ctx);
+  for (int64_t texels : {x.dim(0) * Kp / 4, oc * Kp / 4})
+    if (static_cast<uint64_t>(texels) > caps.max_texels) return "an operand exceeds maxTexelBufferElements";
+  if (static_cast<uint64_t>(oc * Kp) * dtype_size(x.dtype()) > binding_limit(ctx)) return "W takes more than one binding";
+  if (auto why = rows_gemm_ok(ctx, Kp); !why.empty()) return why;
+  return fits_bindings(ctx);
+}
+
 // "grouped_rows": conv_depthwise_rows.comp over the cpg input channels of each group, where
 // groups have at most kGroupedRowsChannels of them (RegNet's groups of 8, ResNeXt's first
 // stages): per output 9 x cpg multiply-adds for a 3x3 kernel, which the texel GEMM ran as
@@ -502,6 +553,7 @@ KernelDef conv_kernel(KernelFn fn, SupportsFn supports, KernelImpl impl) {
 }
 
 const bool conv_registered[] = {
+    register_kernel_at_load(conv_kernel(conv_rows_vulkan, conv_rows_supports, {"rows", 6})),
     register_kernel_at_load(conv_kernel(conv_depthwise_rows_vulkan, conv_grouped_rows_supports, {"grouped_rows", 5})),
     register_kernel_at_load(conv_kernel(conv_depthwise_rows_vulkan, conv_depthwise_rows_supports, {"depthwise_rows", 4})),
     register_kernel_at_load(conv_kernel(conv_depthwise_vulkan, conv_depthwise_supports, {"depthwise", 3})),

@@ -414,21 +414,7 @@ void matmul_rows(KernelContext& ctx) {
   if (t.pack_a) a = pack_input(ctx, 0, 1, t.a_rows, t.K, t.a_rows, t.Kp);
   if (t.pack_b) b = pack_input(ctx, 1, 1, t.N, t.K, t.N, t.Kp);
   const TexelGemm& g = t.g;
-  const Tensor* c = bias_of(ctx);
-  const int64_t per_group = rows_per_group(ctx);
-  Launch l;
-  l.shader = "matmul_rows";
-  l.variant = variant_for(y.dtype());
-  l.spec = {c ? 1 : 0, static_cast<int32_t>(g.M)};
-  l.local_size = kRowsLocal;
-  l.args = {texels(a), texels(b), input(c ? *c : y), output(y)};
-  set_grid(l, device_caps(ctx), static_cast<uint64_t>((g.N + per_group - 1) / per_group));
-  for (int64_t v : {g.N, g.K / 4, per_group, g.scm, g.scn}) l.push_u(v);
-  l.push_f(g.alpha);
-  l.push_f(g.beta);
-  epilogue_of(ctx).add_to(l, y);
-  l.spec.push_back(kRowsPerPass);
-  launch(ctx, std::move(l));
+  launch_rows_gemm(ctx, a, b, bias_of(ctx), y, g.M, g.N, g.K, g.scm, g.scn, g.alpha, g.beta, epilogue_of(ctx));
 }
 
 // The texel GEMM's conditions (texel_supports), and: B stored (N, K), at most kRowsMaxM rows of
@@ -444,11 +430,7 @@ std::string rows_supports(const KernelContext& ctx) {
   if (t.g.M > kRowsMaxM) return str(t.g.M, " rows of A (it takes at most ", kRowsMaxM, ")");
   if (t.g.batches() != 1) return "more than one batch";
   if (t.g.scm * (t.g.M - 1) + t.g.scn * (t.g.N - 1) >= (int64_t{1} << 31)) return "C indexes past 2^31";
-  // Per invocation: one pass over kRowsPerPass rows (a workgroup's rows are one pass of each
-  // of its subgroups), a K loop of K / 4 / lanes texels in it, the row and output loops around.
-  const uint64_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
-  return loop_budget_ok(ctx, (static_cast<uint64_t>(t.Kp / 4) + lanes - 1) / lanes + 2 + 4 * kRowsPerPass * (kRowsMaxM + 2),
-                        str("K = ", t.K));
+  return rows_gemm_ok(ctx, t.Kp);
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -561,6 +543,34 @@ Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, in
                   int64_t dst_cols) {
   return derive_input(ctx, i, {blocks, rows, cols, dst_rows, dst_cols},
                       [&] { return pack_blocks(ctx, ctx.in(i), blocks, rows, cols, dst_rows, dst_cols); });
+}
+
+void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
+                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi) {
+  if (y.numel() == 0) return;
+  const int64_t per_group = rows_per_group(ctx);
+  Launch l;
+  l.shader = "matmul_rows";
+  l.variant = variant_for(y.dtype());
+  l.spec = {c ? 1 : 0, static_cast<int32_t>(M)};
+  l.local_size = kRowsLocal;
+  l.args = {texels(a), texels(b), input(c ? *c : y), output(y)};
+  set_grid(l, device_caps(ctx), static_cast<uint64_t>((N + per_group - 1) / per_group));
+  for (int64_t v : {N, Kp / 4, per_group, scm, scn}) l.push_u(v);
+  l.push_f(alpha);
+  l.push_f(beta);
+  epi.add_to(l, y);
+  l.spec.push_back(kRowsPerPass);
+  launch(ctx, std::move(l));
+}
+
+std::string rows_gemm_ok(const KernelContext& ctx, int64_t Kp) {
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;
+  // Per invocation: one pass over kRowsPerPass rows (a workgroup's rows are one pass of each
+  // of its subgroups), a K loop of K / 4 / lanes texels in it, the row and output loops around.
+  const uint64_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
+  return loop_budget_ok(ctx, (static_cast<uint64_t>(Kp / 4) + lanes - 1) / lanes + 2 + 4 * kRowsPerPass * (kRowsMaxM + 2),
+                        str("K = ", Kp));
 }
 
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,

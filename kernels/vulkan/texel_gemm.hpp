@@ -62,6 +62,15 @@ Tensor derive_input(KernelContext& ctx, size_t i, const std::array<int64_t, 5>& 
 /// constant (weights whose K is not a multiple of 4).
 Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
                   int64_t dst_cols);
+/// Gemm's "rows" kernel (matmul_rows.comp): Y (M x N) = alpha * A (M x Kp) x B (N x Kp)^T +
+/// beta * C[m * scm + n * scn] (C may be null), M at most 4, Kp a multiple of 4 (A and B
+/// already padded to it), then `epi`'s activation (no residual). Shared by Gemm and the Convs
+/// that are a product of their whole input (conv.cpp).
+void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
+                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi);
+/// "" when the device runs launch_rows_gemm's kernel for rows of Kp elements (subgroup
+/// arithmetic, the driver's loop cap); else the reason.
+std::string rows_gemm_ok(const KernelContext& ctx, int64_t Kp);
 /// Records the dispatch (nothing when Y is empty). `c` may be null; `epi` is Conv's fused
 /// residual and activation (matmul_texel.comp applies it where it writes Y).
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
