@@ -447,6 +447,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     merge_movement_chains();
     drop_unread_steps();
     concat_in_place();
+    slice_in_place();
     chain_private_layouts(*plan_);
     concat_into_batch_norm(*plan_);
   }
@@ -572,6 +573,86 @@ void Compiler::concat_in_place() {
     dropped[k] = true;
     if (c.plan_node >= 0)
       plan_->nodes[c.plan_node].reason += "; not run: its inputs' producers write them into its output (no copy)";
+  }
+  erase_steps(steps, dropped);
+}
+
+// Slice in place, on devices that allow tensors inside another's memory (as concat_in_place):
+// a Slice whose starts, ends, axes and steps are constants and whose output is one contiguous
+// block of its input (every axis before the first narrowed one of size 1, every axis after it
+// whole: a channel range of a batch-1 tensor, shufflenet's halves) becomes that
+// block: its readers read the input's memory and the Slice step goes. The input's memory must
+// be the plan's own (its root, through views and Concat blocks, is no constant, graph input or
+// graph output), the output no graph output and not itself a block of something else, and the
+// block must start on the alignment. Runs after concat_in_place, which may already have the
+// Slice write its output into a Concat's.
+void Compiler::slice_in_place() {
+  if (options_.device.type == DeviceType::cpu) return;
+  const size_t align = backend_for(options_.device).capabilities(options_.device.index).view_alignment;
+  if (align == 0) return;
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<int> writers(slots.size(), 0);
+  for (const Step& step : steps)
+    for (int s : step.outputs)
+      if (s >= 0) ++writers[s];
+  std::vector<bool> graph_output(slots.size(), false);
+  for (int s : plan_->output_slots)
+    for (int r = s; r >= 0; r = slots[r].alias_of) graph_output.at(r) = true;
+  std::vector<bool> dropped(steps.size(), false);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const Step& c = steps[k];
+    if (c.kind != StepKind::kernel || c.op != "Slice" || c.ctx.op->domain != "" || c.device != options_.device ||
+        c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.size() < 3 || c.inputs[0] < 0)
+      continue;
+    const int in = c.inputs[0], out = c.outputs[0];
+    const Slot& o = slots[out];
+    if (o.alias_of >= 0 || o.constant.defined() || o.graph_input >= 0 || graph_output[out] || writers[out] != 1 ||
+        o.dtype != slots[in].dtype || slots[in].device != c.device)
+      continue;
+    // starts, ends, axes?, steps?: constants.
+    std::vector<std::vector<int64_t>> args(4);
+    bool ok = true;
+    for (size_t i = 1; ok && i < 5; ++i) {
+      if (i >= c.inputs.size() || c.inputs[i] < 0) continue;
+      ok = slots[c.inputs[i]].constant.defined();
+      if (ok) args[i - 1] = opdef::tensor_ints(slots[c.inputs[i]].constant);
+    }
+    if (!ok) continue;
+    const Shape& shape = slots[in].shape;
+    opdef::SliceGeometry g;
+    try {
+      g = opdef::slice_geometry(shape, args[0], args[1], args[2], args[3], "Slice");
+    } catch (const Error&) {
+      continue;  // the kernel reports it
+    }
+    // One contiguous block: from the first axis the slice narrows, every later axis whole.
+    int64_t offset = 0, stride = 1;
+    std::vector<int64_t> strides(shape.size());
+    for (size_t i = shape.size(); i-- > 0;) strides[i] = stride, stride *= shape[i];
+    size_t first = shape.size();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      offset += g.start[i] * strides[i];
+      if (g.count[i] != shape[i] && first == shape.size()) first = i;
+      if (g.count[i] > 1 && g.step[i] != 1) ok = false;
+    }
+    for (size_t i = 0; ok && i < first; ++i) ok = shape[i] == 1;  // else a block per outer index
+    for (size_t i = first + 1; ok && i < shape.size(); ++i) ok = g.count[i] == shape[i];
+    if (!ok || shape_numel(o.shape) == 0) continue;
+    // The input's root (through view steps, at offset 0, and Concat blocks) holds plan memory.
+    int root = in;
+    while (slots[root].alias_of >= 0) {
+      if (slots[root].alias_offset > 0) offset += slots[root].alias_offset;
+      root = slots[root].alias_of;
+    }
+    const Slot& r = slots[root];
+    if (r.constant.defined() || r.graph_input >= 0 || graph_output[root] ||
+        (static_cast<size_t>(offset) * dtype_size(o.dtype)) % align != 0)
+      continue;
+    slots[out].alias_of = root;
+    slots[out].alias_offset = offset;
+    dropped[k] = true;
+    if (c.plan_node >= 0) plan_->nodes[c.plan_node].reason += "; not run: its readers read its input's memory (no copy)";
   }
   erase_steps(steps, dropped);
 }

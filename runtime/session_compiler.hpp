@@ -111,6 +111,7 @@ class Compiler {
                      const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const;
   void host_prologue_first();
   void concat_in_place();
+  void slice_in_place();
   void merge_movement_chains();  // runtime/session_moves.cpp
 
   const Graph& graph_;
