@@ -143,7 +143,8 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 // Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise_rows" and "depthwise" (group =
 // input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
 // and strides; 16 per group stays "im2col"), "rows" (one output per image reading the whole
-// image, up to 4 images, K padded to whole texels), then "im2col" (any group, 1-D and 2-D),
+// image, up to 4 images, K padded to whole texels; 1x1 over 4 positions of one image),
+// then "im2col" (any group, 1-D and 2-D),
 // each against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
@@ -180,6 +181,15 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{3, 6, 1, 1}, {10, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
       {{4, 5, 3, 3}, {7, 5, 3, 3}, a(1, {2, 2}, {0, 0, 0, 0}), true, "rows"},
       {{5, 8, 1, 1}, {4, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 5 images
+      // Pointwise over 4 positions of one image: X read (C, 4), Y written (OC, 4).
+      {{1, 32, 2, 2}, {24, 32, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},
+      {{1, 8, 1, 4}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
+      {{1, 16, 2, 2}, {24, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // more outputs than inputs
+      {{1, 8, 1, 3}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},  // 3 positions
+      {{1, 12, 3, 3}, {8, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 9 positions
+      {{2, 16, 2, 2}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 2 images
+      {{1, 6, 2, 2}, {8, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},    // 6 channels
+      {{1, 8, 3, 3}, {8, 8, 1, 1}, a(1, {2, 2}, {0, 0, 0, 0}), true, "im2col"},    // stride 2
       {{1, 4, 3, 3}, {4, 4, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // padded: 3x3 outputs
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
@@ -285,7 +295,8 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
   const std::vector<Impl> impls = {
       {"grouped_rows", "", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
-      {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // a residual goes to "im2col"
+      {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // one output per image
+      {"rows", "", {1, 16, 2, 2}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise over 2x2
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
@@ -327,7 +338,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
           attrs.set("porta_activation_beta", act.beta);
           std::vector<Tensor> call = in;
           if (residual) call.push_back(random_input(y.shape(), dt, -2, 2));
-          expect_impl_match("Conv", call, attrs, residual && impl.name == "rows" ? "im2col" : impl.name);
+          expect_impl_match("Conv", call, attrs, impl.name);
         }
       }
     }

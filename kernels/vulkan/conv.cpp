@@ -431,26 +431,65 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
-// ---- "rows": a Conv whose one output per image reads the whole image ----------------------
-// A 1x1 conv over a 1x1 map (squeeze-excite's two layers), or any unpadded kernel the size of
-// its input, is Y [N, OC] = X [N, C x spatial] x W [OC, C x taps]^T + B: Gemm's "rows" kernel
-// (matmul_rows.comp, at most 4 images), one dispatch where "im2col" made two of a texel GEMM
-// whose 8-column tiles held one column. K not a multiple of 4: X and W through zero-padded
-// copies (W once per session step).
+// ---- "rows": Convs that are a product with a few rows: Gemm's rows kernel --------------------
+// (matmul_rows.comp: the lanes of a subgroup share each row of W, which is streamed once.)
+//  - "whole image": one output per image reading all of it (a 1x1 conv over a 1x1 map, as
+//    squeeze-excite's two layers; any unpadded kernel the size of its input), up to 4 images:
+//    Y [N, OC] = X [N, C x spatial] x W [OC, C x taps]^T + B. K not a multiple of 4: X and W
+//    through zero-padded copies (W once per session step).
+//  - "pointwise over a tiny map": a 1x1 conv (stride 1, unpadded) of one image over 4
+//    positions with at least as many input channels as output ones (the projections of the
+//    mobile nets' last stages over 2x2 maps): Y [OC, 4] = W x X [C, 4], read as A = X stored
+//    (C, 4), a texel per channel, and Y stored (OC, 4) (a_t, y_t); C a multiple of 4.
+// "im2col" ran both as a texel GEMM whose 8-column tiles held 1 to 4 columns.
 constexpr int64_t kConvRowsImages = 4;
+
+enum class ConvRowsForm { none, whole_image, tiny_map };
+
+ConvRowsForm conv_rows_form(const KernelContext& ctx, const ConvCall& c, std::string& why) {
+  const Tensor& x = ctx.in(0);
+  bool whole = true, pointwise = true;
+  for (size_t d = 0; d < c.g.spatial(); ++d) {
+    whole = whole && c.g.out[d] == 1 && c.k[d] == c.g.in[d] && !c.g.pad_begin[d] && !c.g.pad_end[d];
+    pointwise = pointwise && c.k[d] == 1 && c.g.strides[d] == 1 && !c.g.pad_begin[d] && !c.g.pad_end[d];
+  }
+  const int64_t positions = shape_numel(c.g.out);
+  if (whole && x.dim(0) <= kConvRowsImages) return ConvRowsForm::whole_image;
+  // Over 4 positions "im2col" is one texel GEMM reading X in place; rows wins only where
+  // the rows of W are long (mobilenet_v2's 960 -> 160 and 960 -> 320 projections over 2x2:
+  // 0.8x; its 160 -> 960 and 320 -> 1280 expansions: 2-3x slower: 16 subgroup sums per 4
+  // rows of W of only 40-80 texels).
+  if (pointwise && x.dim(0) == 1 && positions == 4 && c.c_in % 4 == 0 && c.c_in >= c.c_out)
+    return ConvRowsForm::tiny_map;
+  why = str("neither one output per image over at most ", kConvRowsImages, " images (output ", shape_str(c.g.out),
+            ", kernel ", shape_str(c.k), " over ", shape_str(c.g.in), ", ", x.dim(0),
+            " images) nor a 1x1 conv of one image over 4 positions with input channels a multiple of 4 and at least "
+            "the output's");
+  return ConvRowsForm::none;
+}
 
 void conv_rows_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  const int64_t n = x.dim(0), oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
+  const ConvCall c = conv_call(ctx, false);
+  std::string why;
+  const ConvRowsForm form = conv_rows_form(ctx, c, why);
+  if (form == ConvRowsForm::none) throw BackendError(str("[Conv] ", why, " (supports should decline)"));
+  const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+  const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
+  if (form == ConvRowsForm::tiny_map) {
+    const int64_t positions = shape_numel(c.g.out);
+    launch_rows_gemm(ctx, x, w, bias, y, positions, oc, K, 0, 1, 1.0, 1.0, epilogue_of(ctx), true, true);
+    return;
+  }
+  const int64_t n = x.dim(0);
   Tensor a = x, b = w;
   if (Kp != K) {
     a = pack_input(ctx, 0, 1, n, K, n, Kp);
     b = pack_input(ctx, 1, 1, oc, K, oc, Kp);
   }
-  launch_rows_gemm(ctx, a, b, ctx.has_input(2) ? &ctx.in(2) : nullptr, y, n, oc, Kp, 0, 1, 1.0, 1.0,
-                   epilogue_of(ctx));
+  launch_rows_gemm(ctx, a, b, bias, y, n, oc, Kp, 0, 1, 1.0, 1.0, epilogue_of(ctx));
 }
 
 std::string conv_rows_supports(const KernelContext& ctx) {
@@ -465,18 +504,16 @@ std::string conv_rows_supports(const KernelContext& ctx) {
   } catch (const Error&) {
     return fits_bindings(ctx);  // invalid attributes: the kernel reports the same error
   }
-  for (size_t d = 0; d < c.g.spatial(); ++d)
-    if (c.g.out[d] != 1 || c.k[d] != c.g.in[d] || c.g.pad_begin[d] || c.g.pad_end[d])
-      return str("not a product of the whole input (kernel ", shape_str(c.k), " over ", shape_str(c.g.in), ", output ",
-                 shape_str(c.g.out), ")");
-  if (x.dim(0) > kConvRowsImages) return str(x.dim(0), " images (it takes at most ", kConvRowsImages, ")");
-  if (epilogue_of(ctx).residual) return "a fused residual";
+  std::string why;
+  const ConvRowsForm form = conv_rows_form(ctx, c, why);
+  if (form == ConvRowsForm::none) return why;
   const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
   const DeviceCaps& caps = device_caps(ctx);
-  for (int64_t texels : {x.dim(0) * Kp / 4, oc * Kp / 4})
-    if (static_cast<uint64_t>(texels) > caps.max_texels) return "an operand exceeds maxTexelBufferElements";
+  if (static_cast<uint64_t>(x.dim(0) * (form == ConvRowsForm::tiny_map ? Kp : Kp / 4)) > caps.max_texels)
+    return "X exceeds maxTexelBufferElements";
+  if (static_cast<uint64_t>(oc * Kp / 4) > caps.max_texels) return "W exceeds maxTexelBufferElements";
   if (static_cast<uint64_t>(oc * Kp) * dtype_size(x.dtype()) > binding_limit(ctx)) return "W takes more than one binding";
-  if (auto why = rows_gemm_ok(ctx, Kp); !why.empty()) return why;
+  if (auto why2 = rows_gemm_ok(ctx, Kp); !why2.empty()) return why2;
   return fits_bindings(ctx);
 }
 

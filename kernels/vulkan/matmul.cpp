@@ -546,7 +546,8 @@ Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, in
 }
 
 void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
-                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi) {
+                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi,
+                      bool a_t, bool y_t) {
   if (y.numel() == 0) return;
   const int64_t per_group = rows_per_group(ctx);
   Launch l;
@@ -554,6 +555,7 @@ void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, cons
   l.variant = variant_for(y.dtype());
   l.spec = {c ? 1 : 0, static_cast<int32_t>(M)};
   l.local_size = kRowsLocal;
+  if (a_t && M != 4) throw BackendError("[rows] internal: A stored (K, M) needs M = 4");
   l.args = {texels(a), texels(b), input(c ? *c : y), output(y)};
   set_grid(l, device_caps(ctx), static_cast<uint64_t>((N + per_group - 1) / per_group));
   for (int64_t v : {N, Kp / 4, per_group, scm, scn}) l.push_u(v);
@@ -561,6 +563,8 @@ void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, cons
   l.push_f(beta);
   epi.add_to(l, y);
   l.spec.push_back(kRowsPerPass);
+  l.spec.push_back(a_t ? 1 : 0);
+  l.spec.push_back(y_t ? 1 : 0);
   launch(ctx, std::move(l));
 }
 

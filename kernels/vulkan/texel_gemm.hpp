@@ -63,11 +63,13 @@ Tensor derive_input(KernelContext& ctx, size_t i, const std::array<int64_t, 5>& 
 Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
                   int64_t dst_cols);
 /// Gemm's "rows" kernel (matmul_rows.comp): Y (M x N) = alpha * A (M x Kp) x B (N x Kp)^T +
-/// beta * C[m * scm + n * scn] (C may be null), M at most 4, Kp a multiple of 4 (A and B
-/// already padded to it), then `epi`'s activation (no residual). Shared by Gemm and the Convs
-/// that are a product of their whole input (conv.cpp).
+/// beta * C[m * scm + n * scn] (C may be null) + R, M at most 4, Kp a multiple of 4 (A and B
+/// already padded to it), then `epi`'s activation and residual R (indexed as Y). `a_t`: A is
+/// stored (Kp x M), M = 4; `y_t`: Y (and R) stored (N x M). Shared by Gemm and the Convs that are
+/// such a product (conv.cpp's "rows").
 void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
-                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi);
+                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi,
+                      bool a_t = false, bool y_t = false);
 /// "" when the device runs launch_rows_gemm's kernel for rows of Kp elements (subgroup
 /// arithmetic, the driver's loop cap); else the reason.
 std::string rows_gemm_ok(const KernelContext& ctx, int64_t Kp);
