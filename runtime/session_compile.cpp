@@ -517,9 +517,23 @@ void Compiler::host_prologue_first() {
 // no input twice) and every block starts and ends on the alignment, the producers write
 // straight into the output's memory and the Concat step goes. The output's buffer is then
 // taken at its first producer's step (plan_memory).
+// Bytes a tensor inside another's memory starts on for the session's device: 0 (none) on the
+// cpu and on devices without views (Capabilities::view_alignment).
+size_t Compiler::view_alignment() const {
+  if (options_.device.type == DeviceType::cpu) return 0;
+  return backend_for(options_.device).capabilities(options_.device.index).view_alignment;
+}
+
+// Per slot: whether it is a graph output or a slot one views (the caller gets that memory each run).
+static std::vector<bool> graph_output_memory(const Plan& plan) {
+  std::vector<bool> out(plan.slots.size(), false);
+  for (int s : plan.output_slots)
+    for (int r = s; r >= 0; r = plan.slots[r].alias_of) out.at(r) = true;
+  return out;
+}
+
 void Compiler::concat_in_place() {
-  if (options_.device.type == DeviceType::cpu) return;
-  const size_t align = backend_for(options_.device).capabilities(options_.device.index).view_alignment;
+  const size_t align = view_alignment();
   if (align == 0) return;
   std::vector<Slot>& slots = plan_->slots;
   std::vector<Step>& steps = plan_->steps;
@@ -527,10 +541,7 @@ void Compiler::concat_in_place() {
   for (size_t k = 0; k < steps.size(); ++k)
     for (int s : steps[k].outputs)
       if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
-  // Graph outputs and every slot they view: the caller gets that memory each run.
-  std::vector<bool> graph_output(slots.size(), false);
-  for (int s : plan_->output_slots)
-    for (int r = s; r >= 0; r = slots[r].alias_of) graph_output.at(r) = true;
+  const std::vector<bool> graph_output = graph_output_memory(*plan_);
   auto plain = [&](int s) {
     const Slot& sl = slots[s];
     return sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s];
@@ -587,8 +598,7 @@ void Compiler::concat_in_place() {
 // block must start on the alignment. Runs after concat_in_place, which may already have the
 // Slice write its output into a Concat's.
 void Compiler::slice_in_place() {
-  if (options_.device.type == DeviceType::cpu) return;
-  const size_t align = backend_for(options_.device).capabilities(options_.device.index).view_alignment;
+  const size_t align = view_alignment();
   if (align == 0) return;
   std::vector<Slot>& slots = plan_->slots;
   std::vector<Step>& steps = plan_->steps;
@@ -596,9 +606,7 @@ void Compiler::slice_in_place() {
   for (const Step& step : steps)
     for (int s : step.outputs)
       if (s >= 0) ++writers[s];
-  std::vector<bool> graph_output(slots.size(), false);
-  for (int s : plan_->output_slots)
-    for (int r = s; r >= 0; r = slots[r].alias_of) graph_output.at(r) = true;
+  const std::vector<bool> graph_output = graph_output_memory(*plan_);
   std::vector<bool> dropped(steps.size(), false);
   for (size_t k = 0; k < steps.size(); ++k) {
     const Step& c = steps[k];

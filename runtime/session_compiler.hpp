@@ -110,6 +110,7 @@ class Compiler {
   bool place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
                      const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const;
   void host_prologue_first();
+  size_t view_alignment() const;
   void concat_in_place();
   void slice_in_place();
   void merge_movement_chains();  // runtime/session_moves.cpp

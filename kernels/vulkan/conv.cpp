@@ -416,18 +416,23 @@ std::string conv_depthwise_supports(const KernelContext& ctx) {
 // "depthwise_rows": where the row segment of 8 outputs fits the registers
 // (depthwise_rows_fit). Its loops are unrolled (the kernel's sides and the horizontal stride
 // and dilation are specialization constants), so no loop grows with the data.
+// What conv_depthwise_rows.comp needs of a call: the row segment fits (depthwise_rows_fit),
+// and its row segments fit the grid. "" or the reason.
+std::string row_kernel_ok(const KernelContext& ctx, const ConvCall& c) {
+  if (!depthwise_rows_fit(c))
+    return str("a ", c.k[0], " x ", c.k[1], " kernel with horizontal stride ", c.g.strides[1], " and dilation ",
+               c.g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
+               kDepthwiseMaxKernel, ")");
+  const uint64_t octs = static_cast<uint64_t>((c.g.out[1] + 7) / 8);
+  const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c.c_out * c.g.out[0]);  // N * OC * OH
+  return grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments");
+}
+
 std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
   std::optional<ConvCall> c;
   if (auto why = depthwise_operands_ok(ctx, c); !why.empty()) return why;
-  if (c) {
-    if (!depthwise_rows_fit(*c))
-      return str("a ", c->k[0], " x ", c->k[1], " kernel with horizontal stride ", c->g.strides[1], " and dilation ",
-                 c->g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
-                 kDepthwiseMaxKernel, ")");
-    const uint64_t octs = static_cast<uint64_t>((c->g.out[1] + 7) / 8);
-    const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
-    if (auto why = grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments"); !why.empty()) return why;
-  }
+  if (c)
+    if (auto why = row_kernel_ok(ctx, *c); !why.empty()) return why;
   return fits_bindings(ctx);
 }
 
@@ -530,13 +535,7 @@ std::string conv_grouped_rows_supports(const KernelContext& ctx) {
     const int64_t cpg = c->c_in / c->group;
     if (cpg > kGroupedRowsChannels)
       return str(cpg, " input channels per group (more than ", kGroupedRowsChannels, ")");
-    if (!depthwise_rows_fit(*c))
-      return str("a ", c->k[0], " x ", c->k[1], " kernel with horizontal stride ", c->g.strides[1], " and dilation ",
-                 c->g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
-                 kDepthwiseMaxKernel, ")");
-    const uint64_t octs = static_cast<uint64_t>((c->g.out[1] + 7) / 8);
-    const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c->c_out * c->g.out[0]);  // N * OC * OH
-    if (auto why = grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments"); !why.empty()) return why;
+    if (auto why = row_kernel_ok(ctx, *c); !why.empty()) return why;
     // The channel loop (its taps unrolled), and the store loop.
     if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(cpg) + 1 + 9, "the channels of a group"); !why.empty())
       return why;
