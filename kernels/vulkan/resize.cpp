@@ -129,8 +129,9 @@ void resize_planes_vulkan(KernelContext& ctx) {
   if (y.numel() == 0) return;
   opdef::ResizePlan p = opdef::resize_plan(ctx);
   std::optional<PlanesForm> f = planes_form(p);
-  // `supports` judged by shapes alone; a scale that keeps an axis's length but moves its
-  // samples (scales of 1.2 on 3 elements) resizes that axis too, which only "taps" can run.
+  // `supports` checks the plan's form where it can read the scales or sizes when the kernel is
+  // chosen; a plan of another form it could not see (more than the last two axes resized) goes
+  // to "taps", whose conditions it checked too.
   if (!f) return resize_taps(ctx, p);
   const Tables& t = device_tables(ctx, {std::move(f->row_index), std::move(f->col_index)},
                                   {std::move(f->row_weight), std::move(f->col_weight)});
