@@ -10,6 +10,7 @@
 
 #include "porta/op.hpp"
 #include "porta/session.hpp"
+#include "porta/util.hpp"
 #include "runtime/precision.hpp"
 #include "runtime/session_plan.hpp"
 
