@@ -15,7 +15,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs
+source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs, require_*
 ZOO=$ROOT/build/zoo DEVICE=cpu THREADS=2 REPEAT=10 ROUNDS=5 OPSET=17 A="" B=""
 NAMES=()
 while (($#)); do
@@ -33,13 +33,11 @@ while (($#)); do
     *) NAMES+=("$1"); shift ;;
   esac
 done
-for v in "$REPEAT" "$ROUNDS" "$THREADS"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[builds] --repeat, --rounds and --threads take positive integers, got '$v'" >&2; exit 2; }
-done
+require_positive builds "--repeat, --rounds and --threads" "$REPEAT" "$ROUNDS" "$THREADS"
 for d in "$A" "$B"; do
   [[ -n $d && -x $d/bin/porta ]] || { echo "[builds] --a and --b take build trees with bin/porta, got '$d'" >&2; exit 2; }
 done
-[[ -d $ZOO ]] || { echo "[builds] no zoo at $ZOO (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
+require_zoo builds "$ZOO"
 mapfile -t NAMES < <(zoo_names "$ZOO" "$OPSET" "${NAMES[@]}")
 
 declare -A MIN MED ERR

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by bench/compare_models.sh and bench/compare_zoo.sh; sourced, not run.
+# Helpers shared by the bench/compare_*.sh scripts; sourced, not run.
 # Expects ROOT (the repository root) to be set.
 
 # Median of the space-separated numbers in $1, "-" if none (the mean of the middle two when
@@ -53,4 +53,21 @@ zoo_inputs() {
   while read -r in file; do
     if [[ -n $in ]]; then printf '%s\n' --input "$in=$1/$file"; fi
   done < "$1/inputs.txt"
+}
+
+# Exits 2, saying so after "[TAG]", unless every value after the first two arguments is a
+# positive integer; OPTIONS names the options they came from.
+# Usage: require_positive TAG OPTIONS VALUE...
+require_positive() {
+  local tag=$1 what=$2 v
+  shift 2
+  for v in "$@"; do
+    [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[$tag] $what take positive integers, got '$v'" >&2; exit 2; }
+  done
+}
+
+# Exits 2, saying so after "[TAG]", unless the zoo folder DIR is there.
+# Usage: require_zoo TAG DIR
+require_zoo() {
+  [[ -d $2 ]] || { echo "[$1] no zoo at $2 (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
 }

@@ -24,7 +24,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # load_now
+source "$ROOT/bench/compare_common.sh"  # load_now, require_positive
 ZOO=$ROOT/build/zoo THREADS_LIST="1 2" RUNS=5 ROUNDS=3 WARMUP=2 OPSET=17 TIMEOUT=600
 BIN=$ROOT/build/bin/porta_ort_ep_compare
 MODELS=1 ZOO_ON=1
@@ -46,9 +46,8 @@ while (($#)); do
     *) NAMES+=("$1"); shift ;;
   esac
 done
-for v in "$RUNS" "$ROUNDS" "$TIMEOUT" $THREADS_LIST; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[ort-ep] --runs, --rounds, --timeout and --threads take positive integers, got '$v'" >&2; exit 2; }
-done
+# shellcheck disable=SC2086  # the thread counts split into words
+require_positive ort-ep "--runs, --rounds, --timeout and --threads" "$RUNS" "$ROUNDS" "$TIMEOUT" $THREADS_LIST
 [[ $WARMUP =~ ^[0-9]+$ ]] || { echo "[ort-ep] --warmup takes a non-negative integer, got '$WARMUP'" >&2; exit 2; }
 [[ -x $BIN ]] || { echo "[ort-ep] $BIN is not built (needs ORT: scripts/setup.sh; then build target porta_ort_ep_compare)" >&2; exit 2; }
 

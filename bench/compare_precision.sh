@@ -15,7 +15,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs
+source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs, require_*
 ZOO=$ROOT/build/zoo PRECISION=bf16 THREADS_LIST="1 2" REPEAT=20 ROUNDS=3 OPSET=17
 PORTA=$ROOT/build/bin/porta
 NAMES=()
@@ -33,10 +33,9 @@ while (($#)); do
     *) NAMES+=("$1"); shift ;;
   esac
 done
-for v in "$REPEAT" "$ROUNDS" $THREADS_LIST; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[precision] --repeat, --rounds and --threads take positive integers, got '$v'" >&2; exit 2; }
-done
-[[ -d $ZOO ]] || { echo "[precision] no zoo at $ZOO (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
+# shellcheck disable=SC2086  # the thread counts split into words
+require_positive precision "--repeat, --rounds and --threads" "$REPEAT" "$ROUNDS" $THREADS_LIST
+require_zoo precision "$ZOO"
 [[ -x $PORTA ]] || { echo "[precision] $PORTA is not there (ninja -C build porta_cli)" >&2; exit 2; }
 mapfile -t NAMES < <(zoo_names "$ZOO" "$OPSET" "${NAMES[@]}")
 

@@ -15,7 +15,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs
+source "$ROOT/bench/compare_common.sh"  # median_of, field_of, load_now, zoo_names, zoo_inputs, require_*
 ZOO=$ROOT/build/zoo DEVICE=vulkan:0 THREADS=2 REPEAT=5 ROUNDS=2 OPSET=17 BEFORE=""
 PORTA=$ROOT/build/bin/porta
 NAMES=()
@@ -34,10 +34,8 @@ while (($#)); do
     *) NAMES+=("$1"); shift ;;
   esac
 done
-for v in "$REPEAT" "$ROUNDS" "$THREADS"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[vulkan] --repeat, --rounds and --threads take positive integers, got '$v'" >&2; exit 2; }
-done
-[[ -d $ZOO ]] || { echo "[vulkan] no zoo at $ZOO (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
+require_positive vulkan "--repeat, --rounds and --threads" "$REPEAT" "$ROUNDS" "$THREADS"
+require_zoo vulkan "$ZOO"
 [[ -x $PORTA ]] || { echo "[vulkan] $PORTA is not there (ninja -C build porta_cli)" >&2; exit 2; }
 mapfile -t NAMES < <(zoo_names "$ZOO" "$OPSET" "${NAMES[@]}")
 

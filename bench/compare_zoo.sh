@@ -30,7 +30,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/compare_common.sh
-source "$ROOT/bench/compare_common.sh"  # median_of, field_of, have_ort, load_now
+source "$ROOT/bench/compare_common.sh"  # median_of, field_of, have_ort, load_now, require_*
 ZOO=$ROOT/build/zoo THREADS_LIST="1 2" REPEAT=20 WARMUP=5 ROUNDS=1 OPSET=17 TIMEOUT=900 STAT=median
 PORTA=$ROOT/build/bin/porta
 NAMES=()
@@ -50,13 +50,12 @@ while (($#)); do
     *) NAMES+=("$1"); shift ;;
   esac
 done
-for v in "$REPEAT" "$ROUNDS" "$TIMEOUT" $THREADS_LIST; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "[zoo] --repeat, --rounds, --timeout and --threads take positive integers, got '$v'" >&2; exit 2; }
-done
+# shellcheck disable=SC2086  # the thread counts split into words
+require_positive zoo "--repeat, --rounds, --timeout and --threads" "$REPEAT" "$ROUNDS" "$TIMEOUT" $THREADS_LIST
 [[ $STAT == median || $STAT == min ]] || { echo "[zoo] --stat takes median or min, got '$STAT'" >&2; exit 2; }
 [[ $WARMUP =~ ^[0-9]+$ ]] || { echo "[zoo] --warmup takes a non-negative integer, got '$WARMUP'" >&2; exit 2; }
 [[ -n ${THREADS_LIST// /} ]] || { echo "[zoo] --threads is empty" >&2; exit 2; }
-[[ -d $ZOO ]] || { echo "[zoo] no zoo at $ZOO (ctest --test-dir build -R zoo.export exports it)" >&2; exit 2; }
+require_zoo zoo "$ZOO"
 ZOO=$(cd "$ZOO" && pwd)
 if [[ $PORTA == */* && -d $(dirname "$PORTA") ]]; then PORTA=$(cd "$(dirname "$PORTA")" && pwd)/$(basename "$PORTA"); fi
 have_ort || exit 2
