@@ -423,7 +423,6 @@ std::string rows_supports(const KernelContext& ctx) {
   if (auto why = float_texels_ok(ctx, ctx.in(0).dtype(), "the shared-memory tiled GEMM"); !why.empty()) return why;
   if (ctx.op->name != "Gemm" || ctx.attrs->get_int("transB", 0) == 0) return "B is not stored (N, K) (Gemm transB = 1)";
   if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
-  if (auto why = reductions_ok(ctx); !why.empty()) return why;
   if (auto why = texel_call_ok(ctx, false); !why.empty()) return why;
   std::string unused;
   const TexelCall t = texel_call_of(ctx, unused);
