@@ -23,8 +23,9 @@ import sys
 
 def porta_nodes(path):
     nodes, ops = {}, {}
-    # node, op, device, time, and the implementation when its op has several ("  onednn")
-    line_re = re.compile(r'^\s+(\S.*?)\s+(\S+)\s+(\S+)\s+([0-9.]+) us(?:  \S+)?$')
+    # node, op, device, time, then the implementation when its op has several ("  onednn")
+    # and marks such as "  (1 thread)"
+    line_re = re.compile(r'^\s+(\S.*?)\s+(\S+)\s+(\S+)\s+([0-9.]+) us(?:  .*)?$')
     in_profile = False
     with open(path) as f:
         for line in f:
