@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "kernels/cpu/panels.hpp"
 #include "tests/cpu_threads.hpp"
+#include "tests/precision_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -201,6 +203,91 @@ TEST(CpuPanels, DeclinesWithAReason) {
   const NodePlan* p = find_plan_of_op(r.plan, "MatMul");
   ASSERT_NE(p, nullptr);
   EXPECT_NE(p->reason.find("not a session constant"), std::string::npos) << p->reason;
+}
+
+
+// A session computing in bf16 (Precision::bf16) runs its MatMuls and Gemms against a constant
+// B past 2^15 elements on the bf16 panels (panels.hpp) where the CPU has AVX-512 BF16: against
+// the float64 reference within bf16's bound (tests/precision_util.hpp), at row counts around a
+// pass's 12 and up to the 64 they take, with a partial last panel, an odd K (the last pair's
+// zero half), A's batches folded into rows, the fused bias and Relu (applied to every row's
+// sums of a panel at once), on one and two threads, the next panel prefetched or not; each
+// session run twice (the second reuses the packed panels).
+TEST(CpuPanels, Bf16MatchesTheReference) {
+  SKIP_WITHOUT_CPU_BF16();
+  if (!cpu::panel_bf16_available()) GTEST_SKIP() << "no AVX-512 BF16 on this CPU: bf16 products go to oneDNN";
+  for (bool two : {false, true}) {
+    std::optional<TwoThreads> threads;
+    if (two) threads.emplace();
+    for (const Shape& a : {Shape{1, 33}, Shape{5, 33}, Shape{11, 301}, Shape{12, 768}, Shape{13, 301}, Shape{17, 768},
+                           Shape{25, 33}, Shape{2, 7, 301}, Shape{64, 768}})
+      for (int64_t n : {int64_t{96}, int64_t{131}, int64_t{1000}})
+        for (bool fused : {false, true}) {
+          const int64_t k = a.back();
+          if (k * n < (int64_t{1} << 15)) continue;  // stays in cache: onednn (DeclinesWithAReason)
+          ConstantsCached cached(fused);
+          SCOPED_TRACE(str(shape_str(a), " x ", n, fused ? ", bias and Relu" : "", two ? ", two threads" : "", ", ",
+                           ConstantsCached::name(fused), " (seed ", seed(), ")"));
+          Built b = build(a, n, fused, fused);
+          Session s(b.g.model(), with_precision(Precision::bf16));
+          const std::vector<NodePlan> plan = s.plan(b.g.inputs());
+          EXPECT_EQ(cpu_impl_of(plan, "MatMul"), "panels");
+          for (int run = 0; run < 2; ++run)
+            expect_low_precision_result(s.run(b.g.inputs()).at(0), b.g.reference(b.out), DType::bf16, k,
+                                        str("run ", run));
+        }
+  }
+}
+
+// Gemm in bf16 on the panels: B as stored or transposed (a Linear layer's n x k weight), C as a
+// bias row, one row and a few.
+TEST(CpuPanels, Bf16GemmEitherLayoutOfB) {
+  SKIP_WITHOUT_CPU_BF16();
+  if (!cpu::panel_bf16_available()) GTEST_SKIP() << "no AVX-512 BF16 on this CPU: bf16 products go to oneDNN";
+  for (int64_t rows : {1, 9, 40})
+    for (bool tb : {false, true})
+      for (bool c : {false, true}) {
+        SCOPED_TRACE(str(rows, " rows, transB ", tb, c ? ", C" : "", " (seed ", seed(), ")"));
+        const int64_t k = 299, n = 161;
+        const double r = 1.7 / std::sqrt(static_cast<double>(k));
+        ReferenceGraph g;
+        g.input("x", random_f32({rows, k}));
+        g.initializer("w", random_f32(tb ? Shape{n, k} : Shape{k, n}, -r, r));
+        std::vector<std::string> in = {"x", "w"};
+        if (c) {
+          g.initializer("c", random_f32({n}));
+          in.push_back("c");
+        }
+        g.node("Gemm", in, "y", {{"transB", int64_t{tb ? 1 : 0}}});
+        g.output("y");
+        Session s(g.model(), with_precision(Precision::bf16));
+        EXPECT_EQ(cpu_impl_of(s.plan(g.inputs()), "Gemm"), "panels");
+        expect_low_precision_result(s.run(g.inputs()).at(0), g.reference("y"), DType::bf16, k, "y");
+      }
+}
+
+// Past 64 rows, and against a B that stays in cache, bf16 products go to oneDNN, saying why.
+TEST(CpuPanels, Bf16DeclinesWithAReason) {
+  SKIP_WITHOUT_CPU_BF16();
+  struct Case {
+    Shape a;
+    int64_t n;
+    const char* reason;
+  };
+  const std::string no_bf16 = "no AVX-512 BF16";
+  for (const Case& c : std::vector<Case>{{{65, 300}, 700, "enough reuse of B for oneDNN's bf16 GEMM"},
+                                         {{8, 64}, 64, "stays in cache"}}) {
+    SCOPED_TRACE(shape_str(c.a));
+    Built b = build(c.a, c.n, false, false);
+    Session s(b.g.model(), with_precision(Precision::bf16));
+    const std::vector<NodePlan> plan = s.plan(b.g.inputs());
+    EXPECT_EQ(cpu_impl_of(plan, "MatMul"), "onednn");
+    const NodePlan* p = find_plan_of_op(plan, "MatMul");
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->reason.find(cpu::panel_bf16_available() ? std::string(c.reason) : no_bf16), std::string::npos)
+        << p->reason;
+    expect_low_precision_result(s.run(b.g.inputs()).at(0), b.g.reference(b.out), DType::bf16, c.a.back(), "y");
+  }
 }
 
 }  // namespace

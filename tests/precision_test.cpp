@@ -13,6 +13,7 @@
 #include "kernels/cpu/rnn_common.hpp"
 #include "runtime/precision.hpp"
 #include "kernels/cpu/cpu_common.hpp"
+#include "kernels/cpu/panels.hpp"
 #include "tests/precision_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
@@ -31,25 +32,6 @@ std::vector<std::string> cast_steps(const std::vector<NodeProfile>& profile) {
 bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
-
-
-// A result computed in `low` from f32 data whose products have `k` terms: each product has
-// relative error up to 2u from rounding its factors to `low`, rounding the result adds u, and
-// the f32 sums of k products grow the error as sqrt(k) does for random signs. The bound is
-// 3u sqrt(k), as relative L2 error (compare's rel). From below: a result of 8 or more elements
-// must show the format's rounding (more than u/16), else the products did not run in `low`.
-void expect_low_precision_result(const Tensor& got, const Tensor& reference, DType low, int64_t k,
-                                 const std::string& what) {
-  const double u = unit_roundoff(low);
-  const double bound = 3 * u * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
-  ASSERT_EQ(got.dtype(), DType::f32) << what << ": outputs keep the exported dtype";
-  Comparison c = compare(got, reference, bound);
-  EXPECT_TRUE(c.ok) << what << ": " << c.message << " (bound " << bound << ")";
-  // A handful of elements can round luckily (one product: 1 in 10 runs fell under u/16); from
-  // 8 on, the format's rounding always shows.
-  if (got.numel() >= 8) EXPECT_GT(c.rel, u / 16) << what << ": as accurate as f32, so not computed in " << dtype_name(low);
-}
-
 
 
 // The planner's casts, weight conversions and f32 destinations, in f16 on the cpu (whose MatMul
@@ -88,9 +70,10 @@ TEST(Precision, PolicyLowersProductsAndKeepsSensitiveOpsInF32) {
   expect_low_precision_result(out[0], g.reference("y"), DType::f16, 64, "y");
 }
 
-// In bf16 the cpu MatMul and Gemm compute inside their oneDNN kernel (KernelDef::computes_in):
-// no Cast steps, A rounded per call, a constant B reordered once straight into the bf16
-// packed layout, f32 accumulation, and the bias and the output in f32. Shapes: a Linear
+// In bf16 the cpu MatMul and Gemm compute inside their kernel (KernelDef::computes_in): no
+// Cast steps, A rounded per call, a constant B reordered once straight into the bf16 packed
+// layout (oneDNN's, or the bf16 panels' for up to 64 rows against a B past 2^15 elements on
+// AVX-512 BF16: tests/cpu_panels_test.cpp), f32 accumulation, and the bias and the output in f32. Shapes: a Linear
 // layer (2-d and batched A), one row (which the gemv loop would take in f32), a product of
 // two activations, a batched constant B, Gemm with transB and a bias, and an empty one.
 TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
@@ -100,15 +83,17 @@ TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
     Shape a, b;
     bool b_constant;
     bool gemm = false;
+    bool panels = false;  ///< a constant B past 2^15 elements: the bf16 panels where the CPU has AVX-512 BF16
   };
   const std::vector<Case> cases = {
       {"linear", {6, 64}, {64, 48}, true},
       {"linear_batched_a", {3, 7, 64}, {64, 40}, true},
-      {"one_row", {1, 300}, {300, 700}, true},
+      {"one_row", {1, 300}, {300, 700}, true, false, true},
       {"activations", {2, 5, 9, 32}, {2, 5, 32, 11}, false},
       {"batched_constant_b", {4, 6, 32}, {4, 32, 12}, true},
       {"gemm_transb_bias", {9, 70}, {30, 70}, true, true},
-      {"gemm_one_row", {1, 300}, {500, 300}, true, true},
+      {"gemm_one_row", {1, 300}, {500, 300}, true, true, true},
+      {"many_rows", {80, 300}, {300, 700}, true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(str(c.name, " (seed ", seed(), ")"));
@@ -131,7 +116,8 @@ TEST(Precision, MatMulAndGemmComputeInsideInBf16) {
     const NodePlan& p = plan_of_op(plan, c.gemm ? "Gemm" : "MatMul");
     EXPECT_EQ(p.precision, DType::bf16) << p.precision_note;
     EXPECT_NE(p.precision_note.find("inside its kernel"), std::string::npos) << p.precision_note;
-    EXPECT_NE(p.reason.find("'onednn'"), std::string::npos) << p.reason;
+    const bool panels = c.panels && cpu::panel_bf16_available();
+    EXPECT_NE(p.reason.find(panels ? "'panels'" : "'onednn'"), std::string::npos) << p.reason;
     for (int run = 0; run < 2; ++run) {  // the first call prepares, the second reuses it
       std::vector<Tensor> out = s.run(g.inputs());
       EXPECT_TRUE(cast_steps(s.profile()).empty());

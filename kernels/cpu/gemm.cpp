@@ -343,7 +343,7 @@ void gemm_gemv(KernelContext& ctx) {
 // into panels (panels.hpp), streamed once per call, C added as a row bias and the fused
 // activation applied to each panel's sums in cache.
 std::string gemm_panels_supports(const KernelContext& ctx) {
-  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
+  const bool bf16 = compute_format(ctx) == DType::bf16;
   if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
   const Attributes& at = *ctx.attrs;
   if (at.get_int("transA") != 0) return "transA: the panels read rows of A";
@@ -357,7 +357,7 @@ std::string gemm_panels_supports(const KernelContext& ctx) {
     if (!row || at.get_float("beta") != 1.0 || ctx.in(2).dtype() != DType::f32)
       return "C is not a bias row of N f32 values added with beta 1";
   }
-  return panel_product_declines(m, k, n, tb);
+  return bf16 ? panel_product_bf16_declines(m, k, n) : panel_product_declines(m, k, n, tb);
 }
 
 void gemm_panels(KernelContext& ctx) {
@@ -366,8 +366,13 @@ void gemm_panels(KernelContext& ctx) {
   if (y.numel() == 0) return;
   const bool tb = ctx.attrs->get_int("transB") != 0;
   const int64_t m = a.dim(0), k = a.dim(1), n = y.dim(1);
-  const PanelProductStep& step = panel_product_step(ctx, tb, "Gemm");
   const float* bias = ctx.has_input(2) && ctx.attrs->get_float("beta") != 0.0 ? ctx.in(2).data<float>() : nullptr;
+  if (compute_format(ctx) == DType::bf16) {  // the bf16 panels (panels.hpp), on AVX-512 BF16
+    const PanelProductBf16Step& step = panel_product_bf16_step(ctx, tb, "Gemm");
+    dense_panel_product_bf16(a.data<float>(), m, k, step, n, bias, y.data<float>());
+    return;
+  }
+  const PanelProductStep& step = panel_product_step(ctx, tb, "Gemm");
   dense_panel_product(a.data<float>(), m, k, step, n, bias, y.data<float>());
 }
 

@@ -283,12 +283,14 @@ void matmul_gemv(KernelContext& ctx) {
 // More rows against one constant B (a Linear layer's weight over a few tokens: a ViT's 17, a
 // ConvNeXt stage's 16 pixels): B packed once per session into panels (panels.hpp), streamed
 // once per call, where oneDNN's matmul without AVX-512 (gemm:jit) repacks B on every call.
+// A call computing in bf16 inside runs the bf16 panels (panels.hpp) on AVX-512 BF16.
 std::string matmul_panels_supports(const KernelContext& ctx) {
-  if (compute_format(ctx) != DType::f32) return "computes in bf16 inside: the onednn implementation converts";
+  const bool bf16 = compute_format(ctx) == DType::bf16;
   if (!ctx.is_constant_input(1)) return "B is not a session constant (its panels are packed once per session)";
   if (ctx.in(1).rank() != 2) return str("B of rank ", ctx.in(1).rank(), ": the panels take one 2-d B");
   const MatMulGeometry g = geometry(ctx.in(0).shape(), ctx.in(1).shape());
-  return panel_product_declines(g.n == 0 ? 0 : shape_numel(g.out) / g.n, g.k, g.n, false);
+  const int64_t rows = g.n == 0 ? 0 : shape_numel(g.out) / g.n;
+  return bf16 ? panel_product_bf16_declines(rows, g.k, g.n) : panel_product_declines(rows, g.k, g.n, false);
 }
 
 void matmul_panels(KernelContext& ctx) {
@@ -296,6 +298,12 @@ void matmul_panels(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   const int64_t k = ctx.in(1).dim(0), n = ctx.in(1).dim(1), rows = y.numel() / n;
+  if (compute_format(ctx) == DType::bf16) {
+    const PanelProductBf16Step& step = panel_product_bf16_step(ctx, false, "MatMul");
+    dense_panel_product_bf16(a.data<float>(), rows, k, step, n,
+                             ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr, y.data<float>());
+    return;
+  }
   const PanelProductStep& step = panel_product_step(ctx, false, "MatMul");
   dense_panel_product(a.data<float>(), rows, k, step, n, ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr,
                       y.data<float>());

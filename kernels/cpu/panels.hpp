@@ -103,6 +103,38 @@ PanelProductStep& panel_product_step(KernelContext& ctx, bool nk, const char* op
 void dense_panel_product(const float* a, int64_t rows, int64_t k, const PanelProductStep& step, int64_t n,
                          const float* bias, float* y);
 
+/// bf16 panels (AVX-512 BF16's dot product of pairs, vdpbf16ps): a constant B rounded to bf16
+/// once per session and packed as kPanel-column panels of K in pairs, each pair row kPanel
+/// 32-bit lanes holding (row 2q, row 2q + 1) of one column, 128 bytes as an f32 panel's row (a
+/// K-odd B ends in a zero row). A product rounds A's rows to bf16 pairs, sums in f32 and writes
+/// f32 with the f32 bias and the fused activation: MatMul's and Gemm's "panels" calls that
+/// compute in bf16 inside (KernelDef::computes_in). Why not oneDNN's bf16 matmul at these rows:
+/// docs/PERFORMANCE.md, "Compute precision".
+/// Whether this CPU has AVX-512 BF16 (fixed for the process; false in TSan builds, which take
+/// the baseline code only).
+bool panel_bf16_available();
+/// Why the bf16 panels decline a product of `rows` rows against a k x n constant B ("" when
+/// they take it).
+std::string panel_product_bf16_declines(int64_t rows, int64_t k, int64_t n);
+/// The bf16 panels of constant `b` (n x k when `nk`, else k x n), packed once (cached_derived).
+std::shared_ptr<const std::vector<uint32_t>> cached_panels_bf16(const Tensor& b, bool nk);
+/// A MatMul's or Gemm's prepared bf16 panels (KernelContext::state). It declares no held
+/// weight: bf16 panels cannot rebuild the f32 B.
+struct PanelProductBf16Step {
+  const void* storage = nullptr;
+  int64_t offset = 0;
+  std::shared_ptr<const std::vector<uint32_t>> packed;
+  opdef::FusedActivation act;
+  bool weights_cached = false;
+  bool fits(const Tensor& b) const { return b.storage().get() == storage && b.offset() == offset; }
+};
+PanelProductBf16Step& panel_product_bf16_step(KernelContext& ctx, bool nk, const char* op);
+/// y (rows x n, dense, rows <= kPanelMaxRows) = a (rows x k, f32, rounded to bf16 here) times
+/// the step's bf16 panels, plus `bias` (n f32 values, or null) along each row, then the fused
+/// activation. Panels split over threads as panel_product's do.
+void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const PanelProductBf16Step& step, int64_t n,
+                              const float* bias, float* y);
+
 /// Weights (elements) per thread from which a product splits its panels over threads. Panels
 /// split over the threads of the call's budget from 16 Ki weights (64 KB, a few us of
 /// streaming) per thread, whatever the call's own size earned (kernels/cpu/thread_policy.hpp:
