@@ -90,7 +90,7 @@ TEST(ConvSmallMap, EveryPixelCountAtEveryVectorWidth) {
 TEST(ConvSmallMap, FusedResidualAndEveryActivation) { expect_fused_residual_and_activations(taken_cases().at(0), "small_map"); }
 
 // Dilated convs whose taps mostly read padding, past 16 pixels: tap by tap, up to
-// panel_product_max_rows() pixels (64 at the AVX2 width, which these run at; 16 with
+// panel_tap_max_rows() pixels (64 at the AVX2 width, which these run at; 16 with
 // AVX-512), against the reference and the onednn implementation, in both layouts, with a fused
 // residual and activation, on one thread and two.
 const std::vector<ConvCase>& by_tap_cases() {

@@ -16,7 +16,7 @@
 //
 // A dilated conv whose taps mostly read padding (fcn_resnet50's last stage at 64x64 images: a
 // 3x3 at dilation 4 over 8x8 pixels, 4 of 9 taps inside per pixel) runs tap by tap instead, up
-// to panel_product_max_rows() pixels: each tap multiplies only the pixels it reads inside the
+// to panel_tap_max_rows() pixels: each tap multiplies only the pixels it reads inside the
 // input by its own rows of the panels, into f32 sums kept for the whole output. oneDNN 2.6 has
 // no AVX2 direct kernel there and ran im2col and a GEMM over every tap (4.9-5.6 ms per conv,
 // ORT 3.0).
@@ -96,7 +96,7 @@ Geometry geometry_of(const KernelContext& ctx) {
 
 // Whether the conv runs tap by tap (the header): past kMaxRows pixels, dilated, mostly padding.
 bool by_tap(const Geometry& geo) {
-  return geo.rows > kMaxRows && geo.rows <= panel_product_max_rows() && geo.dilated &&
+  return geo.rows > kMaxRows && geo.rows <= panel_tap_max_rows() && geo.dilated &&
          static_cast<double>(geo.inside) <= kByTapMaxInside * static_cast<double>(geo.rows * geo.taps);
 }
 
@@ -111,7 +111,7 @@ std::string small_map_supports(const KernelContext& ctx) {
   if (geo.rows == 0 || geo.in_channels == 0) return "empty conv: the onednn implementation takes it";
   if (geo.rows > kMaxRows && !by_tap(geo))
     return str(geo.rows, " output pixels: enough reuse of the weights for oneDNN's kernels (this one takes up to ",
-               kMaxRows, ", and up to ", panel_product_max_rows(),
+               kMaxRows, ", and up to ", panel_tap_max_rows(),
                " tap by tap for a dilated conv whose taps mostly read padding)");
   if (geo.out_channels * geo.k < kMinWeights)
     return str("weights of ", geo.out_channels * geo.k, " elements: mostly fixed costs (the kernel starts at ", kMinWeights,

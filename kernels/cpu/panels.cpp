@@ -252,7 +252,8 @@ std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n) {
   return packed;
 }
 
-int64_t panel_product_max_rows() { return vector_bytes() >= 64 ? 16 : kPanelMaxRows; }
+int64_t panel_product_max_rows() { return vector_bytes() >= 64 ? 32 : kPanelMaxRows; }
+int64_t panel_tap_max_rows() { return vector_bytes() >= 64 ? 16 : kPanelMaxRows; }
 
 std::string panel_product_declines(int64_t rows, int64_t k, int64_t n, bool b_nk) {
   constexpr int64_t kMinWeights = int64_t{1} << 15;

@@ -73,11 +73,17 @@ std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n);
 /// nk 3.35 against oneDNN 6.0 and ORT 3.3; 1 row kn 3.7 / 4.2 / 3.4; but 1 row nk 3.7 against
 /// gemv 2.7).
 std::string panel_product_declines(int64_t rows, int64_t k, int64_t n, bool b_nk);
-/// Rows the MatMul and Gemm "panels" implementations take at most, by vector width: 16 with
-/// AVX-512 (the small-map Conv's measured limit: kernels/cpu/conv_small_map.cpp), 64 with AVX2,
-/// where oneDNN's f32 GEMM (gemm:jit) repacks B on every call (docs/PERFORMANCE.md, the Log
-/// 2026-12-04 20:41).
+/// Rows the MatMul and Gemm "panels" implementations take at most, by vector width: 32 with
+/// AVX-512, 64 with AVX2, where oneDNN's f32 GEMM (gemm:jit) repacks B on every call
+/// (docs/PERFORMANCE.md, the Log 2026-12-04 20:41). With AVX-512, eight chained 768x3072 /
+/// 3072x768 products streamed from memory ran 5-15% faster on the panels than on oneDNN at 17
+/// to 48 rows and even at 64; with B in cache (192x768 / 768x192) even at 24 and 32 rows on one
+/// thread, 5-14% faster on two, but 4-10% slower at 64 (Zen 5, 2026-12-05; vit_b_16's 17-row
+/// products: the model 12% faster at one and two threads).
 int64_t panel_product_max_rows();
+/// Pixels up to which the small-map Conv runs a dilated conv tap by tap (conv_small_map.cpp):
+/// 16 with AVX-512, where oneDNN's direct kernels take more, 64 with AVX2.
+int64_t panel_tap_max_rows();
 /// The session-constant `b` packed in panels once (cached_derived, keyed on its storage): its
 /// rows are output columns (n x k: Gemm's transB) when `nk`, else it is k x n.
 std::shared_ptr<const std::vector<float>> cached_panels(const Tensor& b, bool nk);
