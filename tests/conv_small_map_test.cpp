@@ -8,13 +8,16 @@
 // and in the channels-last layout between convs, on one thread and on two; dilated convs past
 // 16 pixels whose taps mostly read padding, tap by tap. And the calls it declines, with the
 // reason.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/panels.hpp"
 #include "tests/cpu_threads.hpp"
 #include "tests/conv_graph.hpp"
 #include "tests/custom_test_util.hpp"
+#include "tests/precision_util.hpp"
 #include "tests/reference_graph.hpp"
 #include "tests/test_util.hpp"
 
@@ -88,6 +91,43 @@ TEST(ConvSmallMap, EveryPixelCountAtEveryVectorWidth) {
 }
 
 TEST(ConvSmallMap, FusedResidualAndEveryActivation) { expect_fused_residual_and_activations(taken_cases().at(0), "small_map"); }
+
+// In a bf16 session the kernel computes in bf16 inside (porta_compute) with the bf16 panels
+// where the CPU has AVX-512 BF16: every case above, plain and channels-last, with a fused
+// residual and Relu, on one thread and two, each session run twice (the second reuses the
+// packed panels), against the float64 reference within bf16's bound (tests/precision_util.hpp;
+// channels-last, the 1x1 convs around it compute in bf16 too, so the bound takes their terms
+// as well, doubled). Past 16 pixels it declines in bf16 (tap by tap is f32 only).
+TEST(ConvSmallMap, Bf16InsideOnAvx512Bf16) {
+  SKIP_WITHOUT_CPU_BF16();
+  if (!cpu::panel_bf16_available()) GTEST_SKIP() << "no AVX-512 BF16 on this CPU: bf16 convs go to oneDNN";
+  for (bool two : {false, true}) {
+    std::optional<TwoThreads> threads;
+    if (two) threads.emplace();
+    for (const ConvCase& c : taken_cases())
+      for (bool layout : {false, true}) {
+        SCOPED_TRACE(c.name + (layout ? ", channels-last" : ", plain") + (two ? ", two threads" : "") + " (seed " +
+                     std::to_string(seed()) + ")");
+        Built b = build(c, layout, "Relu", true);
+        Session s(b.g.model(), with_precision(Precision::bf16));
+        EXPECT_EQ(cpu_impl_of(s.plan(b.g.inputs()), b.conv), "small_map");
+        const int64_t k = shape_numel(c.w) / c.w[0];
+        const int64_t terms = layout ? 4 * (k + c.x[1] + 2 * c.w[0]) : k;
+        for (int run = 0; run < 2; ++run)
+          expect_low_precision_result(s.run(b.g.inputs()).at(0), b.g.reference(b.out), DType::bf16, terms,
+                                      str("run ", run));
+      }
+  }
+  const ConvCase& wide = {"3x3 over 5x5: 25 pixels", {1, 128, 5, 5}, {96, 128, 3, 3},
+                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}};
+  Built b = build(wide, false, "", false);
+  Session s(b.g.model(), with_precision(Precision::bf16));
+  const std::vector<NodePlan> plan = s.plan(b.g.inputs());
+  EXPECT_EQ(cpu_impl_of(plan, b.conv), "onednn");
+  const NodePlan* p = find_plan_of_op(plan, "Conv");
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->reason.find("25 output pixels in bf16"), std::string::npos) << p->reason;
+}
 
 // Dilated convs whose taps mostly read padding, past 16 pixels: tap by tap, up to
 // panel_tap_max_rows() pixels (64 at the AVX2 width, which these run at; 16 with

@@ -14,6 +14,10 @@
 // fused activation are applied to the sums before they are stored, in either of the layouts a
 // session keeps activations in (plain or oneDNN's channels-last).
 //
+// A call computing in bf16 inside (a bf16 session's porta_compute) runs the bf16 panels
+// (panels.hpp, AVX-512 BF16): the weights rounded once into bf16 panels in the same tap order,
+// the patches rounded per call, f32 sums finished as above. Tap by tap stays f32 only.
+//
 // A dilated conv whose taps mostly read padding (fcn_resnet50's last stage at 64x64 images: a
 // 3x3 at dilation 4 over 8x8 pixels, 4 of 9 taps inside per pixel) runs tap by tap instead, up
 // to panel_tap_max_rows() pixels: each tap multiplies only the pixels it reads inside the
@@ -101,14 +105,20 @@ bool by_tap(const Geometry& geo) {
 }
 
 std::string small_map_supports(const KernelContext& ctx) {
-  if (ctx.attrs->get_int("porta_compute", 0) > 1)
-    return "computes in a low format: the onednn implementation converts inside its primitive";
+  const int64_t compute = ctx.attrs->get_int("porta_compute", 0);
+  if (compute > 1 && compute != 16)
+    return "computes in a low format other than bf16: the onednn implementation converts inside its primitive";
+  if (compute == 16 && !panel_bf16_available())
+    return "computes in bf16 without AVX-512 BF16 here: the onednn implementation converts inside its primitive";
   if (ctx.attrs->get_int("group") != 1) return "grouped conv: the onednn implementation takes it";
   if (!ctx.is_constant_input(1)) return "weights are not a session constant (panels are packed once per session)";
   const Shape& x = ctx.in(0).shape();
   if (x.size() < 3 || x.size() > 5) return str("input of rank ", x.size(), " (the kernel takes 1 to 3 spatial axes)");
   const Geometry geo = geometry_of(ctx);
   if (geo.rows == 0 || geo.in_channels == 0) return "empty conv: the onednn implementation takes it";
+  if (compute == 16 && geo.rows > kMaxRows)
+    return str(geo.rows, " output pixels in bf16: enough reuse of the weights for oneDNN's kernels (this one takes up to ",
+               kMaxRows, "; tap by tap only in f32)");
   if (geo.rows > kMaxRows && !by_tap(geo))
     return str(geo.rows, " output pixels: enough reuse of the weights for oneDNN's kernels (this one takes up to ",
                kMaxRows, ", and up to ", panel_tap_max_rows(),
@@ -213,6 +223,8 @@ struct SmallMapStep {
   const void* weights = nullptr;
   Geometry geo;
   std::shared_ptr<const std::vector<float>> packed;
+  // In a bf16 call (porta_compute), the weights as bf16 panels (panels.hpp) instead.
+  std::shared_ptr<const std::vector<uint32_t>> packed16;
   ConvLayouts layouts;
   // The input already is the patch matrix (rows x K): one tap over every input pixel in order
   // (a 1x1 conv, stride 1, no padding, or a kernel cropped to one tap of that kind), with the
@@ -236,9 +248,17 @@ std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   const Geometry& geo = st->geo;
   std::string what = "conv-panels";
   for (size_t i = 0; i < geo.g.spatial(); ++i) what += str("|", geo.first[i], ":", geo.last[i]);
-  st->packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
-    return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
-  }));
+  if (ctx.attrs->get_int("porta_compute", 0) == 16) {
+    st->packed16 = std::static_pointer_cast<const std::vector<uint32_t>>(cached_derived(w, what + "|bf16", [&] {
+      const std::vector<float> f32 = pack_panels(w, geo);
+      return std::static_pointer_cast<const void>(std::make_shared<const std::vector<uint32_t>>(
+          bf16_panels_of(f32.data(), geo.k, (geo.out_channels + kPanel - 1) / kPanel)));
+    }));
+  } else {
+    st->packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
+      return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
+    }));
+  }
   st->layouts = conv_layouts(ctx);
   bool identity = geo.taps == 1 && geo.in_pixels == geo.out_pixels;
   for (size_t i = 0; i < geo.g.spatial(); ++i)
@@ -331,6 +351,15 @@ void conv_small_map(KernelContext& ctx) {
     cols.resize(static_cast<size_t>(geo.rows * geo.k));
     gather_patches(x, step->layouts.x_last, geo, cols.data());
     a = cols.data();
+  }
+  if (step->packed16) {  // bf16 inside: the patches rounded to bf16 pairs, f32 sums
+    panel_product_bf16(
+        a, rows, geo.k, step->packed16->data(), oc,
+        [&](int64_t o0, int64_t width, float* sums) {
+          for (int64_t r = 0; r < rows; ++r) finish(r, o0, width, sums + r * kPanel);
+        },
+        weights_cached);
+    return;
   }
   panel_product(a, rows, geo.k, packed->data(), oc, [&](int64_t o0, int64_t width, float* sums) {
     for (int64_t r = 0; r < rows; ++r) finish(r, o0, width, sums + r * kPanel);

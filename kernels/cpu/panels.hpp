@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -140,6 +141,15 @@ PanelProductBf16Step& panel_product_bf16_step(KernelContext& ctx, bool nk, const
 /// activation. Panels split over threads as panel_product's do.
 void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const PanelProductBf16Step& step, int64_t n,
                               const float* bias, float* y);
+/// The bf16 product with a store per panel: a (rows x k f32, rows <= 64) rounded to bf16 pairs
+/// here, times `packed` (bf16 panels for this k, n columns); store(first column, columns, sums)
+/// with sums rows x kPanel floats it may change, as panel_product's. Panels split over threads
+/// as panel_product's do; `weights_cached` as there.
+void panel_product_bf16(const float* a, int64_t rows, int64_t k, const uint32_t* packed, int64_t n,
+                        const std::function<void(int64_t, int64_t, float*)>& store, bool weights_cached);
+/// f32 panels (k rows of kPanel floats each, `panels` of them) as bf16 panels of the same
+/// columns: the small-map Conv's weights, packed in its tap order.
+std::vector<uint32_t> bf16_panels_of(const float* panels_f32, int64_t k, int64_t panels);
 
 /// Weights (elements) per thread from which a product splits its panels over threads. Panels
 /// split over the threads of the call's budget from 16 Ki weights (64 KB, a few us of

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "porta/util.hpp"
 
@@ -178,16 +179,17 @@ PanelProductBf16Step& panel_product_bf16_step(KernelContext& ctx, bool nk, const
   return *step;
 }
 
-void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const PanelProductBf16Step& step, int64_t n,
-                              const float* bias, float* y) {
+void panel_product_bf16(const float* a, int64_t rows, int64_t k, const uint32_t* packed, int64_t n,
+                        const std::function<void(int64_t, int64_t, float*)>& store, bool weights_cached) {
   if (rows <= 0 || n <= 0) return;
-  if (rows > kBf16MaxRows) throw BackendError(str("[panels] a bf16 panel product of ", rows, " rows (at most ", kBf16MaxRows, ")"));
+  if (rows > kBf16MaxRows)
+    throw BackendError(str("[panels] a bf16 panel product of ", rows, " rows (at most ", kBf16MaxRows, ")"));
   const int64_t kp = (k + 1) / 2, stride = kp * kPanel, panels = (n + kPanel - 1) / kPanel;
   thread_local std::vector<uint32_t> pairs;
   pairs.resize(static_cast<size_t>(rows * kp));
   to_pairs(a, rows, k, pairs.data());
+  // The calling thread's buffer, by pointer: the panels run on the product's threads.
   const uint32_t* a2 = pairs.data();
-  const uint32_t* packed = step.packed->data();
   const int64_t grain = std::max<int64_t>(
       1, static_cast<int64_t>(static_cast<double>(kPanelParallelWeights) * parallel_scale()) /
              std::max<int64_t>(k * kPanel, 1));
@@ -196,18 +198,41 @@ void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const Pan
     alignas(64) float sums[kBf16MaxRows * kPanel];
     for (int64_t p = p0; p < p1; ++p) {
       bf16_panel(a2, rows, kp, packed + p * stride, sums,
-                 p + 1 < p1 && !step.weights_cached ? packed + (p + 1) * stride : nullptr);
-      const int64_t o0 = p * kPanel, width = std::min(kPanel, n - o0);
-      if (bias)
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < width; ++j) sums[r * kPanel + j] += bias[o0 + j];
-      // One call over the panel's sums of every row (columns past n hold finite sums of zero
-      // weights, never stored): a GELU per row of 32 columns cost convnext_tiny's 64-row
-      // products more than their arithmetic.
-      activate_f32(step.act, sums, rows * kPanel);
-      for (int64_t r = 0; r < rows; ++r) std::copy_n(sums + r * kPanel, width, y + r * n + o0);
+                 p + 1 < p1 && !weights_cached ? packed + (p + 1) * stride : nullptr);
+      store(p * kPanel, std::min(kPanel, n - p * kPanel), sums);
     }
   });
+}
+
+void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const PanelProductBf16Step& step, int64_t n,
+                              const float* bias, float* y) {
+  panel_product_bf16(
+      a, rows, k, step.packed->data(), n,
+      [&](int64_t o0, int64_t width, float* sums) {
+        if (bias)
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < width; ++j) sums[r * kPanel + j] += bias[o0 + j];
+        // One call over the panel's sums of every row (columns past n hold finite sums of zero
+        // weights, never stored): a GELU per row of 32 columns cost convnext_tiny's 64-row
+        // products more than their arithmetic.
+        activate_f32(step.act, sums, rows * kPanel);
+        for (int64_t r = 0; r < rows; ++r) std::copy_n(sums + r * kPanel, width, y + r * n + o0);
+      },
+      step.weights_cached);
+}
+
+std::vector<uint32_t> bf16_panels_of(const float* panels_f32, int64_t k, int64_t panels) {
+  const int64_t kp = (k + 1) / 2;
+  std::vector<uint32_t> packed(static_cast<size_t>(panels * kp * kPanel), 0u);
+  std::vector<uint16_t> row(static_cast<size_t>(kPanel));
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t q = 0; q < k; ++q) {
+      vmath::f32_to_bf16_n(panels_f32 + (p * k + q) * kPanel, row.data(), kPanel);
+      uint32_t* lanes = packed.data() + (p * kp + q / 2) * kPanel;
+      for (int64_t j = 0; j < kPanel; ++j)
+        lanes[j] |= static_cast<uint32_t>(row[static_cast<size_t>(j)]) << (16 * (q % 2));
+    }
+  return packed;
 }
 
 }  // namespace porta::cpu
