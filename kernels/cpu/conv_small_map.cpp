@@ -132,11 +132,11 @@ std::string small_map_supports(const KernelContext& ctx) {
 // The weights as panels: panel p holds, for each of the K rows q = tap * in_channels + c (taps
 // in row-major order over the kept ranges), the 32 output channels 32p..32p+31 (zeros past the
 // last channel).
-std::vector<float> pack_panels(const Tensor& w, const Geometry& geo) {
+PanelsF32 pack_panels(const Tensor& w, const Geometry& geo) {
   const int64_t oc = geo.out_channels, ic = geo.in_channels, k = geo.k;
   const int64_t panels = (oc + kPanel - 1) / kPanel;
   const size_t sp = geo.g.spatial();
-  std::vector<float> packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
+  PanelsF32 packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
   // Offset of each kept tap inside one (output, input) channel's kernel.
   std::vector<int64_t> tap_offset;
   std::vector<int64_t> t(geo.first);
@@ -222,9 +222,9 @@ struct SmallMapStep {
   Shape x_shape;
   const void* weights = nullptr;
   Geometry geo;
-  std::shared_ptr<const std::vector<float>> packed;
+  std::shared_ptr<const PanelsF32> packed;
   // In a bf16 call (porta_compute), the weights as bf16 panels (panels.hpp) instead.
-  std::shared_ptr<const std::vector<uint32_t>> packed16;
+  std::shared_ptr<const PanelsBf16> packed16;
   ConvLayouts layouts;
   // The input already is the patch matrix (rows x K): one tap over every input pixel in order
   // (a 1x1 conv, stride 1, no padding, or a kernel cropped to one tap of that kind), with the
@@ -249,14 +249,14 @@ std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   std::string what = "conv-panels";
   for (size_t i = 0; i < geo.g.spatial(); ++i) what += str("|", geo.first[i], ":", geo.last[i]);
   if (ctx.attrs->get_int("porta_compute", 0) == 16) {
-    st->packed16 = std::static_pointer_cast<const std::vector<uint32_t>>(cached_derived(w, what + "|bf16", [&] {
-      const std::vector<float> f32 = pack_panels(w, geo);
-      return std::static_pointer_cast<const void>(std::make_shared<const std::vector<uint32_t>>(
+    st->packed16 = std::static_pointer_cast<const PanelsBf16>(cached_derived(w, what + "|bf16", [&] {
+      const PanelsF32 f32 = pack_panels(w, geo);
+      return std::static_pointer_cast<const void>(std::make_shared<const PanelsBf16>(
           bf16_panels_of(f32.data(), geo.k, (geo.out_channels + kPanel - 1) / kPanel)));
     }));
   } else {
-    st->packed = std::static_pointer_cast<const std::vector<float>>(cached_derived(w, what, [&] {
-      return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(pack_panels(w, geo)));
+    st->packed = std::static_pointer_cast<const PanelsF32>(cached_derived(w, what, [&] {
+      return std::static_pointer_cast<const void>(std::make_shared<const PanelsF32>(pack_panels(w, geo)));
     }));
   }
   st->layouts = conv_layouts(ctx);
@@ -288,7 +288,7 @@ void conv_small_map(KernelContext& ctx) {
     if (ctx.is_constant_input(1)) ctx.state = fresh;
   }
   const Geometry& geo = step->geo;
-  const std::vector<float>* packed = step->packed.get();
+  const PanelsF32* packed = step->packed.get();
   const bool y_last = step->layouts.y_last, r_last = step->layouts.r_last;
   const Tensor* residual = ctx.has_input(3) ? &ctx.in(3) : nullptr;
   const float* bias = ctx.has_input(2) ? ctx.in(2).data<float>() : nullptr;

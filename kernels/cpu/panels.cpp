@@ -231,9 +231,9 @@ PanelUnits panel_units(int64_t rows, int64_t k, int64_t panels) {
   return r;
 }
 
-std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k) {
+PanelsF32 pack_panels_nk(const float* w, int64_t n, int64_t k) {
   const int64_t panels = (n + kPanel - 1) / kPanel;
-  std::vector<float> packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
+  PanelsF32 packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
   for (int64_t j = 0; j < n; ++j) {
     float* column = packed.data() + (j / kPanel) * k * kPanel + j % kPanel;
     for (int64_t q = 0; q < k; ++q) column[q * kPanel] = w[j * k + q];
@@ -241,9 +241,9 @@ std::vector<float> pack_panels_nk(const float* w, int64_t n, int64_t k) {
   return packed;
 }
 
-std::vector<float> pack_panels_kn(const float* b, int64_t k, int64_t n) {
+PanelsF32 pack_panels_kn(const float* b, int64_t k, int64_t n) {
   const int64_t panels = (n + kPanel - 1) / kPanel;
-  std::vector<float> packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
+  PanelsF32 packed(static_cast<size_t>(panels * k * kPanel), 0.0f);
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t j0 = p * kPanel, width = std::min(kPanel, n - j0);
     float* panel = packed.data() + p * k * kPanel;
@@ -266,10 +266,10 @@ std::string panel_product_declines(int64_t rows, int64_t k, int64_t n, bool b_nk
   return "";
 }
 
-std::shared_ptr<const std::vector<float>> cached_panels(const Tensor& b, bool nk) {
+std::shared_ptr<const PanelsF32> cached_panels(const Tensor& b, bool nk) {
   const int64_t rows = b.dim(0), cols = b.dim(1);
-  return std::static_pointer_cast<const std::vector<float>>(cached_derived(b, nk ? "panels-nk" : "panels-kn", [&] {
-    return std::static_pointer_cast<const void>(std::make_shared<const std::vector<float>>(
+  return std::static_pointer_cast<const PanelsF32>(cached_derived(b, nk ? "panels-nk" : "panels-kn", [&] {
+    return std::static_pointer_cast<const void>(std::make_shared<const PanelsF32>(
         nk ? pack_panels_nk(b.data<float>(), rows, cols) : pack_panels_kn(b.data<float>(), rows, cols)));
   }));
 }

@@ -117,10 +117,10 @@ void to_pairs(const float* a, int64_t rows, int64_t k, uint32_t* a2) {
   }
 }
 
-std::vector<uint32_t> pack_panels_bf16(const float* b, int64_t rows, int64_t cols, bool nk) {
+PanelsBf16 pack_panels_bf16(const float* b, int64_t rows, int64_t cols, bool nk) {
   const int64_t n = nk ? rows : cols, k = nk ? cols : rows, kp = (k + 1) / 2;
   const int64_t panels = (n + kPanel - 1) / kPanel;
-  std::vector<uint32_t> packed(static_cast<size_t>(panels * kp * kPanel), 0u);
+  PanelsBf16 packed(static_cast<size_t>(panels * kp * kPanel), 0u);
   std::vector<uint16_t> line(static_cast<size_t>(std::max(rows, cols)));
   for (int64_t r = 0; r < rows; ++r) {  // each row of b as stored, rounded, then scattered
     vmath::f32_to_bf16_n(b + r * cols, line.data(), cols);
@@ -154,10 +154,10 @@ std::string panel_product_bf16_declines(int64_t rows, int64_t k, int64_t n) {
   return "";
 }
 
-std::shared_ptr<const std::vector<uint32_t>> cached_panels_bf16(const Tensor& b, bool nk) {
-  return std::static_pointer_cast<const std::vector<uint32_t>>(
+std::shared_ptr<const PanelsBf16> cached_panels_bf16(const Tensor& b, bool nk) {
+  return std::static_pointer_cast<const PanelsBf16>(
       cached_derived(b, nk ? "panels-bf16-nk" : "panels-bf16-kn", [&] {
-        return std::static_pointer_cast<const void>(std::make_shared<const std::vector<uint32_t>>(
+        return std::static_pointer_cast<const void>(std::make_shared<const PanelsBf16>(
             pack_panels_bf16(b.data<float>(), b.dim(0), b.dim(1), nk)));
       }));
 }
@@ -221,9 +221,9 @@ void dense_panel_product_bf16(const float* a, int64_t rows, int64_t k, const Pan
       step.weights_cached);
 }
 
-std::vector<uint32_t> bf16_panels_of(const float* panels_f32, int64_t k, int64_t panels) {
+PanelsBf16 bf16_panels_of(const float* panels_f32, int64_t k, int64_t panels) {
   const int64_t kp = (k + 1) / 2;
-  std::vector<uint32_t> packed(static_cast<size_t>(panels * kp * kPanel), 0u);
+  PanelsBf16 packed(static_cast<size_t>(panels * kp * kPanel), 0u);
   std::vector<uint16_t> row(static_cast<size_t>(kPanel));
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t q = 0; q < k; ++q) {
