@@ -53,6 +53,23 @@ Built build(const Shape& a, int64_t n, bool bias, bool relu) {
   return b;
 }
 
+// x [rows, k] -> Gemm(w: [k, n], or [n, k] with transB; c: a bias row, when `c`) (-> Relu) -> y
+ReferenceGraph gemm_graph(int64_t rows, int64_t k, int64_t n, bool tb, bool c, bool relu) {
+  const double r = 1.7 / std::sqrt(static_cast<double>(k));
+  ReferenceGraph g;
+  g.input("x", random_f32({rows, k}));
+  g.initializer("w", random_f32(tb ? Shape{n, k} : Shape{k, n}, -r, r));
+  std::vector<std::string> in = {"x", "w"};
+  if (c) {
+    g.initializer("c", random_f32({n}));
+    in.push_back("c");
+  }
+  g.node("Gemm", in, relu ? "m" : "y", {{"transB", int64_t{tb ? 1 : 0}}});
+  if (relu) g.node("Relu", {"m"}, "y");
+  g.output("y");
+  return g;
+}
+
 // Both with and without the next panel's prefetch (panel_product's weights_cached).
 TEST(CpuPanels, MatchesTheReferenceAtEveryVectorWidth) {
   for (int width : cpu_vector_widths()) {
@@ -120,19 +137,7 @@ TEST(CpuPanels, GemmEitherLayoutOfB) {
         for (bool c : {false, true}) {
           SCOPED_TRACE(str(rows, " rows, transB ", tb, c ? ", C" : "", ", ", VectorWidth::name(width), " (seed ", seed(),
                            ")"));
-          const int64_t k = 300, n = 131;
-          const double r = 1.7 / std::sqrt(static_cast<double>(k));
-          ReferenceGraph g;
-          g.input("x", random_f32({rows, k}));
-          g.initializer("w", random_f32(tb ? Shape{n, k} : Shape{k, n}, -r, r));
-          std::vector<std::string> in = {"x", "w"};
-          if (c) {
-            g.initializer("c", random_f32({n}));
-            in.push_back("c");
-          }
-          g.node("Gemm", in, "m", {{"transB", int64_t{tb ? 1 : 0}}});
-          g.node("Relu", {"m"}, "y");
-          g.output("y");
+          ReferenceGraph g = gemm_graph(rows, 300, 131, tb, c, true);
           ReferenceRun run = run_against_reference(g, {"y"});
           EXPECT_EQ(cpu_impl_of(run.plan, "Gemm"), "panels");
         }
@@ -248,18 +253,8 @@ TEST(CpuPanels, Bf16GemmEitherLayoutOfB) {
     for (bool tb : {false, true})
       for (bool c : {false, true}) {
         SCOPED_TRACE(str(rows, " rows, transB ", tb, c ? ", C" : "", " (seed ", seed(), ")"));
-        const int64_t k = 299, n = 161;
-        const double r = 1.7 / std::sqrt(static_cast<double>(k));
-        ReferenceGraph g;
-        g.input("x", random_f32({rows, k}));
-        g.initializer("w", random_f32(tb ? Shape{n, k} : Shape{k, n}, -r, r));
-        std::vector<std::string> in = {"x", "w"};
-        if (c) {
-          g.initializer("c", random_f32({n}));
-          in.push_back("c");
-        }
-        g.node("Gemm", in, "y", {{"transB", int64_t{tb ? 1 : 0}}});
-        g.output("y");
+        const int64_t k = 299;
+        ReferenceGraph g = gemm_graph(rows, k, 161, tb, c, false);
         Session s(g.model(), with_precision(Precision::bf16));
         EXPECT_EQ(cpu_impl_of(s.plan(g.inputs()), "Gemm"), "panels");
         expect_low_precision_result(s.run(g.inputs()).at(0), g.reference("y"), DType::bf16, k, "y");

@@ -70,6 +70,15 @@ KernelDef f32_product_loop(const char* op, KernelImpl impl, KernelFn fn, Support
   return k;
 }
 
+bool has_avx512_bf16() {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  return yes;
+#else
+  return false;
+#endif
+}
+
 bool onednn_has_bf16() {
   static const bool available = [] {
     using dt = dnnl::memory::data_type;

@@ -105,6 +105,10 @@ KernelDef f32_product_loop(const char* op, KernelImpl impl, KernelFn fn, Support
 /// AVX-512; fixed for the process). Where it has none, a bf16 session's Conv, MatMul and Gemm
 /// and the attention kernel's products past its register loops compute in f32.
 bool onednn_has_bf16();
+/// Whether this CPU has AVX-512 BF16 (vdpbf16ps), the dot product of porta's own bf16 loops
+/// (the bf16 panels, the LSTM/GRU recurrent product); false in TSan builds, which take the
+/// baseline code only. Fixed for the process.
+bool has_avx512_bf16();
 
 /// The format a call computes its products in (KernelDef::computes_in): the attribute
 /// `porta_compute` a session with a low precision sets (an ONNX dtype code), f32 without it;

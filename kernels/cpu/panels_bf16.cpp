@@ -135,14 +135,7 @@ PanelsBf16 pack_panels_bf16(const float* b, int64_t rows, int64_t cols, bool nk)
 
 }  // namespace
 
-bool panel_bf16_available() {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-  static const bool yes = __builtin_cpu_supports("avx512bf16");
-  return yes;
-#else
-  return false;
-#endif
-}
+bool panel_bf16_available() { return has_avx512_bf16(); }
 
 std::string panel_product_bf16_declines(int64_t rows, int64_t k, int64_t n) {
   constexpr int64_t kMinWeights = int64_t{1} << 15;

@@ -218,14 +218,7 @@ void accumulate_block_bf16(const uint32_t* h2, const uint16_t* w, int64_t pairs,
 #endif
 }
 
-bool rnn_bf16_supported() {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-  static const bool yes = __builtin_cpu_supports("avx512bf16");
-  return yes;
-#else
-  return false;
-#endif
-}
+bool rnn_bf16_supported() { return has_avx512_bf16(); }
 
 void to_bf16_pairs(const float* h, int64_t n, uint32_t* h2) {
   for (int64_t i = 0; i + 1 < n; i += 2)
