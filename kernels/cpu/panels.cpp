@@ -279,15 +279,10 @@ namespace {
 // A fresh PanelProductStep for constant input 1 in ctx.state: packed, held, activation parsed.
 PanelProductStep& prepare_panel_product_step(KernelContext& ctx, bool nk, const char* op) {
   const Tensor& b = ctx.in(1);
-  auto fresh = std::make_shared<PanelProductStep>();
-  fresh->storage = b.storage().get();
-  fresh->offset = b.offset();
-  fresh->packed = cached_panels(b, nk);
-  fresh->act = opdef::parse_fused_activation(*ctx.attrs, op);
+  PanelProductStep& step = install_panel_step(ctx, cached_panels(b, nk), op);
   // B's elements in C order, read back from the panels.
   const int64_t rows = b.dim(0), cols = b.dim(1);
-  ctx.held.clear();
-  ctx.held.push_back({1, [packed = fresh->packed, nk, rows, cols](void* dst) {
+  ctx.held.push_back({1, [packed = step.packed, nk, rows, cols](void* dst) {
                         float* out = static_cast<float*>(dst);
                         const int64_t n = nk ? rows : cols, k = nk ? cols : rows;
                         for (int64_t j = 0; j < n; ++j) {
@@ -295,8 +290,7 @@ PanelProductStep& prepare_panel_product_step(KernelContext& ctx, bool nk, const 
                           for (int64_t q = 0; q < k; ++q) out[nk ? j * k + q : q * n + j] = column[q * kPanel];
                         }
                       }});
-  ctx.state = fresh;
-  return *fresh;
+  return step;
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ struct PanelAllocator {
   template <class U>
   bool operator==(const PanelAllocator<U>&) const { return true; }
 };
+/// The two kinds of panels, named alike as PanelStep's argument. The f32 ones stay in
+/// std::vector's own allocation (measured above).
 using PanelsF32 = std::vector<float>;
 using PanelsBf16 = std::vector<uint32_t, PanelAllocator<uint32_t>>;
 
@@ -111,16 +113,33 @@ int64_t panel_tap_max_rows();
 /// rows are output columns (n x k: Gemm's transB) when `nk`, else it is k x n.
 std::shared_ptr<const PanelsF32> cached_panels(const Tensor& b, bool nk);
 
-/// A MatMul's or Gemm's prepared panels (KernelContext::state): B told apart by its storage and
-/// offset (a session may have freed B's bytes: KernelContext::held), the fused activation.
-struct PanelProductStep {
+/// A MatMul's or Gemm's prepared panels (KernelContext::state), of either kind (PanelsF32 or
+/// PanelsBf16): B told apart by its storage and offset (a session may have freed B's bytes:
+/// KernelContext::held), the fused activation.
+template <class Panels>
+struct PanelStep {
   const void* storage = nullptr;
   int64_t offset = 0;
-  std::shared_ptr<const PanelsF32> packed;
+  std::shared_ptr<const Panels> packed;
   opdef::FusedActivation act;
   bool weights_cached = false;  ///< panel_product's weights_cached, from the session's constants
   bool fits(const Tensor& b) const { return b.storage().get() == storage && b.offset() == offset; }
 };
+using PanelProductStep = PanelStep<PanelsF32>;
+/// A fresh step for `packed` (the panels of the call's input 1) and `op`'s fused activation,
+/// made the call's state, with no held weight declared yet.
+template <class Panels>
+PanelStep<Panels>& install_panel_step(KernelContext& ctx, std::shared_ptr<const Panels> packed, const char* op) {
+  const Tensor& b = ctx.in(1);
+  auto fresh = std::make_shared<PanelStep<Panels>>();
+  fresh->storage = b.storage().get();
+  fresh->offset = b.offset();
+  fresh->packed = std::move(packed);
+  fresh->act = opdef::parse_fused_activation(*ctx.attrs, op);
+  ctx.held.clear();
+  ctx.state = fresh;
+  return *fresh;
+}
 /// The step's state for constant input 1 (B, n x k when `nk`), prepared on the first call or when B
 /// changed: packed once (cached_panels), declared held (KernelContext::held: rebuilding B
 /// unpacks the panels), `op`'s fused activation parsed; weights_cached from the call's
@@ -149,14 +168,7 @@ std::string panel_product_bf16_declines(int64_t rows, int64_t k, int64_t n);
 std::shared_ptr<const PanelsBf16> cached_panels_bf16(const Tensor& b, bool nk);
 /// A MatMul's or Gemm's prepared bf16 panels (KernelContext::state). It declares no held
 /// weight: bf16 panels cannot rebuild the f32 B.
-struct PanelProductBf16Step {
-  const void* storage = nullptr;
-  int64_t offset = 0;
-  std::shared_ptr<const PanelsBf16> packed;
-  opdef::FusedActivation act;
-  bool weights_cached = false;
-  bool fits(const Tensor& b) const { return b.storage().get() == storage && b.offset() == offset; }
-};
+using PanelProductBf16Step = PanelStep<PanelsBf16>;
 PanelProductBf16Step& panel_product_bf16_step(KernelContext& ctx, bool nk, const char* op);
 /// y (rows x n, dense, rows <= kPanelMaxRows) = a (rows x k, f32, rounded to bf16 here) times
 /// the step's bf16 panels, plus `bias` (n f32 values, or null) along each row, then the fused

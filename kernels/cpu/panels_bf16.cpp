@@ -158,16 +158,7 @@ std::shared_ptr<const PanelsBf16> cached_panels_bf16(const Tensor& b, bool nk) {
 PanelProductBf16Step& panel_product_bf16_step(KernelContext& ctx, bool nk, const char* op) {
   const Tensor& b = ctx.in(1);
   auto* step = static_cast<PanelProductBf16Step*>(ctx.state.get());
-  if (!step || !step->fits(b)) {
-    auto fresh = std::make_shared<PanelProductBf16Step>();
-    fresh->storage = b.storage().get();
-    fresh->offset = b.offset();
-    fresh->packed = cached_panels_bf16(b, nk);
-    fresh->act = opdef::parse_fused_activation(*ctx.attrs, op);
-    ctx.held.clear();
-    ctx.state = fresh;
-    step = fresh.get();
-  }
+  if (!step || !step->fits(b)) step = &install_panel_step(ctx, cached_panels_bf16(b, nk), op);
   step->weights_cached = constants_stay_cached(ctx.session_constant_bytes);
   return *step;
 }
