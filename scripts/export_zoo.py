@@ -2,8 +2,8 @@
 """porta's real-model zoo: torchvision 0.14 architectures and torch.nn text stacks, exported
 to ONNX the way users export them, with PyTorch's float64 outputs as the reference.
 
-Usage: /usr/bin/python3 scripts/export_zoo.py OUT_DIR [--only NAME[,NAME...]] [--force]
-       /usr/bin/python3 scripts/export_zoo.py --list      (member names, one per line)
+Usage: /usr/bin/python3 scripts/export_zoo.py OUT_DIR [--only NAME[,NAME...]] [--force] [--full]
+       /usr/bin/python3 scripts/export_zoo.py --list [--full]  (member names, one per line)
 
 Needs Debian's python3-torch (1.13), python3-torchvision (0.14), python3-onnx and numpy.
 Weights are random (fixed seeds): nothing is downloaded. Every member is exported at opset 13
@@ -19,6 +19,11 @@ allows it. Each folder OUT_DIR/<member>/ holds what tests/model_fixtures.hpp rea
 A folder whose model.onnx exists is kept (so ctest's fixture exports once per build tree);
 --force exports again. Members are small configurations of each family (64x64 images where the
 architecture allows) so that the whole zoo runs on the cpu within a few minutes.
+
+--full exports the other set instead: the models the speed goals name at the sizes they are
+published at, where their products are compute-bound (resnet50, convnext_tiny and vit_b_16 at
+224x224, a BERT-base encoder over 128 tokens), opset 17 only. It is for benchmarks
+(bench/compare_precision.sh --zoo DIR, bench/compare_zoo.sh --zoo DIR), not for ctest.
 """
 import argparse
 import os
@@ -60,8 +65,21 @@ MEMBERS = {
     # boolean-mask indexing (NonZero + GatherND): the output's length depends on the tokens
     "masked_tokens": ("masked_tokens", "tokens", (2, 16), False),
 }
+# --full: name -> (builder name, input kind, input shape, dynamic batch), opset 17 only.
+FULL_MEMBERS = {
+    "resnet50_224": ("tv:resnet50", "image", (1, 3, 224, 224), True),
+    "convnext_tiny_224": ("tv:convnext_tiny", "image", (1, 3, 224, 224), True),
+    "vit_b_16_224": ("vit_b_16", "image", (1, 3, 224, 224), True),
+    "bert_base_128": ("bert_base", "tokens", (1, 128), True),
+}
 OPSETS = (13, 17)
 VOCAB = 100
+
+
+def use_full_set():
+    """Makes --full's members the ones every function here builds and exports."""
+    global MEMBERS, OPSETS
+    MEMBERS, OPSETS = FULL_MEMBERS, (17,)
 
 
 def member_names():
@@ -101,15 +119,16 @@ def build(torch, name):
     d_model, heads = 64, 4
 
     class Bert(nn.Module):
-        """Token + position embeddings, 2 post-norm encoder layers, a padding mask from token 0."""
+        """Token + position embeddings, post-norm encoder layers (2 of width 64 in the zoo; 12
+        of BERT-base's 768 with 12 heads in --full's), a padding mask from token 0."""
 
-        def __init__(self):
+        def __init__(self, width=d_model, n_heads=heads, ff=128, layers=2, positions=64):
             super().__init__()
-            self.tok = nn.Embedding(VOCAB, d_model)
-            self.pos = nn.Embedding(64, d_model)
-            layer = nn.TransformerEncoderLayer(d_model, heads, 128, dropout=0.0, batch_first=True)
-            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-            self.head = nn.Linear(d_model, 8)
+            self.tok = nn.Embedding(VOCAB, width)
+            self.pos = nn.Embedding(positions, width)
+            layer = nn.TransformerEncoderLayer(width, n_heads, ff, dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+            self.head = nn.Linear(width, 8)
 
         def forward(self, tokens):
             pos = torch.arange(tokens.shape[1], device=tokens.device).unsqueeze(0)
@@ -166,6 +185,8 @@ def build(torch, name):
 
     if kind == "bert":
         return Bert()
+    if kind == "bert_base":
+        return Bert(width=768, n_heads=12, ff=3072, layers=12, positions=shape[1])
     if kind == "masked_tokens":
         return MaskedTokens()
     if kind == "gpt":
@@ -183,7 +204,7 @@ def make_input(torch, name):
     if what == "image":
         return torch.randn(*shape, generator=g)
     tokens = torch.randint(1, VOCAB, shape, generator=g)
-    if MEMBERS[name][0] in ("bert", "masked_tokens"):
+    if MEMBERS[name][0] in ("bert", "bert_base", "masked_tokens"):
         tokens[0, -3:] = 0  # padding at the end of the first sequence
     return tokens
 
@@ -229,7 +250,10 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--full", action="store_true", help="the full-size benchmark set instead of the zoo")
     args = parser.parse_args()
+    if args.full:
+        use_full_set()
     if args.list:
         print("\n".join(member_names()))
         return
