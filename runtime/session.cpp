@@ -130,7 +130,8 @@ struct Session::Impl {
   // Per constant slot of `plan`: the (step index, input index) of every read, in order.
   using ConstantReaders = std::vector<std::pair<int, size_t>>;
 
-  // Frees the bytes of constant slot `slot` when every step of `plan` that reads it keeps it in
+  // Frees the bytes of constant slot `slot` (`readers`: every read of its storage, through any
+  // slot) when every step of `plan` that reads it keeps it in
   // its prepared state (KernelContext::held: a weight packed for a primitive), so the session
   // holds one copy of such a weight, not two; the storage rebuilds its bytes from that state
   // if anything reads it again (Storage::release). Called on a plan's first run, after the
@@ -141,9 +142,11 @@ struct Session::Impl {
   void release_if_held(detail::Plan& plan, int slot, const ConstantReaders& readers) {
     const detail::Slot& sl = plan.slots[slot];
     const Tensor& t = sl.constant;
-    if (sl.graph_output || !t.defined() || t.offset() != 0 || !t.is_contiguous() ||
-        t.nbytes() != t.storage()->bytes() || t.storage()->released())
+    if (!t.defined() || t.offset() != 0 || !t.is_contiguous() || t.nbytes() != t.storage()->bytes() ||
+        t.storage()->released())
       return;
+    for (const detail::Slot& other : plan.slots)  // the slot, or another holding its storage, is reported
+      if (other.graph_output && other.constant.defined() && other.constant.storage() == t.storage()) return;
     std::function<void(void*)> rebuild;
     for (auto [k, i] : readers) {
       const detail::Step& step = plan.steps[k];
@@ -353,16 +356,20 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   }
   const bool profiling = impl_->options.profile;
   impl_->profile.clear();
-  // A plan's first run frees weights its kernels hold (Impl::release_if_held): each constant
-  // slot's readers, and the step after which to look.
+  // A plan's first run frees weights its kernels hold (Impl::release_if_held): the readers of
+  // each constant storage (slots may share one: a folded Identity passes its constant on),
+  // filed under the first slot that holds it, and the step after which to look.
   std::map<int, Impl::ConstantReaders> readers;
   std::vector<std::vector<int>> release_after;
   if (!plan.weights_released) {
+    std::map<const void*, int> first_slot;  // storage -> the slot its readers are filed under
+    for (size_t s = 0; s < slots.size(); ++s)
+      if (slots[s].constant.defined()) first_slot.emplace(slots[s].constant.storage().get(), static_cast<int>(s));
     for (size_t k = 0; k < plan.steps.size(); ++k) {
       const detail::Step& step = plan.steps[k];
       for (size_t i = 0; i < step.inputs.size(); ++i)
         if (step.inputs[i] >= 0 && slots[step.inputs[i]].constant.defined())
-          readers[step.inputs[i]].push_back({static_cast<int>(k), i});
+          readers[first_slot.at(slots[step.inputs[i]].constant.storage().get())].push_back({static_cast<int>(k), i});
       if (step.kind == detail::StepKind::kernel)
         for (size_t i = 0; i < step.outputs.size(); ++i)
           if (step.outputs[i] >= 0 && slots[step.outputs[i]].graph_output)

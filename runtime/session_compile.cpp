@@ -168,6 +168,22 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
     mark(Path::folded, "shape known when the session compiles", Device::cpu());
     return;
   }
+  // Identity of a constant is that constant, the same storage: PyTorch exports weights shared
+  // between layers (a stack made by copying one layer, tied weights) as one initializer read
+  // through Identity nodes, and a copy per reader would hold one set of weights per layer,
+  // packed once per layer too (the cpu's packed-weight caches key on the storage).
+  if (all_constant && op.name == "Identity" && op.domain.empty() && ins.size() == 1 && outs.size() == 1 &&
+      outs[0] >= 0) {
+    const CValue& in = values_.at(ins[0]);
+    CValue& cv = values_.at(outs[0]);
+    cv.present = in.present;
+    cv.constant = in.constant;
+    cv.shape = in.shape;
+    cv.dtype = in.dtype;
+    cv.from_input = from_input;
+    mark(Path::folded, "the constant it passes on, shared: no copy", Device::cpu());
+    return;
+  }
   // Constant inputs: compute once now, on the CPU.
   if (all_constant) {
     std::vector<Tensor> args;

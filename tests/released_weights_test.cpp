@@ -192,6 +192,45 @@ TEST(ReleasedWeights, ConvWeightsToo) {
   }
 }
 
+// One weight read by three products, two of them through Identity nodes (how PyTorch exports a
+// stack of copies of one layer, or tied weights): the Identity outputs are that constant, not
+// copies, and its bytes are freed once every reader holds it, not while a reader through an
+// Identity still reads them as stored.
+TEST(ReleasedWeights, SharedThroughIdentity) {
+  SCOPED_TRACE(str("seed ", seed()));
+  for (bool add_reads_it : {false, true}) {
+    SCOPED_TRACE(add_reads_it ? "an Add reads it through an Identity" : "products only");
+    ReferenceGraph g;
+    g.input("x", random_f32({192, 192}));
+    g.initializer("w", random_f32({192, 192}, -0.2, 0.2));
+    g.node("Identity", {"w"}, "w_a");
+    g.node("Identity", {"w"}, "w_b");
+    g.node("MatMul", {"x", "w"}, "h1");
+    g.node("Relu", {"h1"}, "r1");
+    g.node("MatMul", {"r1", "w_a"}, "h2");
+    g.node("Relu", {"h2"}, "r2");
+    g.node("MatMul", {"r2", "w_b"}, "h3");
+    if (add_reads_it) {
+      g.node("Add", {"h3", "w_b"}, "out");
+    } else {
+      g.node("Identity", {"h3"}, "out");
+    }
+    g.output("out");
+    Model model = g.model();
+    const std::vector<float> w_before = values_of(weight(model, "w"));
+    Session s(model);
+    int shared = 0;
+    for (const NodePlan& n : s.plan(g.inputs()))
+      if (n.path == Path::folded && n.reason.find("shared: no copy") != std::string::npos) ++shared;
+    EXPECT_EQ(shared, 2);
+    expect_matches(g, s.run(g.inputs()), "first run");
+    EXPECT_EQ(weight(model, "w").storage()->released(), !add_reads_it);
+    expect_matches(g, s.run(g.inputs()), "second run");
+    EXPECT_EQ(values_of(weight(model, "w")), w_before);
+    expect_matches(g, s.run(g.inputs()), "after the read");
+  }
+}
+
 TEST(ReusedOutputs, OnlyOnceTheCallerHasLetGo) {
   SCOPED_TRACE(str("seed ", seed()));
   ReferenceGraph g = two_linears(16, 256, 160);
