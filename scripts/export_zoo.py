@@ -186,7 +186,14 @@ def build(torch, name):
     if kind == "bert":
         return Bert()
     if kind == "bert_base":
-        return Bert(width=768, n_heads=12, ff=3072, layers=12, positions=shape[1])
+        model = Bert(width=768, n_heads=12, ff=3072, layers=12, positions=shape[1])
+        # nn.TransformerEncoder deep-copies one layer, so its layers start equal and the export
+        # shares one set of weights among them; a trained BERT's layers differ: draw each anew.
+        for layer in model.enc.layers:
+            layer.self_attn._reset_parameters()
+            for linear in (layer.self_attn.out_proj, layer.linear1, layer.linear2):
+                linear.reset_parameters()
+        return model
     if kind == "masked_tokens":
         return MaskedTokens()
     if kind == "gpt":
