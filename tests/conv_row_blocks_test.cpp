@@ -5,7 +5,11 @@
 // (one primitive over all rows): row counts that split evenly and unevenly (7 = 3 + 4), valid
 // and padded convs, padding on the top or the bottom only, tall and narrow maps, a fused
 // residual, activations fused as post-ops and after the primitive, and the calls that stay
-// whole (batch 2, plain activations, maps too short, direct convs).
+// whole (batch 2, plain activations, maps too short, direct convs). Every conv has at least
+// 2^24 direct multiply-adds (fewer per thread run direct: use_winograd) and at most 2 MB of
+// transformed weights (more keep oneDNN's own split: kRowBlockMaxWeights); those whose blocks
+// are padded unlike the whole map at most 512 KB (their blocks' F(4x4) weights must fit half
+// of L2).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <string>
@@ -109,13 +113,13 @@ uint64_t blocks_run(const Built& b) {
 const std::vector<RowCase>& split_cases() {
   using V = std::vector<int64_t>;
   static const std::vector<RowCase> cases = {
-      {"16->32 over 15x15 (blocks of 7 and 8 rows)", {1, 16, 15, 15}, {32, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
-      {"32->64 over 16x16", {1, 32, 16, 16}, {64, 32, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
-      {"16->16 over 7x7 (3 + 4 rows)", {1, 16, 7, 7}, {16, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
-      {"valid 16->32, 13x11 -> 11x9", {1, 16, 13, 11}, {32, 16, 3, 3}, {}},
-      {"pads top 1, bottom 0", {1, 16, 12, 12}, {32, 16, 3, 3}, {{"pads", V{1, 1, 0, 1}}}},
-      {"pads top 0, bottom 1", {1, 16, 12, 12}, {32, 16, 3, 3}, {{"pads", V{0, 1, 1, 1}}}},
-      {"tall and narrow, 33x4", {1, 16, 33, 4}, {32, 16, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"64->144 over 15x15 (blocks of 7 and 8 rows)", {1, 64, 15, 15}, {144, 64, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"64->128 over 16x16", {1, 64, 16, 16}, {128, 64, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"48->64 over 7x88 (3 + 4 rows)", {1, 48, 7, 88}, {64, 48, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
+      {"valid 96->144, 15x13 -> 13x11", {1, 96, 15, 13}, {144, 96, 3, 3}, {}},
+      {"pads top 1, bottom 0", {1, 48, 12, 56}, {64, 48, 3, 3}, {{"pads", V{1, 1, 0, 1}}}},
+      {"pads top 0, bottom 1", {1, 48, 12, 56}, {64, 48, 3, 3}, {{"pads", V{0, 1, 1, 1}}}},
+      {"tall and narrow, 65x10", {1, 48, 65, 10}, {64, 48, 3, 3}, {{"pads", V{1, 1, 1, 1}}}},
   };
   return cases;
 }
@@ -140,7 +144,7 @@ TEST(ConvRowBlocks, FusedResidualAndActivations) {
 
 // Calls that stay one primitive: batches (rows of one image are not a contiguous slice of all),
 // plain activations on either side, maps too short for two blocks of 3 rows, and convs that
-// are not Winograd.
+// are not Winograd (too few multiply-adds per thread, pads oneDNN's Winograd does not take).
 TEST(ConvRowBlocks, WholeWhereBlocksDoNotApply) {
   using V = std::vector<int64_t>;
   const Attributes pads{{"pads", V{1, 1, 1, 1}}};
@@ -149,12 +153,14 @@ TEST(ConvRowBlocks, WholeWhereBlocksDoNotApply) {
     bool between;
   };
   const std::vector<Whole> cases = {
-      {{"batch 2", {2, 16, 15, 15}, {32, 16, 3, 3}, pads}, true},
-      {{"graph input and output", {1, 16, 15, 15}, {32, 16, 3, 3}, pads}, false},
-      {{"5 rows", {1, 16, 5, 12}, {32, 16, 3, 3}, pads}, true},
+      {{"batch 2", {2, 64, 15, 15}, {144, 64, 3, 3}, pads}, true},
+      // 1 M multiply-adds: direct, not Winograd, on two threads (it ran as row blocks before)
+      {{"16->32 over 15x15", {1, 16, 15, 15}, {32, 16, 3, 3}, pads}, true},
+      {{"graph input and output", {1, 64, 15, 15}, {144, 64, 3, 3}, pads}, false},
+      {{"5 rows", {1, 96, 5, 28}, {144, 96, 3, 3}, pads}, true},
       // oneDNN has no Winograd kernel for pads past 1 or pads of 2 on one side: direct, whole
-      {{"pads 2", {1, 16, 9, 9}, {16, 16, 3, 3}, {{"pads", V{2, 2, 2, 2}}}}, true},
-      {{"pads top 0, bottom 2", {1, 16, 9, 10}, {32, 16, 3, 3}, {{"pads", V{0, 1, 2, 1}}}}, true},
+      {{"pads 2", {1, 96, 9, 11}, {144, 96, 3, 3}, {{"pads", V{2, 2, 2, 2}}}}, true},
+      {{"pads top 0, bottom 2", {1, 96, 9, 16}, {144, 96, 3, 3}, {{"pads", V{0, 1, 2, 1}}}}, true},
   };
   for (const Whole& w : cases) {
     SCOPED_TRACE(w.c.name + " (seed " + std::to_string(seed()) + ")");

@@ -295,7 +295,8 @@ TEST(FusedActivation, CpuDeclaresWhatItImplements) {
 }
 
 // The cpu Conv kernel with each activation it declares against the reference: 3x3 with 16
-// channels (oneDNN's blocked jit kernels; Winograd where available) and grouped (gemm-based).
+// channels (oneDNN's blocked jit kernels), 3x3 with 64 channels and 2^24 multiply-adds
+// (Winograd where available, on up to two threads) and grouped (gemm-based).
 TEST(FusedActivation, CpuConvKernelMatchesReference) {
   const KernelDef* k = cpu_conv_kernel();
   ASSERT_NE(k, nullptr);
@@ -303,7 +304,8 @@ TEST(FusedActivation, CpuConvKernelMatchesReference) {
     Shape x, w;
     int64_t group;
   };
-  for (const Shapes& s : {Shapes{{2, 16, 9, 8}, {16, 16, 3, 3}, 1}, Shapes{{1, 4, 7, 6}, {6, 2, 3, 3}, 2}}) {
+  for (const Shapes& s : {Shapes{{2, 16, 9, 8}, {16, 16, 3, 3}, 1}, Shapes{{2, 64, 18, 16}, {64, 64, 3, 3}, 1},
+                          Shapes{{1, 4, 7, 6}, {6, 2, 3, 3}, 2}}) {
     InputSpec spec;
     spec.shape = s.x;
     spec.lo = -2;

@@ -95,6 +95,16 @@ dnnl::memory::format_tag activation_tag(const Shape& s, int64_t group) {
 // runs, profile): resnet18's 512-channel convs over 2x2 pixels 605-663 -> 412-419 us each,
 // googlenet's inception5 convs 134 -> 75 and 163 -> 105 us; at 4x4 Winograd stays ahead
 // (googlenet's inception4b 57 vs 78 us) or even (resnet18's layer3).
+// Convs of fewer than kWinogradMinMacsPerThread direct multiply-adds per thread of the call's
+// budget stay direct: there the transforms cost more than the multiplications saved, and the
+// direct kernel splits over two threads where Winograd (whole or as row blocks) hardly does.
+// Zen 5, per node, `--profile`, median of 5 processes, Winograd / direct us: at two threads
+// resnet18's 64->64 over 16x16 (9.4 M multiply-adds) 72 / 57, its 128->128 over 8x8 76 / 61,
+// densenet121's 128->32 over 8x8 47 / 19, inception_v3's 64->96 over 7x7 44 / 24, against
+// googlenet's 64->192 over 16x16 (28 M) 96 / 134, inception_v3's 32->64 over 37x37 (25 M) 104
+// / 131, resnet50's 512->512 over 7x7 595 / 781; at one thread resnet18's 64->64 over 16x16
+// 71 / 92, densenet121's 128->32 over 8x8 (2.4 M) 30 / 23, googlenet's 16->32 over 8x8 10 / 7.
+constexpr int64_t kWinogradMinMacsPerThread = int64_t{1} << 23;
 bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::WindowGeometry& g) {
   static const bool enabled = [] {
     const char* e = std::getenv("PORTA_CONV_WINOGRAD");
@@ -104,7 +114,9 @@ bool use_winograd(const Shape& x, const Shape& w, int64_t group, const opdef::Wi
   for (size_t i = 0; i < 2; ++i)
     if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
   if (g.out[0] < 4 || g.out[1] < 4) return false;  // less than one F(4x4) output tile
-  return x[1] % 16 == 0 && w[0] % 16 == 0;
+  if (x[1] % 16 != 0 || w[0] % 16 != 0) return false;
+  const int64_t macs = x[0] * g.out[0] * g.out[1] * w[0] * x[1] * 9;
+  return macs >= kWinogradMinMacsPerThread * call_thread_budget();
 }
 
 // A dense conv whose output has at most 16 pixels per image (the last stages of CNNs at small
@@ -500,9 +512,11 @@ void run_window(const char* op, const Tensor& x, const Tensor& w, const Tensor* 
                 DType compute = DType::f32) {
   std::vector<int64_t> dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);
+  // The thread budget: use_winograd's choice follows it.
   auto key = dnn_key(op, x.shape(), w.shape(), y_shape, group, g.strides, dil, g.pad_begin, pad_end,
                      bias != nullptr, layout_any(), fused ? fused_activation_key(*fused) : std::string(),
-                     layout.input(0) || layout.output, residual != nullptr, layout.output, compute);
+                     layout.input(0) || layout.output, residual != nullptr, layout.output, compute,
+                     call_thread_budget());
   auto p = cached<WindowPrimitive<P>>(key, [&] {
     return make_window_primitive<P>(op, x.shape(), w.shape(), bias, y_shape, group, g, pad_end, transposed, fused,
                                     layout, residual != nullptr, compute);
