@@ -86,7 +86,7 @@ TEST(PreparedCall, MatMulWithConstantWeightsEveryRun) {
 
 TEST(PreparedCall, ConvWithConstantWeightsEveryRun) {
   check_runs("Conv", {1, 3, 9, 8}, random({5, 3, 3, 3}), {1, 5, 7, 6});
-  // Winograd on up to two threads (2^24 multiply-adds: kernels/cpu/conv.cpp's use_winograd)
+  // Winograd on up to two threads (2^24 multiply-adds: kernels/cpu/conv_choice.cpp's use_winograd)
   check_runs("Conv", {2, 64, 18, 18}, random({64, 64, 3, 3}), {2, 64, 16, 16});
 }
 

@@ -93,7 +93,7 @@ TEST(ResidualFusion, ShortcutAddsFuseIntoTheirConv) {
   expect_block({"LeakyRelu", {1, 24, 9, 10}, 24, 3, 1, "LeakyRelu"});
   expect_block({"Sigmoid (applied after the primitive)", {1, 24, 9, 10}, 24, 3, 1, "Sigmoid"});
   // Winograd candidates (3x3, channels multiples of 16, 2^24 multiply-adds: Winograd on up to
-  // two threads, kernels/cpu/conv.cpp's use_winograd): the sum follows the primitive.
+  // two threads, kernels/cpu/conv_choice.cpp's use_winograd): the sum follows the primitive.
   expect_block({"winograd, Relu", {1, 64, 24, 24}, 64, 3, 1, "Relu"});
   expect_block({"winograd, Clip", {1, 64, 24, 24}, 64, 3, 1, "Clip"});
   expect_block({"winograd, Sigmoid", {1, 64, 24, 24}, 64, 3, 1, "Sigmoid"});
