@@ -144,7 +144,7 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 // input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
 // and strides; 16 per group stays "im2col"), "rows" (one output per image reading the whole
 // image, up to 4 images, K padded to whole texels; 1x1 over 4 positions of one image),
-// then "im2col" (any group, 1-D and 2-D),
+// then "im2col" (any group, 1-D to 3-D),
 // each against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
@@ -195,6 +195,22 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
       {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
+      // Output rows not a multiple of 4 wide (5, 6, 7, 9, 13): vec4s running into the next row,
+      // the last row's into the pad columns; strides, dilation, padding, groups, 2 images.
+      {{2, 32, 9, 9}, {8, 16, 3, 3}, a(2, {1, 1}, {1, 0, 1, 0}), true, "im2col"},        // 9 x 7
+      {{1, 5, 11, 13}, {4, 5, 3, 3}, a(1, {2, 2}, {1, 1, 1, 1}), false, "im2col"},       // 6 x 7
+      {{1, 3, 10, 10}, {6, 3, 3, 3}, a(1, {1, 2}, {2, 1, 2, 1}, {2, 1}), true, "im2col"}, // 10 x 5
+      {{1, 7, 4, 13}, {3, 7, 1, 3}, a(1, {1, 1}, {0, 1, 0, 1}), true, "im2col"},         // 4 x 13
+      {{3, 2, 6, 6}, {4, 2, 2, 2}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},         // 5 x 5
+      // 3-D: the columns' depth axis (taps kd, planes od), with strides, padding, dilation
+      // and groups; pointwise 3-D read in place.
+      {{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, Attributes{{"pads", V{1, 1, 1, 1, 1, 1}}}, true, "im2col"},
+      {{2, 6, 6, 9, 8}, {4, 3, 3, 1, 3}, Attributes{{"group", int64_t{2}}, {"strides", V{2, 1, 2}},
+                                                   {"pads", V{1, 0, 2, 0, 0, 1}}, {"dilations", V{1, 1, 2}}},
+       false, "im2col"},
+      {{1, 3, 8, 16, 16}, {8, 3, 3, 7, 7}, Attributes{{"strides", V{1, 2, 2}}, {"pads", V{1, 3, 3, 1, 3, 3}}}, true,
+       "im2col"},  // r3d_18's stem
+      {{1, 8, 2, 2, 4}, {4, 8, 1, 1, 1}, Attributes{}, true, "im2col"},  // pointwise: X in place
       {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "depthwise_rows"},  // stride 3 along W
       // Widths that are multiples of 4: rows read as 4-element texels, segments starting
       // 3, 2, 1 and 0 elements into one (pads 1, 2, 5, 0 and 4 along W).
@@ -258,14 +274,16 @@ TEST(VulkanTexelConv, IndicesAroundTheDiv21Bound) {
     expect_impl_match("Conv", {random_input(x), random_input({128, 1, 3, 3}), random_input({128})},
                       Attributes{{"group", int64_t{16}}, {"pads", V{1, 1, 1, 1}}}, "depthwise_rows");
   }
-  // im2col: K = 288 rows of P positions: 288 x 7200 = 2073600 (< 2^21), 288 x 7396 = 2130048.
-  for (const Shape& x : std::vector<Shape>{{1, 32, 80, 90}, {1, 32, 86, 86}}) {
+  // im2col by 4 positions (output rows 2 wide): K = 288 rows of P positions: 288 x 7200 =
+  // 2073600 (< 2^21), 288 x 7396 = 2130048.
+  for (const Shape& x : std::vector<Shape>{{1, 32, 3600, 2}, {1, 32, 3698, 2}}) {
     SCOPED_TRACE(shape_str(x));
     expect_impl_match("Conv", {random_input(x), random_input({8, 32, 3, 3}), random_input({8})}, a(1), "im2col");
   }
-  // im2col by output rows (OW a multiple of 4: an invocation per (k, output row)): K = 9216
-  // rows x 200 = 1843200 (< 2^21) and x 256 = 2359296 output rows.
-  for (const Shape& x : std::vector<Shape>{{1, 1024, 200, 8}, {1, 1024, 256, 8}}) {
+  // im2col by output rows (an invocation per (k, output row)), rows 8 wide (whole vec4s) and 7
+  // wide (vec4s running into the next row): K = 9216 rows x 200 = 1843200 (< 2^21) and x 256 =
+  // 2359296 output rows.
+  for (const Shape& x : std::vector<Shape>{{1, 1024, 200, 8}, {1, 1024, 256, 8}, {1, 1024, 200, 7}, {1, 1024, 256, 7}}) {
     SCOPED_TRACE(shape_str(x));
     expect_impl_match("Conv", {random_input(x), random_input({4, 1024, 3, 3}), random_input({4})}, a(1), "im2col");
   }

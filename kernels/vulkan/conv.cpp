@@ -6,7 +6,7 @@
 // inputs of a row (conv_depthwise_rows.comp: the kernel's shape specialized, the row segment
 // fetched once per input channel), "depthwise" the other depthwise ones
 // (conv_depthwise.comp: one-element texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
-// (conv_im2col.comp, 1-D and 2-D; pointwise convolutions read X in place) and multiplies them
+// (conv_im2col.comp, 1-D to 3-D; pointwise convolutions read X in place) and multiplies them
 // by the weights with the barrier-free texel GEMM (matmul_texel.comp), groups as batches of
 // that GEMM. Then the implicit
 // GEMM ("implicit_gemm", conv_gemm.comp: 64x64 output tiles, K = input channels x taps in tiles
@@ -173,13 +173,14 @@ void conv_transpose_vulkan(KernelContext& ctx) { conv_direct_vulkan(ctx, true); 
 
 // ---- "im2col": columns in a scratch, then matmul_texel.comp (CPU-like devices) ----------------
 
-// The columns and the GEMM over them for one call (1-D and 2-D convolutions). A pointwise
+// The columns and the GEMM over them for one call (1-D, 2-D and 3-D convolutions). A pointwise
 // convolution (1x1 taps, stride 1, no padding) whose channels per group and positions are
 // multiples of 4 needs no columns: each (image, group) block of X is already the (K, P)
 // operand, read in place (`in_place`).
 struct Im2col {
   int64_t n = 0, groups = 1, cin_g = 0, oc_g = 0, K = 0, Kp = 0, P = 0, ldc = 0;
-  int64_t H = 1, W = 1, OW = 1, KH = 1, KW = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t D = 1, H = 1, W = 1, OH = 1, OW = 1, KD = 1, KH = 1, KW = 1;
+  int64_t sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
   bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
@@ -205,19 +206,27 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
   m.groups = c.group;
   m.cin_g = c.c_in / c.group;
   m.oc_g = c.c_out / c.group;
-  size_t a = c.g.spatial() == 2 ? 1 : 0;  // the W axis (1-D: the only one)
-  if (c.g.spatial() == 2) {
-    m.H = c.g.in[0], m.KH = c.k[0], m.sh = c.g.strides[0], m.ph = c.g.pad_begin[0], m.dh = c.g.dilations[0];
-  }
-  m.W = c.g.in[a], m.KW = c.k[a], m.sw = c.g.strides[a], m.pw = c.g.pad_begin[a], m.dw = c.g.dilations[a];
-  m.OW = c.g.out[a];
+  // The spatial axes from the last: W, then H, then D (absent axes keep size 1).
+  const size_t s = c.g.spatial();
+  auto axis = [&](size_t from_last, int64_t& in, int64_t& out, int64_t& k, int64_t& stride, int64_t& pad,
+                  int64_t& dil) {
+    if (from_last >= s) return;
+    const size_t a = s - 1 - from_last;
+    in = c.g.in[a], out = c.g.out[a], k = c.k[a], stride = c.g.strides[a], pad = c.g.pad_begin[a],
+    dil = c.g.dilations[a];
+  };
+  int64_t od = 1;
+  axis(0, m.W, m.OW, m.KW, m.sw, m.pw, m.dw);
+  axis(1, m.H, m.OH, m.KH, m.sh, m.ph, m.dh);
+  axis(2, m.D, od, m.KD, m.sd, m.pd, m.dd);
   m.P = shape_numel(c.g.out);
   m.ldc = (m.P + 3) / 4 * 4;
-  m.K = m.cin_g * m.KH * m.KW;
+  m.K = m.cin_g * m.KD * m.KH * m.KW;
   m.Kp = (m.K + 3) / 4 * 4;
   bool unpadded = std::all_of(c.g.pad_begin.begin(), c.g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                   c.g.out == c.g.in;
-  m.in_place = m.KH == 1 && m.KW == 1 && m.sh == 1 && m.sw == 1 && unpadded && m.cin_g % 4 == 0 && m.P % 4 == 0;
+  m.in_place = m.KD == 1 && m.KH == 1 && m.KW == 1 && m.sd == 1 && m.sh == 1 && m.sw == 1 && unpadded &&
+               m.cin_g % 4 == 0 && m.P % 4 == 0;
   uint64_t per_image = m.col_elems(1) * dtype_size(ctx.in(0).dtype());
   m.chunk = m.in_place ? m.n
                        : std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
@@ -226,7 +235,8 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
 
 void push_im2col(Launch& l, const Im2col& m, uint64_t total, int64_t n0) {
   l.push_u(total);
-  for (int64_t v : {m.K, m.Kp, m.ldc, n0, m.groups, m.cin_g, m.H, m.W, m.OW, m.P, m.KH, m.KW, m.sh, m.sw, m.ph, m.pw, m.dh, m.dw})
+  for (int64_t v : {m.K, m.Kp, m.ldc, n0, m.groups, m.cin_g, m.H, m.W, m.OW, m.P, m.KH, m.KW, m.sh, m.sw, m.ph, m.pw,
+                    m.dh, m.dw, m.D, m.OH, m.KD, m.sd, m.pd, m.dd})
     l.push_u(v);
 }
 
@@ -253,13 +263,14 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     l.shader = "conv_im2col";
     l.variant = variant_for(x.dtype());
     l.args = {scalar_texels(x), output(col)};
-    // Output rows of a multiple of 4 positions: an invocation per (block, k, output row), its
-    // indices found once; else one per 4 positions.
-    const bool rows = m.OW % 4 == 0;
-    uint64_t total = rows ? m.col_elems(images) / static_cast<uint64_t>(m.OW) : m.col_elems(images) / 4;
+    // Output rows of 3 positions or more: an invocation per (block, k, output row), its
+    // indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4 may run into the
+    // next row); else one per 4 positions.
+    const bool rows = m.OW >= 3;
+    uint64_t total = rows ? static_cast<uint64_t>(images * m.groups * m.Kp * (m.P / m.OW)) : m.col_elems(images) / 4;
     push_im2col(l, m, total, n0);
     // SMALL: every index below 2^21 (4-position invocations also index positions < 4 x total).
-    l.spec = {(rows ? total : total * 4) < kDiv21Bound ? 1 : 0, rows ? 1 : 0};
+    l.spec = {(rows ? total : total * 4) < kDiv21Bound ? 1 : 0, rows ? (m.OW % 4 == 0 ? 1 : 2) : 0};
     l.local_size = 64;
     set_grid(l, caps, (total + 63) / 64);
     launch(ctx, std::move(l));
@@ -273,7 +284,6 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
   const int64_t y_numel = ctx.outputs.empty() ? 0 : ctx.outputs[0].numel();
   if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
-  if (x.rank() > 4) return "3-D convolution (the columns are built for 1-D and 2-D)";
   try {
     const ConvCall c = conv_call(ctx, false);
     const Im2col m = im2col_of(ctx, c);
@@ -286,8 +296,8 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
       return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                  " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
     if (m.col_elems(m.chunk) >= (uint64_t{1} << 31)) return "its columns have more than 2^31 elements";
-    if (m.OW % 4 == 0)  // conv_im2col.comp's ROWS: per output row, the vec4 loop and its 4 gathers
-      if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(m.OW / 4) * 6 + 8, str("an output row of ", m.OW));
+    if (m.OW >= 3)  // conv_im2col.comp's ROWS: per output row, the vec4 loop and its 4 gathers
+      if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(m.OW / 4 + 2) * 6 + 8, str("an output row of ", m.OW));
           !why.empty())
         return why;
     if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.chunk), c.c_out * m.Kp, static_cast<int64_t>(m.col_elems(m.chunk)));
