@@ -192,6 +192,43 @@ TEST(ReleasedWeights, ConvWeightsToo) {
   }
 }
 
+// The small-map Conv (a few output pixels against large weights) holds f32 panels over every
+// tap: the weights are freed, read back exactly, and the step still recognises them by their
+// storage (it does not rebuild them on each call); a 3-D conv too. Panels of cropped taps (a
+// 3x3 over a 1x1 map with padding 1: only the centre tap reads the input) do not hold all of
+// W, so it stays.
+TEST(ReleasedWeights, SmallMapConvWeights) {
+  SCOPED_TRACE(str("seed ", seed()));
+  using V = std::vector<int64_t>;
+  struct Case {
+    Shape x, w;
+    V pads;
+    bool released;
+  };
+  for (const Case& c : {Case{{1, 64, 4, 4}, {96, 64, 3, 3}, {1, 1, 1, 1}, true},
+                        Case{{1, 40, 2, 2, 3}, {72, 40, 2, 1, 3}, {0, 0, 1, 0, 0, 1}, true},
+                        Case{{1, 64, 1, 1}, {96, 64, 3, 3}, {1, 1, 1, 1}, false}}) {
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
+    ReferenceGraph g;
+    g.input("x", random_f32(c.x));
+    g.initializer("w", random_f32(c.w, -0.2, 0.2));
+    g.node("Conv", {"x", "w"}, "out", {{"pads", c.pads}});
+    g.output("out");
+    Model model = g.model();
+    const std::vector<float> w_before = values_of(weight(model, "w"));
+    Session s(model);
+    const std::vector<NodePlan> plan = s.plan(g.inputs());
+    ASSERT_EQ(plan.size(), 1u);
+    ASSERT_NE(plan[0].reason.find("'small_map'"), std::string::npos) << plan[0].reason;
+    expect_matches(g, s.run(g.inputs()), "first run");
+    EXPECT_EQ(weight(model, "w").storage()->released(), c.released);
+    expect_matches(g, s.run(g.inputs()), "second run");
+    EXPECT_EQ(weight(model, "w").storage()->released(), c.released) << "the second run read the weights back";
+    EXPECT_EQ(values_of(weight(model, "w")), w_before);
+    expect_matches(g, s.run(g.inputs()), "after the read");
+  }
+}
+
 // One weight read by three products, two of them through Identity nodes (how PyTorch exports a
 // stack of copies of one layer, or tied weights): the Identity outputs are that constant, not
 // copies, and its bytes are freed once every reader holds it, not while a reader through an

@@ -220,7 +220,10 @@ void gather_patches(const Tensor& x, bool channels_last, const Geometry& geo, fl
 // and looking it up took ~1 us per call, of calls taking 2-5 us.
 struct SmallMapStep {
   Shape x_shape;
+  // The weights the step was prepared for, by storage (not by data pointer: reading the data
+  // of a weight the session released would rebuild it).
   const void* weights = nullptr;
+  int64_t weights_offset = 0;
   Geometry geo;
   std::shared_ptr<const PanelsF32> packed;
   // In a bf16 call (porta_compute), the weights as bf16 panels (panels.hpp) instead.
@@ -236,14 +239,36 @@ struct SmallMapStep {
   bool by_tap = false;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> tap_rows;
 
-  bool fits(const Tensor& x, const Tensor& w) const { return x.shape() == x_shape && w.raw_data() == weights; }
+  bool fits(const Tensor& x, const Tensor& w) const {
+    return x.shape() == x_shape && w.storage().get() == weights && w.offset() == weights_offset;
+  }
 };
+
+// Lets the session free W's own bytes once every step reading it holds it (KernelContext::held),
+// so a session keeps one copy of the weights, not two: f32 panels over every tap hold all of W
+// and give it back exactly (panel p, row q = tap * in_channels + c, lane o % 32). bf16 panels
+// (rounded) and panels of cropped taps do not hold it.
+void hold_panels(KernelContext& ctx, const SmallMapStep& st) {
+  ctx.held.clear();
+  const Geometry& geo = st.geo;
+  if (!st.packed || geo.taps != shape_numel(geo.g.kernel)) return;
+  ctx.held.push_back({1, [packed = st.packed, oc = geo.out_channels, ic = geo.in_channels, taps = geo.taps,
+                          k = geo.k](void* dst) {
+                        float* w = static_cast<float*>(dst);
+                        for (int64_t o = 0; o < oc; ++o) {
+                          const float* panel = packed->data() + (o / kPanel) * k * kPanel + o % kPanel;
+                          for (int64_t c = 0; c < ic; ++c)
+                            for (int64_t n = 0; n < taps; ++n) w[(o * ic + c) * taps + n] = panel[(n * ic + c) * kPanel];
+                        }
+                      }});
+}
 
 std::shared_ptr<SmallMapStep> prepare(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   auto st = std::make_shared<SmallMapStep>();
   st->x_shape = x.shape();
-  st->weights = w.raw_data();
+  st->weights = w.storage().get();
+  st->weights_offset = w.offset();
   st->geo = geometry_of(ctx);
   const Geometry& geo = st->geo;
   std::string what = "conv-panels";
@@ -285,7 +310,10 @@ void conv_small_map(KernelContext& ctx) {
     fresh = prepare(ctx);
     step = fresh.get();
     // Kept only for a session's constant weights: their storage, the key, never changes.
-    if (ctx.is_constant_input(1)) ctx.state = fresh;
+    if (ctx.is_constant_input(1)) {
+      ctx.state = fresh;
+      hold_panels(ctx, *fresh);
+    }
   }
   const Geometry& geo = step->geo;
   const PanelsF32* packed = step->packed.get();
