@@ -169,26 +169,35 @@ TEST(ReleasedWeights, GemmWeightsToo) {
 // A Conv on oneDNN's direct kernel (5x5: no Winograd, whose transformed weights cannot be
 // reordered back) holds its reordered weights; a grouped one on the "grouped" kernel its packed
 // weights.
+// Runs a one-Conv graph (weight "w") three times: `impl` runs it, its weights are released by
+// the first run or kept (`released`), stay so through the second, read back exactly, and the
+// session runs on after the read.
+void expect_conv_weights(ReferenceGraph& g, const std::string& impl, bool released) {
+  Model model = g.model();
+  const std::vector<float> w_before = values_of(weight(model, "w"));
+  Session s(model);
+  const std::vector<NodePlan> plan = s.plan(g.inputs());
+  ASSERT_EQ(plan.size(), 1u);
+  ASSERT_NE(plan[0].reason.find("'" + impl + "'"), std::string::npos) << plan[0].reason;
+  expect_matches(g, s.run(g.inputs()), "first run");
+  EXPECT_EQ(weight(model, "w").storage()->released(), released);
+  expect_matches(g, s.run(g.inputs()), "second run");
+  EXPECT_EQ(weight(model, "w").storage()->released(), released) << "the second run read the weights back";
+  EXPECT_EQ(values_of(weight(model, "w")), w_before);
+  expect_matches(g, s.run(g.inputs()), "after the read");
+}
+
 TEST(ReleasedWeights, ConvWeightsToo) {
   SCOPED_TRACE(str("seed ", seed()));
   for (int64_t group : {1, 2}) {
+    SCOPED_TRACE(str("group ", group));
     ReferenceGraph g;
     g.input("x", random_f32({1, 32, 24, 24}));
     g.initializer("w", random_f32({32, 32 / group, 5, 5}, -0.2, 0.2));
     g.initializer("b", random_f32({32}));
     g.node("Conv", {"x", "w", "b"}, "out", {{"pads", std::vector<int64_t>{2, 2, 2, 2}}, {"group", group}});
     g.output("out");
-    Model model = g.model();
-    const std::vector<float> w_before = values_of(weight(model, "w"));
-    Session s(model);
-    const std::vector<NodePlan> plan = s.plan(g.inputs());
-    ASSERT_EQ(plan.size(), 1u);
-    ASSERT_NE(plan[0].reason.find(group == 1 ? "'onednn'" : "'grouped'"), std::string::npos) << plan[0].reason;
-    expect_matches(g, s.run(g.inputs()), "first run");
-    EXPECT_TRUE(weight(model, "w").storage()->released()) << "group " << group;
-    expect_matches(g, s.run(g.inputs()), "second run");
-    EXPECT_EQ(values_of(weight(model, "w")), w_before) << "group " << group;
-    expect_matches(g, s.run(g.inputs()), "after the read");
+    expect_conv_weights(g, group == 1 ? "onednn" : "grouped", true);
   }
 }
 
@@ -214,18 +223,7 @@ TEST(ReleasedWeights, SmallMapConvWeights) {
     g.initializer("w", random_f32(c.w, -0.2, 0.2));
     g.node("Conv", {"x", "w"}, "out", {{"pads", c.pads}});
     g.output("out");
-    Model model = g.model();
-    const std::vector<float> w_before = values_of(weight(model, "w"));
-    Session s(model);
-    const std::vector<NodePlan> plan = s.plan(g.inputs());
-    ASSERT_EQ(plan.size(), 1u);
-    ASSERT_NE(plan[0].reason.find("'small_map'"), std::string::npos) << plan[0].reason;
-    expect_matches(g, s.run(g.inputs()), "first run");
-    EXPECT_EQ(weight(model, "w").storage()->released(), c.released);
-    expect_matches(g, s.run(g.inputs()), "second run");
-    EXPECT_EQ(weight(model, "w").storage()->released(), c.released) << "the second run read the weights back";
-    EXPECT_EQ(values_of(weight(model, "w")), w_before);
-    expect_matches(g, s.run(g.inputs()), "after the read");
+    expect_conv_weights(g, "small_map", c.released);
   }
 }
 
