@@ -184,6 +184,15 @@ struct Im2col {
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
   bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
+  // conv_im2col.comp's ROWS: output rows of 3 positions or more take an invocation per (block,
+  // k, output row), its indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4
+  // may run into the next row); narrower ones an invocation per 4 positions.
+  bool by_rows() const { return OW >= 3; }
+  int rows_spec() const { return by_rows() ? (OW % 4 == 0 ? 1 : 2) : 0; }
+  // Invocations over the columns of `images` images.
+  uint64_t invocations(int64_t images) const {
+    return by_rows() ? static_cast<uint64_t>(images * groups * Kp * (P / OW)) : col_elems(images) / 4;
+  }
   // The GEMM over the columns of images [n0, n0 + images): one batch per (image, group).
   TexelGemm gemm(bool bias, int64_t n0, int64_t images) const {
     TexelGemm g;
@@ -263,14 +272,10 @@ void conv_im2col_vulkan(KernelContext& ctx) {
     l.shader = "conv_im2col";
     l.variant = variant_for(x.dtype());
     l.args = {scalar_texels(x), output(col)};
-    // Output rows of 3 positions or more: an invocation per (block, k, output row), its
-    // indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4 may run into the
-    // next row); else one per 4 positions.
-    const bool rows = m.OW >= 3;
-    uint64_t total = rows ? static_cast<uint64_t>(images * m.groups * m.Kp * (m.P / m.OW)) : m.col_elems(images) / 4;
+    const uint64_t total = m.invocations(images);
     push_im2col(l, m, total, n0);
     // SMALL: every index below 2^21 (4-position invocations also index positions < 4 x total).
-    l.spec = {(rows ? total : total * 4) < kDiv21Bound ? 1 : 0, rows ? (m.OW % 4 == 0 ? 1 : 2) : 0};
+    l.spec = {(m.by_rows() ? total : total * 4) < kDiv21Bound ? 1 : 0, m.rows_spec()};
     l.local_size = 64;
     set_grid(l, caps, (total + 63) / 64);
     launch(ctx, std::move(l));
@@ -296,7 +301,7 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
       return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                  " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
     if (m.col_elems(m.chunk) >= (uint64_t{1} << 31)) return "its columns have more than 2^31 elements";
-    if (m.OW >= 3)  // conv_im2col.comp's ROWS: per output row, the vec4 loop and its 4 gathers
+    if (m.by_rows())  // per output row, the vec4 loop and its 4 gathers
       if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(m.OW / 4 + 2) * 6 + 8, str("an output row of ", m.OW));
           !why.empty())
         return why;
