@@ -19,6 +19,8 @@ struct Value {
   /// computed for it (shape arithmetic such as swin's head-size scale), when it has at most
   /// 16 elements; the node producing it stays.
   Tensor folded;
+  /// Annotated graphs only: the plan's constant folding computes this value (any size).
+  bool plan_constant = false;
   int producer = -1;           ///< node index, -1 for graph inputs and constants
 };
 

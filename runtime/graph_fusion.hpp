@@ -172,4 +172,26 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
 /// turns it off.
 std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
 
+/// Rewrites groups of elementwise nodes into one ElementwiseChain (ai.porta;
+/// ops/elementwise_chain.hpp, runtime/elementwise_fusion.cpp): one pass over the data and one
+/// dispatch instead of one per node. Steps are the ONNX ops chain::find_op_info lists (Add, Sub,
+/// Mul, Div, Pow, two-input Max and Min, PRelu, and the one-operand float ops, Clip with constant
+/// bounds) on a float output the plan does not fold. A step's output joins its readers' group when
+/// it is no graph output and every node reading it is a step. A group becomes a chain when
+///  - exactly one of its values leaves it (a graph output, or read by a node outside), the last
+///    node's; every other value is read inside it alone;
+///  - it has 2 to chain::kMaxSteps nodes and 1 to chain::kMaxInputs tensor inputs, which have
+///    the output's dtype and broadcast to its shape (Value::shape_known: sessions run it per plan
+///    on an annotated graph); scalar constants that do not widen their node's output become
+///    immediates (chain::kMaxFloats of them with the steps' attribute values);
+///  - `device` runs ElementwiseChain natively for that dtype.
+/// The chain takes the last node's place and name and writes its output; a kernel that declines a
+/// call leaves it to the op's decomposition, the original nodes. Returns `graph` itself when
+/// nothing fuses; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const Graph>& graph, Device device,
+                                                     bool enabled);
+/// Whether `graph` has a step whose output only steps read, on a device that runs
+/// ElementwiseChain: the structural part of fuse_elementwise_chains' test, without shapes.
+bool elementwise_chain_candidates(const Graph& graph, Device device);
+
 }  // namespace porta::detail

@@ -99,6 +99,8 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Gelu", C::keep_f32},
       {"HardSigmoid", C::keep_f32},
       {"HardSwish", C::keep_f32},
+      // Elementwise chains (fused on vulkan) compute every step in f32 registers.
+      {"ai.porta::ElementwiseChain", C::keep_f32},
       {"LSTM", C::lower_inside},
       {"GRU", C::lower_inside},
   };

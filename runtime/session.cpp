@@ -37,18 +37,21 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
 
 // The rewrites that need every value's shape, for one plan's input shapes: attention written
 // as its pieces becomes one node, a shortcut Add fuses into its Conv (only where the shapes
-// match), then the activation after it. Returns `g` itself when nothing fuses.
+// match), then the activation after it; what is left of elementwise chains becomes one node
+// each. Returns `g` itself when nothing fuses.
 std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Graph>& g, const SessionOptions& o,
                                                   const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
   const bool on = !o.keep_values;
   if (!on || !detail::fusion_enabled() ||
-      (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g)))
+      (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g) &&
+       !detail::elementwise_chain_candidates(*g, o.device)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
   auto fused = detail::fuse_residual_add(detail::fuse_attention(annotated, o.device, on), o.device, on);
-  if (fused == annotated) return g;
-  return detail::fuse_activations(fused, o.device, on);
+  if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);
+  fused = detail::fuse_elementwise_chains(fused, o.device, on);
+  return fused == annotated ? g : fused;
 }
 
 // Live sessions per model graph: a session frees weights its kernels hold (release_if_held)

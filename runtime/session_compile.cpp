@@ -664,8 +664,10 @@ void annotate_shapes(Graph& graph, const std::vector<Shape>& input_shapes, const
   for (const auto& [name, slot] : plan->kept_slots) record(name, plan->slots[slot].shape, plan->slots[slot].dtype);
   for (const auto& [name, t] : plan->kept_constants) {
     record(name, t.shape(), t.dtype());
-    if (int id = graph.find(name); id >= 0 && graph.values[id].producer >= 0 && t.numel() <= 16)
-      graph.values[id].folded = t;
+    if (int id = graph.find(name); id >= 0 && graph.values[id].producer >= 0) {
+      graph.values[id].plan_constant = true;
+      if (t.numel() <= 16) graph.values[id].folded = t;
+    }
   }
   for (size_t k = 0; k < graph.inputs.size() && k < input_shapes.size(); ++k) {
     Value& v = graph.values[graph.inputs[k]];

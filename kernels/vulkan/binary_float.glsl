@@ -1,6 +1,7 @@
-// porta vulkan shaders — the float functions of the binary ops (binary.comp,
-// binary_texel.comp): apply(x, y) for OP (the specialization constant the including shader
-// declares).
+// porta vulkan shaders — the float functions of the binary ops: binary_fn(op, x, y) for the op
+// codes of elementwise.hpp (BinaryOp), and apply(x, y) = binary_fn(OP, x, y) with the
+// specialization constant OP of the including shader (binary.comp, binary_texel.comp), unless it
+// defines PORTA_BINARY_FN_ONLY (elementwise_chain.comp).
 // pow with ONNX/C semantics for negative bases and integral exponents.
 float pow_c(float x, float y) {
   if (y == 0.0) return 1.0;
@@ -14,8 +15,8 @@ float pow_c(float x, float y) {
   return r;
 }
 
-float apply(float x, float y) {
-  switch (OP) {
+float binary_fn(int op, float x, float y) {
+  switch (op) {
     case 0: return x + y;                                         // Add
     case 1: return x - y;                                         // Sub
     case 2: return x * y;                                         // Mul
@@ -28,10 +29,14 @@ float apply(float x, float y) {
       float r = fma(-y, trunc(x / y), x);
       // x / y rounded up to the next integer leaves r one |y| past x's side of zero.
       if (r != 0.0 && (r < 0.0) != (x < 0.0)) r += x < 0.0 ? -abs(y) : abs(y);
-      if (OP == 9 && r != 0.0 && ((r < 0.0) != (y < 0.0))) r += y;
+      if (op == 9 && r != 0.0 && ((r < 0.0) != (y < 0.0))) r += y;
       return r;
     }
     case 8: return x < 0.0 ? y * x : x;                           // PRelu (slope broadcast)
   }
   return x;
 }
+
+#ifndef PORTA_BINARY_FN_ONLY
+float apply(float x, float y) { return binary_fn(OP, x, y); }
+#endif

@@ -69,6 +69,17 @@ int64_t texel_block_period(const Shape& small, const Shape& big) {
   return inner % 4 == 0 ? inner / 4 : 0;
 }
 
+// Whether `small` (leading unit axes aside) equals `big`'s trailing axes and has a multiple of 4
+// elements: read along big's elements in big's order, small's texels repeat.
+bool texel_repeats_in(const Shape& small, const Shape& big) {
+  size_t lead = 0;
+  while (lead < small.size() && small[lead] == 1) ++lead;
+  size_t n = small.size() - lead;
+  if (n == 0 || n > big.size() || shape_numel(small) % 4) return false;
+  return std::equal(small.begin() + static_cast<std::ptrdiff_t>(lead), small.end(),
+                    big.end() - static_cast<std::ptrdiff_t>(n));
+}
+
 // How binary_texel.comp reads a and b: its SCALAR constant `mode`, -1 when it cannot, and its
 // texel period (push constant). One shape (0), a or b a single element (1, 2), b or a
 // repeating along the other's leading axes (3, 4: period = its texels), b or a one element
@@ -81,21 +92,34 @@ TexelBinary texel_binary_mode(const Shape& a, const Shape& b) {
   if (a == b) return {0, 1};
   if (shape_numel(a) == 1 && shape_numel(b) >= 1) return {1, 1};
   if (shape_numel(b) == 1 && shape_numel(a) >= 1) return {2, 1};
-  // small (leading unit axes aside) equals big's trailing axes, a multiple of 4 elements: the
-  // output has big's elements in big's order, small's texels repeating.
-  auto repeats_in = [](const Shape& small, const Shape& big) {
-    size_t lead = 0;
-    while (lead < small.size() && small[lead] == 1) ++lead;
-    size_t n = small.size() - lead;
-    if (n == 0 || n > big.size() || shape_numel(small) % 4) return false;
-    return std::equal(small.begin() + static_cast<std::ptrdiff_t>(lead), small.end(),
-                      big.end() - static_cast<std::ptrdiff_t>(n));
-  };
-  if (repeats_in(b, a)) return {3, shape_numel(b) / 4};
-  if (repeats_in(a, b)) return {4, shape_numel(a) / 4};
+  if (texel_repeats_in(b, a)) return {3, shape_numel(b) / 4};
+  if (texel_repeats_in(a, b)) return {4, shape_numel(a) / 4};
   if (int64_t p = texel_block_period(b, a); p > 0) return {5, p};
   if (int64_t p = texel_block_period(a, b); p > 0) return {6, p};
   return {};
+}
+
+TexelRead texel_read(const Shape& in, const Shape& out) {
+  const int64_t n = shape_numel(in);
+  // Broadcast to `out`, an operand with as many elements has its shape (leading unit axes aside).
+  if (n == shape_numel(out)) return {TexelRead::same, 1, n};
+  if (n == 1) return {TexelRead::single, 1, 1};
+  if (texel_repeats_in(in, out)) return {TexelRead::repeat, n / 4, n};
+  if (in.size() > out.size() || n == 0) return {};
+  // block: `in` (with out's rank) is 1 on its leading axes, out's on a run of axes after them,
+  // and 1 on the trailing axes, whose block of out has a multiple of 4 elements.
+  Shape s(out.size() - in.size(), 1);
+  s.insert(s.end(), in.begin(), in.end());
+  size_t k = 0;
+  while (k < s.size() && s[k] == 1) ++k;
+  while (k < s.size() && s[k] == out[k]) ++k;
+  int64_t inner = 1;
+  for (size_t i = k; i < s.size(); ++i) {
+    if (s[i] != 1) return {};
+    inner *= out[i];
+  }
+  if (k == s.size() || inner % 4 != 0) return {};
+  return {TexelRead::block, inner / 4, n};
 }
 
 std::string texel_binary_supports(const KernelContext& ctx) {

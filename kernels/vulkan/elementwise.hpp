@@ -54,6 +54,20 @@ std::string texel_unary_supports(const KernelContext& ctx);
 /// element.
 std::string texel_binary_supports(const KernelContext& ctx);
 
+/// How elementwise_chain.comp reads an operand broadcast to `out`, one vec4 of the output at a
+/// time: the same texel (`same`: the operand has out's elements), its only element (`single`),
+/// texel i % period (`repeat`: the operand is out's trailing axes, a multiple of 4 elements), or
+/// element (i / period) % count (`block`: the operand is 1 on out's leading axes, out's on a run
+/// of axes after them and 1 on the trailing ones, their block a multiple of 4 elements: a
+/// per-channel scale [1, C, 1, 1] or [N, C, 1, 1] of [N, C, H, W], a per-row value [B, S, 1] of
+/// [B, S, D]). `none` when it is none of these. count is the operand's elements.
+struct TexelRead {
+  enum Kind : int { none = -1, same = 0, single = 1, repeat = 2, block = 3 } kind = none;
+  int64_t period = 1;
+  int64_t count = 1;
+};
+TexelRead texel_read(const Shape& in, const Shape& out);
+
 /// Registers `Fn` for Op on vulkan (with `Supports`) and, for f32/f16, the same function as
 /// implementation "texel" tried first on CPU-like devices (`TexelSupports`).
 #define PORTA_VK_ELEMENTWISE(Op, DTypes, Fn, Supports, TexelSupports)                                     \
