@@ -191,23 +191,34 @@ bool single_node_activation(const Graph& g, const Node& r, int y, ActivationFusi
   return false;
 }
 
-// Swish: y read by exactly Sigmoid(y) and Mul(y, s) / Mul(s, y), s = that Sigmoid's output,
-// read by the Mul alone and not a graph output.
-bool swish_pattern(const Graph& g, const std::vector<size_t>& readers, int y, const std::vector<int>& consumers,
+// A gate times its input: y read by exactly G(y) and Mul(y, s) / Mul(s, y), s = G's output, read by
+// the Mul alone and not a graph output. G = Sigmoid is Swish (SiLU); G = HardSigmoid with alpha
+// 1/6 and beta 0.5 is HardSwish (PyTorch's export of hardswish at opsets below 14, which have no
+// HardSwish op; alpha as float32 stores 1/6).
+bool gated_pattern(const Graph& g, const std::vector<size_t>& readers, int y, const std::vector<int>& consumers,
                    const std::vector<bool>& is_output, ActivationFusion& f) {
   if (readers.size() != 2) return false;
   for (int first = 0; first < 2; ++first) {
-    const Node &sig = g.nodes[readers[first]], &mul = g.nodes[readers[1 - first]];
-    if (sig.op->name != "Sigmoid" || !sig.op->domain.empty() || sig.inputs.size() != 1 || sig.inputs[0] != y ||
-        sig.outputs.size() != 1 || sig.outputs[0] < 0)
+    const Node &gate = g.nodes[readers[first]], &mul = g.nodes[readers[1 - first]];
+    if (!gate.op->domain.empty() || gate.inputs.size() != 1 || gate.inputs[0] != y || gate.outputs.size() != 1 ||
+        gate.outputs[0] < 0)
       continue;
-    int s = sig.outputs[0];
+    std::string name;
+    if (gate.op->name == "Sigmoid") {
+      name = "Swish";
+    } else if (gate.op->name == "HardSigmoid" && std::fabs(gate.attrs.get_float("alpha", 0.2) - 1.0 / 6.0) <= 1e-7 &&
+               gate.attrs.get_float("beta", 0.5) == 0.5) {
+      name = "HardSwish";
+    } else {
+      continue;
+    }
+    int s = gate.outputs[0];
     if (consumers[s] != 1 || is_output[s]) continue;
     if (mul.op->name != "Mul" || !mul.op->domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
         mul.outputs[0] < 0)
       continue;
     if (!((mul.inputs[0] == y && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == y))) continue;
-    f.name = "Swish";
+    f.name = name;
     f.nodes = {static_cast<int>(readers[first]), static_cast<int>(readers[1 - first])};
     f.output = mul.outputs[0];
     return true;
@@ -235,7 +246,7 @@ std::optional<ActivationFusion> fusable_activation(const Graph& g, size_t produc
     if (!single_node_activation(g, g.nodes[readers[0]], y, f)) return std::nullopt;
     f.nodes = {static_cast<int>(readers[0])};
     f.output = g.nodes[readers[0]].outputs[0];
-  } else if (!swish_pattern(g, readers, y, consumers, is_output, f)) {
+  } else if (!gated_pattern(g, readers, y, consumers, is_output, f)) {
     return std::nullopt;
   }
   if (!kernels_fuse(*c.op, dtype, device, f.name)) return std::nullopt;

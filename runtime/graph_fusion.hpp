@@ -155,7 +155,8 @@ std::shared_ptr<const Graph> fuse_matmul_bias(const std::shared_ptr<const Graph>
 ///    model whose Clip carries them as attributes (runtime/onnx_import.cpp), so those never
 ///    reach this pass;
 ///  - or exactly Sigmoid(y) and Mul(y, s) / Mul(s, y), where s is that Sigmoid's output, read by
-///    the Mul alone and not a graph output -> "Swish" (SiLU).
+///    the Mul alone and not a graph output -> "Swish" (SiLU); the same with HardSigmoid(y) of
+///    alpha 1/6 (to 1e-7) and beta 0.5 -> "HardSwish" (PyTorch's hardswish below opset 14).
 /// The activation's nodes disappear (and a Constant node that only fed a fused Clip's bounds);
 /// the producer (keeping its name) produces the last one's output. Sessions that keep every
 /// intermediate value (`keep_values`) pass `enabled` = false. Returns `graph` itself when

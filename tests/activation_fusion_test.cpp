@@ -162,6 +162,14 @@ std::vector<Pattern> patterns() {
                  g.node("Mul", {y + "_sig", y}, y + "_act");
                  return y + "_act";
                }});
+  // hardswish as PyTorch exports it below opset 14: x * HardSigmoid(x; 1/6, 0.5).
+  p.push_back({"hard_swish_gated", "HardSwish", 0, 0, 2, [](OnnxGraph& g, const std::string& y) {
+                 onnx::NodeProto* n = g.node("HardSigmoid", {y}, y + "_gate");
+                 OnnxGraph::attr(n, "alpha", 1.0f / 6.0f);
+                 OnnxGraph::attr(n, "beta", 0.5f);
+                 g.node("Mul", {y + "_gate", y}, y + "_act");
+                 return y + "_act";
+               }});
   return p;
 }
 
