@@ -129,6 +129,15 @@ const Tensor* constant_tensor(const Graph& g, int v) {
   return nullptr;
 }
 
+int through_identities(const Graph& g, int v) {
+  for (int p = v >= 0 ? g.values[v].producer : -1; p >= 0; p = v >= 0 ? g.values[v].producer : -1) {
+    const Node& n = g.nodes[p];
+    if (n.op->name != "Identity" || !n.op->domain.empty() || n.inputs.size() != 1) break;
+    v = n.inputs[0];
+  }
+  return v;
+}
+
 std::optional<double> constant_scalar(const Graph& g, int v) {
   if (const Node* n = constant_node(g, v); n && n->attrs.has("value_float")) return n->attrs.get_float("value_float");
   const Tensor* t = constant_tensor(g, v);

@@ -16,6 +16,10 @@ const Node* constant_node(const Graph& g, int v);
 /// The tensor of a constant value: an initializer, or a Constant node's `value`; else nullptr.
 const Tensor* constant_tensor(const Graph& g, int v);
 
+/// The value a chain of Identity nodes passes on to `v` (PyTorch's export shares equal
+/// initializers through them, as every LayerNorm's gamma of a freshly built model), or `v`.
+int through_identities(const Graph& g, int v);
+
 /// False when PORTA_FUSE=0: the rewrites below, and the private activation layouts that plans
 /// chain between kernels declaring one (runtime/plan_layouts.cpp), are off.
 bool fusion_enabled();
@@ -172,6 +176,23 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
 /// value pass `enabled` = false. Returns `graph` itself when nothing matches. PORTA_FUSE=0
 /// turns it off.
 std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+
+/// Rewrites PyTorch's export of nn.LayerNorm at opsets 13-16 (runtime/layer_norm_fusion.cpp):
+///   mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
+///   y = Div(d, Sqrt(Add(var, eps))) * gamma + beta
+/// (both ReduceMeans over the last axis alone with keepdims, as an attribute or a constant axes
+/// input; eps a constant scalar >= 0 on either side of the Add; gamma and beta constants of the
+/// last axis' length in x's float dtype, on either side of their Mul and Add; every intermediate
+/// read by the next node of the pattern alone (d by the Pow and the Div) and no graph output)
+/// into one LayerNormalization(x, gamma, beta; axis -1, epsilon eps), when `device` runs
+/// LayerNormalization natively for x's dtype. x's rank comes from Value::shape_known (sessions
+/// run it per plan on an annotated graph). It takes the last Add's place and name. Returns
+/// `graph` itself when nothing matches; sessions keeping every value pass `enabled` = false;
+/// PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_layer_norm(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has a Sub of a ReduceMean of its own first operand: the structural part of
+/// fuse_layer_norm's test.
+bool layer_norm_candidates(const Graph& graph);
 
 /// Rewrites groups of elementwise nodes into one ElementwiseChain (ai.porta;
 /// ops/elementwise_chain.hpp, runtime/elementwise_fusion.cpp): one pass over the data and one

@@ -41,13 +41,7 @@ std::optional<std::pair<size_t, int>> bias_add(const Graph& g, size_t mm, Device
   if (a.op->name != "Add" || !a.op->domain.empty() || a.inputs.size() != 2 || a.outputs.size() != 1 ||
       a.outputs[0] < 0 || a.inputs[0] == a.inputs[1])
     return std::nullopt;
-  int c = a.inputs[0] == y ? a.inputs[1] : a.inputs[0];
-  // PyTorch's export shares equal initializers through Identity nodes: read the source.
-  for (int p = c >= 0 ? g.values[c].producer : -1; p >= 0; p = c >= 0 ? g.values[c].producer : -1) {
-    const Node& n = g.nodes[p];
-    if (n.op->name != "Identity" || !n.op->domain.empty() || n.inputs.size() != 1) break;
-    c = n.inputs[0];
-  }
+  const int c = through_identities(g, a.inputs[0] == y ? a.inputs[1] : a.inputs[0]);
   // A 1-D row of one value per column: broadcasting it over the product keeps the product's
   // shape, so the Add's output is the biased product exactly.
   const Tensor* row = constant_tensor(g, c);

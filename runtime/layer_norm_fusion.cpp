@@ -1,0 +1,176 @@
+// LayerNormalization rewrite (runtime/graph_fusion.hpp, fuse_layer_norm): ONNX has the op only
+// from opset 17, so PyTorch exports nn.LayerNorm at opsets 13-16 as nine nodes, each a pass
+// over the activation (two of them reductions):
+//   mean = ReduceMean(x, last axis)   d = Sub(x, mean)   var = ReduceMean(Pow(d, 2), last axis)
+//   y = Div(d, Sqrt(Add(var, eps))) * gamma + beta
+// They become one LayerNormalization (axis -1, epsilon eps), one pass.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "porta/dispatch.hpp"
+#include "runtime/graph_fusion.hpp"
+
+namespace porta::detail {
+namespace {
+
+bool is_op(const Node& n, const char* name) {
+  return n.op->domain.empty() && n.op->name == name && n.outputs.size() == 1 && n.outputs[0] >= 0;
+}
+
+struct LayerNormMatch {
+  int x = -1, gamma = -1, beta = -1;
+  double eps = 0.0;
+  std::vector<int> nodes;  // the pattern's nodes; the last becomes the LayerNormalization
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& g) : g_(g), readers_(g.values.size()), is_output_(graph_output_flags(g)) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) readers_[v].push_back(static_cast<int>(i));
+  }
+
+  // The pattern whose first ReduceMean is node `first`, if all of it is there.
+  std::optional<LayerNormMatch> match(int first) const {
+    LayerNormMatch m;
+    const Node& rm = g_.nodes[first];
+    if (!last_axis_mean(rm)) return std::nullopt;
+    m.x = rm.inputs[0];
+    const Value& xv = g_.values[m.x];
+    if (!xv.shape_known || xv.shape.empty() || xv.shape.back() <= 0 || (xv.dtype != DType::f32 && xv.dtype != DType::f16))
+      return std::nullopt;
+    const int64_t d_len = xv.shape.back();
+    // d = x - mean: mean read by the Sub alone.
+    const int sub = only_reader(rm.outputs[0]);
+    if (sub < 0 || !is_op(g_.nodes[sub], "Sub") || g_.nodes[sub].inputs != std::vector<int>{m.x, rm.outputs[0]})
+      return std::nullopt;
+    const int d = g_.nodes[sub].outputs[0];
+    // d read by exactly Pow(d, 2) and Div(d, .).
+    if (is_output_[d] || readers_[d].size() != 2) return std::nullopt;
+    int pow = -1, div = -1;
+    for (int r : readers_[d]) {
+      const Node& n = g_.nodes[r];
+      if (is_op(n, "Pow") && n.inputs.size() == 2 && n.inputs[0] == d && scalar_is(n.inputs[1], 2.0)) pow = r;
+      else if (is_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && n.inputs[1] != d) div = r;
+    }
+    if (pow < 0 || div < 0) return std::nullopt;
+    const int rm2 = only_reader(g_.nodes[pow].outputs[0]);
+    if (rm2 < 0 || !last_axis_mean(g_.nodes[rm2])) return std::nullopt;
+    const int add = only_reader(g_.nodes[rm2].outputs[0]);
+    if (add < 0 || !is_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
+    const Node& an = g_.nodes[add];
+    const int var = g_.nodes[rm2].outputs[0];
+    const int eps_value = an.inputs[0] == var ? an.inputs[1] : an.inputs[0];
+    std::optional<double> eps = constant_scalar(g_, eps_value);
+    if (!eps || !(*eps >= 0.0) || (an.inputs[0] != var && an.inputs[1] != var)) return std::nullopt;
+    m.eps = *eps;
+    const int sqrt = only_reader(an.outputs[0]);
+    if (sqrt < 0 || !is_op(g_.nodes[sqrt], "Sqrt") || only_reader(g_.nodes[sqrt].outputs[0]) != div ||
+        g_.nodes[div].inputs[1] != g_.nodes[sqrt].outputs[0])
+      return std::nullopt;
+    // * gamma + beta, constants of the last axis' length (either operand order).
+    const int mul = only_reader(g_.nodes[div].outputs[0]);
+    if (mul < 0 || !is_op(g_.nodes[mul], "Mul")) return std::nullopt;
+    m.gamma = other_constant(g_.nodes[mul], g_.nodes[div].outputs[0], d_len, xv.dtype);
+    const int bias = only_reader(g_.nodes[mul].outputs[0]);
+    if (m.gamma < 0 || bias < 0 || !is_op(g_.nodes[bias], "Add")) return std::nullopt;
+    m.beta = other_constant(g_.nodes[bias], g_.nodes[mul].outputs[0], d_len, xv.dtype);
+    if (m.beta < 0) return std::nullopt;
+    m.nodes = {first, sub, pow, rm2, add, sqrt, div, mul, bias};
+    return m;
+  }
+
+ private:
+  // ReduceMean over the last axis alone (attribute, or constant input at opset 18), keeping it.
+  bool last_axis_mean(const Node& n) const {
+    if (!is_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) return false;
+    if (n.attrs.get_int("keepdims", 1) != 1) return false;
+    std::vector<int64_t> axes;
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      const Tensor* t = constant_tensor(g_, n.inputs[1]);
+      if (!t || t->numel() != 1) return false;
+      axes = {static_cast<int64_t>(t->to_doubles().at(0))};
+    } else {
+      axes = n.attrs.get_ints("axes", {});
+    }
+    const Value& x = g_.values[n.inputs[0]];
+    if (axes.size() != 1 || !x.shape_known) return false;
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    return axes[0] == -1 || axes[0] == rank - 1;
+  }
+
+  bool scalar_is(int v, double want) const {
+    std::optional<double> c = constant_scalar(g_, v);
+    return c && *c == want;
+  }
+
+  // The operand of the two-input node `n` that is not `v` (through Identity nodes), when it is a
+  // constant of shape [len] (or [1, ..., len]) in `dtype`; else -1.
+  int other_constant(const Node& n, int v, int64_t len, DType dtype) const {
+    if (n.inputs.size() != 2 || (n.inputs[0] != v && n.inputs[1] != v)) return -1;
+    const int c = through_identities(g_, n.inputs[0] == v ? n.inputs[1] : n.inputs[0]);
+    const Tensor* t = constant_tensor(g_, c);
+    if (!t || t->dtype() != dtype || t->numel() != len || t->shape().empty() || t->shape().back() != len) return -1;
+    return c;
+  }
+
+  // The node reading v, when exactly one node reads it once and it is no graph output; else -1.
+  int only_reader(int v) const {
+    if (v < 0 || is_output_[v] || readers_[v].size() != 1) return -1;
+    return readers_[v][0];
+  }
+
+  const Graph& g_;
+  std::vector<std::vector<int>> readers_;
+  std::vector<bool> is_output_;
+};
+
+}  // namespace
+
+bool layer_norm_candidates(const Graph& graph) {
+  for (const Node& n : graph.nodes)
+    if (is_op(n, "Sub") && n.inputs.size() == 2 && n.inputs[1] >= 0) {
+      const int p = graph.values[n.inputs[1]].producer;
+      if (p >= 0 && is_op(graph.nodes[p], "ReduceMean") && graph.nodes[p].inputs[0] == n.inputs[0]) return true;
+    }
+  return false;
+}
+
+std::shared_ptr<const Graph> fuse_layer_norm(const std::shared_ptr<const Graph>& graph, Device device, bool enabled) {
+  if (!graph || !enabled || !fusion_enabled()) return graph;
+  const OpSchema* ln = find_op("", "LayerNormalization");
+  if (!ln) return graph;
+  const Graph& g = *graph;
+  Matcher matcher(g);
+  std::vector<LayerNormMatch> matches;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::optional<LayerNormMatch> m = matcher.match(static_cast<int>(i));
+    // Only where the device runs LayerNormalization itself: elsewhere it would decompose back.
+    if (m && resolve(*ln, device, g.values[m->x].dtype).path == Path::native) matches.push_back(std::move(*m));
+  }
+  if (matches.empty()) return graph;
+  auto out = std::make_shared<Graph>(g);
+  std::vector<bool> drop(out->nodes.size(), false);
+  std::vector<int> read_by_dropped;
+  for (const LayerNormMatch& m : matches) {
+    for (int k : m.nodes) {
+      for (int v : out->nodes[k].inputs)
+        if (v >= 0) read_by_dropped.push_back(v);
+      if (k != m.nodes.back()) drop[k] = true;
+    }
+    Node& last = out->nodes[m.nodes.back()];  // after every other node of the pattern
+    last.op = ln;
+    last.inputs = {m.x, m.gamma, m.beta};
+    Attributes a;
+    a.set("axis", int64_t{-1});
+    a.set("epsilon", m.eps);
+    last.attrs = complete_attributes(*ln, a, last.name);
+  }
+  drop_unread_constants(*out, read_by_dropped, drop);
+  drop_nodes(*out, drop);
+  return out;
+}
+
+}  // namespace porta::detail
