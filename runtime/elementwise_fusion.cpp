@@ -233,23 +233,9 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
   }
   if (fused.empty()) return graph;
 
-  auto out = std::make_shared<Graph>(g);
-  std::vector<bool> drop(out->nodes.size(), false);
-  std::vector<int> read_by_dropped;
-  for (const Fused& f : fused) {
-    for (int m : f.members) {
-      for (int v : out->nodes[m].inputs)
-        if (v >= 0) read_by_dropped.push_back(v);
-      if (m != f.members.back()) drop[m] = true;
-    }
-    Node& last = out->nodes[f.members.back()];
-    last.op = schema;
-    last.inputs = f.inputs;
-    last.attrs = complete_attributes(*schema, chain::to_attributes(f.program), last.name);
-  }
-  drop_unread_constants(*out, read_by_dropped, drop);
-  drop_nodes(*out, drop);
-  return out;
+  std::vector<PatternRewrite> rewrites;
+  for (const Fused& f : fused) rewrites.push_back({f.members, schema, f.inputs, chain::to_attributes(f.program), ""});
+  return rewrite_patterns(g, rewrites);
 }
 
 }  // namespace porta::detail

@@ -142,26 +142,10 @@ std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph
     matches.push_back(std::move(*m));
   }
   if (matches.empty()) return graph;
-  auto out = std::make_shared<Graph>(g);
-  std::vector<bool> drop(out->nodes.size(), false);
-  std::vector<int> read_by_dropped;
-  for (const GeluMatch& m : matches) {
-    for (size_t k = 0; k + 1 < m.nodes.size(); ++k) {
-      drop[m.nodes[k]] = true;
-      for (int v : out->nodes[m.nodes[k]].inputs)
-        if (v >= 0) read_by_dropped.push_back(v);
-    }
-    Node& last = out->nodes[m.nodes.back()];  // after every other node of the pattern
-    for (int v : last.inputs)
-      if (v >= 0) read_by_dropped.push_back(v);
-    last.name = gelu_name(g.nodes[m.nodes[1]].name);
-    last.op = gelu;
-    last.inputs = {m.x};
-    last.attrs = complete_attributes(*gelu, Attributes{}, last.name);
-  }
-  drop_unread_constants(*out, read_by_dropped, drop);
-  drop_nodes(*out, drop);
-  return out;
+  std::vector<PatternRewrite> rewrites;
+  for (const GeluMatch& m : matches)  // the last node comes after every other of the pattern
+    rewrites.push_back({m.nodes, gelu, {m.x}, Attributes{}, gelu_name(g.nodes[m.nodes[1]].name)});
+  return rewrite_patterns(g, rewrites);
 }
 
 }  // namespace porta::detail

@@ -129,6 +129,27 @@ const Tensor* constant_tensor(const Graph& g, int v) {
   return nullptr;
 }
 
+std::shared_ptr<const Graph> rewrite_patterns(const Graph& g, const std::vector<PatternRewrite>& rewrites) {
+  auto out = std::make_shared<Graph>(g);
+  std::vector<bool> drop(out->nodes.size(), false);
+  std::vector<int> read_by_dropped;
+  for (const PatternRewrite& r : rewrites) {
+    for (int k : r.nodes) {
+      for (int v : out->nodes[k].inputs)
+        if (v >= 0) read_by_dropped.push_back(v);
+      if (k != r.nodes.back()) drop[k] = true;
+    }
+    Node& last = out->nodes[r.nodes.back()];
+    if (!r.name.empty()) last.name = r.name;
+    last.op = r.op;
+    last.inputs = r.inputs;
+    last.attrs = complete_attributes(*r.op, r.attrs, last.name);
+  }
+  drop_unread_constants(*out, read_by_dropped, drop);
+  drop_nodes(*out, drop);
+  return out;
+}
+
 int through_identities(const Graph& g, int v) {
   for (int p = v >= 0 ? g.values[v].producer : -1; p >= 0; p = v >= 0 ? g.values[v].producer : -1) {
     const Node& n = g.nodes[p];

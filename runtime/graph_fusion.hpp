@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/graph.hpp"
@@ -15,6 +16,19 @@ std::optional<double> constant_scalar(const Graph& g, int v);
 const Node* constant_node(const Graph& g, int v);
 /// The tensor of a constant value: an initializer, or a Constant node's `value`; else nullptr.
 const Tensor* constant_tensor(const Graph& g, int v);
+
+/// What a rewrite of matched patterns builds: each pattern's nodes (in node order; the last one
+/// after every other) become one node of `op` with `inputs` and `attrs`, in the last one's place
+/// and writing its output (named `name`, or the last node's name when empty). The other nodes
+/// go, and so do Constant nodes that only they read. Returns the rewritten graph.
+struct PatternRewrite {
+  std::vector<int> nodes;
+  const OpSchema* op = nullptr;
+  std::vector<int> inputs;
+  Attributes attrs;
+  std::string name;
+};
+std::shared_ptr<const Graph> rewrite_patterns(const Graph& g, const std::vector<PatternRewrite>& rewrites);
 
 /// The value a chain of Identity nodes passes on to `v` (PyTorch's export shares equal
 /// initializers through them, as every LayerNorm's gamma of a freshly built model), or `v`.

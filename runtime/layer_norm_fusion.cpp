@@ -151,26 +151,14 @@ std::shared_ptr<const Graph> fuse_layer_norm(const std::shared_ptr<const Graph>&
     if (m && resolve(*ln, device, g.values[m->x].dtype).path == Path::native) matches.push_back(std::move(*m));
   }
   if (matches.empty()) return graph;
-  auto out = std::make_shared<Graph>(g);
-  std::vector<bool> drop(out->nodes.size(), false);
-  std::vector<int> read_by_dropped;
+  std::vector<PatternRewrite> rewrites;
   for (const LayerNormMatch& m : matches) {
-    for (int k : m.nodes) {
-      for (int v : out->nodes[k].inputs)
-        if (v >= 0) read_by_dropped.push_back(v);
-      if (k != m.nodes.back()) drop[k] = true;
-    }
-    Node& last = out->nodes[m.nodes.back()];  // after every other node of the pattern
-    last.op = ln;
-    last.inputs = {m.x, m.gamma, m.beta};
     Attributes a;
     a.set("axis", int64_t{-1});
     a.set("epsilon", m.eps);
-    last.attrs = complete_attributes(*ln, a, last.name);
+    rewrites.push_back({m.nodes, ln, {m.x, m.gamma, m.beta}, std::move(a), ""});
   }
-  drop_unread_constants(*out, read_by_dropped, drop);
-  drop_nodes(*out, drop);
-  return out;
+  return rewrite_patterns(g, rewrites);
 }
 
 }  // namespace porta::detail
