@@ -4,8 +4,11 @@
 //   e = Erf(d)
 //   a = Add(e, 1)
 //   y = x * a * 0.5 as Mul(Mul(x, a), 0.5), Mul(Mul(a, 0.5), x) or Mul(Mul(x, 0.5), a)
-// (operands of Add and Mul in either order). They become one Gelu node (ONNX opset 20's op,
-// ops/bias_gelu.cpp), one pass.
+// (operands of Add and Mul in either order). nn.GELU(approximate="tanh") and the hand-written
+// form of GPT-2 and its kin (0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))) have
+//   e = Tanh(Mul(sqrt(2 / pi), Add(x, Mul(0.044715, x^3)))),  x^3 = Pow(x, 3) or x * (x * x)
+// and the same tail. They become one Gelu node (ONNX opset 20's op, ops/bias_gelu.cpp), one
+// pass, with approximate "none" or "tanh".
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -48,7 +51,9 @@ DType constant_dtype(const Graph& g, int v) {
 
 struct GeluMatch {
   int x = -1;
-  DType dtype = DType::f32;  // x's, from the constant it is divided by
+  DType dtype = DType::f32;  // x's, from a constant of the pattern
+  bool tanh = false;       // approximate "tanh"
+  int center = -1;         // the Erf or Tanh node
   std::vector<int> nodes;  // the nodes that disappear; the last one becomes the Gelu
 };
 
@@ -61,22 +66,15 @@ class Matcher {
     for (int v : g.outputs) is_output_[v] = true;
   }
 
-  // The gelu pattern around the Erf node `erf`, if the whole of it is there.
-  std::optional<GeluMatch> match(int erf) const {
-    const Node& e = g_.nodes[erf];
-    if (!is_op(e, "Erf", 1) || !private_value(e.inputs[0], erf)) return std::nullopt;
-    const int d = e.inputs[0];
-    if (g_.values[d].producer < 0) return std::nullopt;
-    const int div = g_.values[d].producer;
-    const Node& dn = g_.nodes[div];
-    int x = -1;
-    if (is_op(dn, "Div", 2) && is_constant(g_, dn.inputs[1], std::numbers::sqrt2)) x = dn.inputs[0];
-    else if (is_op(dn, "Mul", 2)) x = operand_with_constant(g_, dn, 1.0 / std::numbers::sqrt2);
-    if (x < 0) return std::nullopt;
-    GeluMatch m;
-    m.x = x;
-    m.dtype = constant_dtype(g_, other_operand(dn, x));
-    m.nodes = {div, erf};
+  // The gelu pattern around the Erf or Tanh node `center`, if the whole of it is there.
+  std::optional<GeluMatch> match(int center) const {
+    std::optional<GeluMatch> head = erf_head(center);
+    if (!head) head = tanh_head(center);
+    if (!head) return std::nullopt;
+    GeluMatch m = std::move(*head);
+    m.center = center;
+    const int x = m.x;
+    const Node& e = g_.nodes[center];
     // a = e + 1
     const int add = only_reader(e.outputs[0]);
     if (add < 0 || !is_op(g_.nodes[add], "Add", 2) || operand_with_constant(g_, g_.nodes[add], 1.0) != e.outputs[0])
@@ -104,6 +102,74 @@ class Matcher {
     return m;
   }
 
+  // Erf(x / sqrt 2) or Erf(x * (1 / sqrt 2)).
+  std::optional<GeluMatch> erf_head(int erf) const {
+    const Node& e = g_.nodes[erf];
+    if (!is_op(e, "Erf", 1) || !private_value(e.inputs[0], erf)) return std::nullopt;
+    const int d = e.inputs[0];
+    if (g_.values[d].producer < 0) return std::nullopt;
+    const int div = g_.values[d].producer;
+    const Node& dn = g_.nodes[div];
+    int x = -1;
+    if (is_op(dn, "Div", 2) && is_constant(g_, dn.inputs[1], std::numbers::sqrt2)) x = dn.inputs[0];
+    else if (is_op(dn, "Mul", 2)) x = operand_with_constant(g_, dn, 1.0 / std::numbers::sqrt2);
+    if (x < 0) return std::nullopt;
+    GeluMatch m;
+    m.x = x;
+    m.dtype = constant_dtype(g_, other_operand(dn, x));
+    m.nodes = {div, erf};
+    return m;
+  }
+
+  // Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), every intermediate read by the next node alone.
+  std::optional<GeluMatch> tanh_head(int tanh) const {
+    const Node& t = g_.nodes[tanh];
+    if (!is_op(t, "Tanh", 1)) return std::nullopt;
+    const int scaled = private_producer(t.inputs[0], tanh, "Mul");
+    if (scaled < 0) return std::nullopt;
+    const int sum = operand_with_constant(g_, g_.nodes[scaled], std::sqrt(2.0 / std::numbers::pi));
+    const int add = private_producer(sum, scaled, "Add");
+    if (add < 0) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {  // Add(x, k * x^3) in either order
+      const int x = g_.nodes[add].inputs[i], kc = g_.nodes[add].inputs[1 - i];
+      const int kmul = private_producer(kc, add, "Mul");
+      if (x < 0 || kmul < 0) continue;
+      const int cube = operand_with_constant(g_, g_.nodes[kmul], 0.044715);
+      std::vector<int> cube_nodes = cube_of(cube, x, kmul);
+      if (cube_nodes.empty()) continue;
+      GeluMatch m;
+      m.x = x;
+      m.tanh = true;
+      m.dtype = constant_dtype(g_, other_operand(g_.nodes[scaled], sum));
+      m.nodes = cube_nodes;
+      for (int k : {kmul, add, scaled, tanh}) m.nodes.push_back(k);
+      return m;
+    }
+    return std::nullopt;
+  }
+
+  // The nodes computing c = x^3 (Pow(x, 3), or x * (x * x) in either order), read by `reader`
+  // alone; empty when c is not that.
+  std::vector<int> cube_of(int c, int x, int reader) const {
+    const int p = private_producer(c, reader, nullptr);
+    if (p < 0) return {};
+    const Node& n = g_.nodes[p];
+    if (is_op(n, "Pow", 2) && n.inputs[0] == x && is_constant(g_, n.inputs[1], 3.0)) return {p};
+    if (!is_op(n, "Mul", 2)) return {};
+    const int sq = other_operand(n, x);
+    const int q = private_producer(sq, p, "Mul");
+    if (q < 0 || g_.nodes[q].inputs[0] != x || g_.nodes[q].inputs[1] != x) return {};
+    return {q, p};
+  }
+
+  // The node producing v when v is read by `reader` alone (and is no graph output) and the node
+  // is `op` with two inputs (any op when null); else -1.
+  int private_producer(int v, int reader, const char* op) const {
+    if (v < 0 || !private_value(v, reader) || g_.values[v].producer < 0) return -1;
+    const int p = g_.values[v].producer;
+    return op && !is_op(g_.nodes[p], op, 2) ? -1 : p;
+  }
+
  private:
   // The node reading v, when exactly one node reads it once and it is no graph output; else -1.
   int only_reader(int v) const {
@@ -117,12 +183,13 @@ class Matcher {
   std::vector<bool> is_output_;
 };
 
-// "<scope>/Erf" -> "<scope>/Gelu": the fused node keeps the pattern's place in profiles.
-std::string gelu_name(const std::string& erf) {
-  const std::string tail = "Erf";
-  if (erf.size() >= tail.size() && erf.compare(erf.size() - tail.size(), tail.size(), tail) == 0)
-    return erf.substr(0, erf.size() - tail.size()) + "Gelu";
-  return erf + "/Gelu";
+// "<scope>/Erf" or "<scope>/Tanh" -> "<scope>/Gelu": the fused node keeps the pattern's place in
+// profiles.
+std::string gelu_name(const std::string& center) {
+  for (const std::string tail : {"Erf", "Tanh"})
+    if (center.size() >= tail.size() && center.compare(center.size() - tail.size(), tail.size(), tail) == 0)
+      return center.substr(0, center.size() - tail.size()) + "Gelu";
+  return center + "/Gelu";
 }
 
 }  // namespace
@@ -144,7 +211,8 @@ std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph
   if (matches.empty()) return graph;
   std::vector<PatternRewrite> rewrites;
   for (const GeluMatch& m : matches)  // the last node comes after every other of the pattern
-    rewrites.push_back({m.nodes, gelu, {m.x}, Attributes{}, gelu_name(g.nodes[m.nodes[1]].name)});
+    rewrites.push_back({m.nodes, gelu, {m.x}, Attributes{{"approximate", std::string(m.tanh ? "tanh" : "none")}},
+                        gelu_name(g.nodes[m.center].name)});
   return rewrite_patterns(g, rewrites);
 }
 

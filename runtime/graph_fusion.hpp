@@ -183,10 +183,13 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
 
 /// Rewrites PyTorch's export of GELU at opsets 13-17 (Div(x, sqrt 2) or Mul(x, 1/sqrt 2), Erf,
 /// Add 1, and x * . * 0.5 in any association; runtime/gelu_fusion.cpp) into one Gelu node
-/// (approximate "none"), when `device` runs Gelu natively for x's dtype. Constants match to a
+/// (approximate "none"), and its tanh approximation (Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)),
+/// x^3 = Pow(x, 3) or x * (x * x), constants on either side, then the same Add 1 and products:
+/// nn.GELU(approximate="tanh")'s export and GPT-2's hand-written form) into a Gelu with
+/// approximate "tanh", when `device` runs Gelu natively for x's dtype. Constants match to a
 /// relative 1e-6 (float32 storage of sqrt 2); every intermediate value must be read by the next
 /// node of the pattern alone and be no graph output, so nothing else sees it disappear. The
-/// Gelu takes the Erf node's name with "Erf" turned into "Gelu". Sessions that keep every
+/// Gelu takes the Erf (Tanh) node's name with "Erf" ("Tanh") turned into "Gelu". Sessions that keep every
 /// value pass `enabled` = false. Returns `graph` itself when nothing matches. PORTA_FUSE=0
 /// turns it off.
 std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
