@@ -194,22 +194,28 @@ std::shared_ptr<const Graph> fuse_activations(const std::shared_ptr<const Graph>
 /// turns it off.
 std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
 
-/// Rewrites PyTorch's export of nn.LayerNorm at opsets 13-16 (runtime/layer_norm_fusion.cpp):
-///   mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
-///   y = Div(d, Sqrt(Add(var, eps))) * gamma + beta
-/// (both ReduceMeans over the last axis alone with keepdims, as an attribute or a constant axes
-/// input; eps a constant scalar >= 0 on either side of the Add; gamma and beta constants of the
-/// last axis' length in x's float dtype, on either side of their Mul and Add; every intermediate
-/// read by the next node of the pattern alone (d by the Pow and the Div) and no graph output)
-/// into one LayerNormalization(x, gamma, beta; axis -1, epsilon eps), when `device` runs
-/// LayerNormalization natively for x's dtype. x's rank comes from Value::shape_known (sessions
-/// run it per plan on an annotated graph). It takes the last Add's place and name. Returns
-/// `graph` itself when nothing matches; sessions keeping every value pass `enabled` = false;
-/// PORTA_FUSE=0 turns it off.
-std::shared_ptr<const Graph> fuse_layer_norm(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
-/// Whether `graph` has a Sub of a ReduceMean of its own first operand: the structural part of
-/// fuse_layer_norm's test.
-bool layer_norm_candidates(const Graph& graph);
+/// Rewrites normalizations written out as elementwise ops and reductions
+/// (runtime/layer_norm_fusion.cpp):
+///  - PyTorch's export of nn.LayerNorm at opsets 13-16:
+///      mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
+///      y = Div(d, Sqrt(Add(var, eps))) * gamma + beta
+///    into one LayerNormalization(x, gamma, beta; axis -1, epsilon eps);
+///  - RMSNorm (LLaMA's, T5's; no ONNX op): y = x * r * w with r = Div(1, s) (torch.rsqrt's
+///    export) or Reciprocal(s), or y = Div(x, s) * w, s = Sqrt(Add(ReduceMean(Pow(x, 2) or
+///    Mul(x, x)), eps)), into one RmsNorm(x, w; epsilon eps) (ai.porta);
+/// where the ReduceMeans run over the last axis alone with keepdims (an attribute or a constant
+/// axes input); eps is a constant scalar >= 0 on either side of its Add; gamma, beta and w are
+/// constants of the last axis' length in x's float dtype (read through Identity nodes), on
+/// either side of their Mul and Add; every intermediate is read by the next node of the pattern
+/// alone (d by the Pow and the Div) and is no graph output; and `device` runs the op natively
+/// for x's dtype. x's rank comes from Value::shape_known (sessions run it per plan on an
+/// annotated graph). The op takes the last node's place and name. Returns `graph` itself when
+/// nothing matches; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it
+/// off.
+std::shared_ptr<const Graph> fuse_norms(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has a ReduceMean that a Sub of its own input reads, or that averages a Pow or
+/// a square: the structural part of fuse_norms' test.
+bool norm_candidates(const Graph& graph);
 
 /// Rewrites groups of elementwise nodes into one ElementwiseChain (ai.porta;
 /// ops/elementwise_chain.hpp, runtime/elementwise_fusion.cpp): one pass over the data and one

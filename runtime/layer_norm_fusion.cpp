@@ -3,7 +3,12 @@
 // over the activation (two of them reductions):
 //   mean = ReduceMean(x, last axis)   d = Sub(x, mean)   var = ReduceMean(Pow(d, 2), last axis)
 //   y = Div(d, Sqrt(Add(var, eps))) * gamma + beta
-// They become one LayerNormalization (axis -1, epsilon eps), one pass.
+// They become one LayerNormalization (axis -1, epsilon eps), one pass. RMSNorm (LLaMA's, T5's),
+// which ONNX does not have, is written the same way in every opset:
+//   y = x * (1 / Sqrt(ReduceMean(x^2, last axis) + eps)) * w
+// (1 / s as Div(1, s) — torch.rsqrt's export — or Reciprocal(s); or x / s) and becomes one
+// RmsNorm (ai.porta).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +24,7 @@ bool is_op(const Node& n, const char* name) {
 }
 
 struct LayerNormMatch {
+  bool rms = false;  // RmsNorm (no beta) rather than LayerNormalization
   int x = -1, gamma = -1, beta = -1;
   double eps = 0.0;
   std::vector<int> nodes;  // the pattern's nodes; the last becomes the LayerNormalization
@@ -82,6 +88,60 @@ class Matcher {
     return m;
   }
 
+  // RMSNorm whose ReduceMean of x^2 is node `rm_index`, if all of it is there.
+  std::optional<LayerNormMatch> match_rms(int rm_index) const {
+    const Node& rm = g_.nodes[rm_index];
+    if (!last_axis_mean(rm)) return std::nullopt;
+    const int sq = rm.inputs[0], sq_node = g_.values[sq].producer;
+    if (sq_node < 0 || only_reader(sq) != rm_index) return std::nullopt;
+    const Node& sn = g_.nodes[sq_node];
+    LayerNormMatch m;
+    m.rms = true;
+    if (is_op(sn, "Pow") && sn.inputs.size() == 2 && scalar_is(sn.inputs[1], 2.0)) m.x = sn.inputs[0];
+    else if (is_op(sn, "Mul") && sn.inputs.size() == 2 && sn.inputs[0] == sn.inputs[1]) m.x = sn.inputs[0];
+    if (m.x < 0) return std::nullopt;
+    const Value& xv = g_.values[m.x];
+    if (!xv.shape_known || xv.shape.empty() || xv.shape.back() <= 0 || (xv.dtype != DType::f32 && xv.dtype != DType::f16))
+      return std::nullopt;
+    const int add = only_reader(rm.outputs[0]);
+    if (add < 0 || !is_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
+    const Node& an = g_.nodes[add];
+    const int ms = rm.outputs[0];
+    if (an.inputs[0] != ms && an.inputs[1] != ms) return std::nullopt;
+    std::optional<double> eps = constant_scalar(g_, an.inputs[0] == ms ? an.inputs[1] : an.inputs[0]);
+    if (!eps || !(*eps >= 0.0)) return std::nullopt;
+    m.eps = *eps;
+    const int sqrt = only_reader(an.outputs[0]);
+    if (sqrt < 0 || !is_op(g_.nodes[sqrt], "Sqrt")) return std::nullopt;
+    const int s = g_.nodes[sqrt].outputs[0];
+    const int r = only_reader(s);
+    if (r < 0) return std::nullopt;
+    const Node& rn = g_.nodes[r];
+    m.nodes = {sq_node, rm_index, add, sqrt};
+    int n = -1;  // x / rms
+    if (is_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[0] == m.x && rn.inputs[1] == s) {
+      n = r;
+    } else if ((is_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[1] == s && scalar_is(rn.inputs[0], 1.0)) ||
+               (is_op(rn, "Reciprocal") && rn.inputs.size() == 1)) {
+      m.nodes.push_back(r);
+      const int inv = rn.outputs[0];
+      n = only_reader(inv);
+      const Node* nn = n >= 0 ? &g_.nodes[n] : nullptr;
+      if (!nn || !is_op(*nn, "Mul") || nn->inputs.size() != 2 ||
+          !((nn->inputs[0] == m.x && nn->inputs[1] == inv) || (nn->inputs[0] == inv && nn->inputs[1] == m.x)))
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    const int mul = only_reader(g_.nodes[n].outputs[0]);
+    if (mul < 0 || !is_op(g_.nodes[mul], "Mul")) return std::nullopt;
+    m.gamma = other_constant(g_.nodes[mul], g_.nodes[n].outputs[0], xv.shape.back(), xv.dtype);
+    if (m.gamma < 0) return std::nullopt;
+    m.nodes.push_back(n);
+    m.nodes.push_back(mul);
+    return m;
+  }
+
  private:
   // ReduceMean over the last axis alone (attribute, or constant input at opset 18), keeping it.
   bool last_axis_mean(const Node& n) const {
@@ -129,35 +189,48 @@ class Matcher {
 
 }  // namespace
 
-bool layer_norm_candidates(const Graph& graph) {
-  for (const Node& n : graph.nodes)
-    if (is_op(n, "Sub") && n.inputs.size() == 2 && n.inputs[1] >= 0) {
-      const int p = graph.values[n.inputs[1]].producer;
-      if (p >= 0 && is_op(graph.nodes[p], "ReduceMean") && graph.nodes[p].inputs[0] == n.inputs[0]) return true;
-    }
+bool norm_candidates(const Graph& graph) {
+  for (const Node& n : graph.nodes) {
+    if (!is_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) continue;
+    const int x = n.inputs[0], p = graph.values[x].producer;
+    // LayerNormalization: a Sub of x and its mean reads it; RMSNorm: it averages a square.
+    for (const Node& r : graph.nodes)
+      if (is_op(r, "Sub") && r.inputs.size() == 2 && r.inputs[0] == x && r.inputs[1] == n.outputs[0]) return true;
+    if (p >= 0 && (is_op(graph.nodes[p], "Pow") || (is_op(graph.nodes[p], "Mul") && graph.nodes[p].inputs.size() == 2 &&
+                                                    graph.nodes[p].inputs[0] == graph.nodes[p].inputs[1])))
+      return true;
+  }
   return false;
 }
 
-std::shared_ptr<const Graph> fuse_layer_norm(const std::shared_ptr<const Graph>& graph, Device device, bool enabled) {
+std::shared_ptr<const Graph> fuse_norms(const std::shared_ptr<const Graph>& graph, Device device, bool enabled) {
   if (!graph || !enabled || !fusion_enabled()) return graph;
   const OpSchema* ln = find_op("", "LayerNormalization");
-  if (!ln) return graph;
+  const OpSchema* rms = find_op("ai.porta", "RmsNorm");
+  if (!ln || !rms) return graph;
   const Graph& g = *graph;
   Matcher matcher(g);
-  std::vector<LayerNormMatch> matches;
+  std::vector<PatternRewrite> rewrites;
+  // A LayerNorm's tail is also an RMSNorm of x - mean; the LayerNorm, found first (at its first
+  // ReduceMean), takes the nodes.
+  std::vector<bool> taken(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::optional<LayerNormMatch> m = matcher.match(static_cast<int>(i));
-    // Only where the device runs LayerNormalization itself: elsewhere it would decompose back.
-    if (m && resolve(*ln, device, g.values[m->x].dtype).path == Path::native) matches.push_back(std::move(*m));
-  }
-  if (matches.empty()) return graph;
-  std::vector<PatternRewrite> rewrites;
-  for (const LayerNormMatch& m : matches) {
+    if (!m) m = matcher.match_rms(static_cast<int>(i));
+    // Only where the device runs the op itself: elsewhere it would decompose back.
+    if (!m || resolve(m->rms ? *rms : *ln, device, g.values[m->x].dtype).path != Path::native) continue;
+    if (std::any_of(m->nodes.begin(), m->nodes.end(), [&](int k) { return taken[k]; })) continue;
+    for (int k : m->nodes) taken[k] = true;
     Attributes a;
-    a.set("axis", int64_t{-1});
-    a.set("epsilon", m.eps);
-    rewrites.push_back({m.nodes, ln, {m.x, m.gamma, m.beta}, std::move(a), ""});
+    a.set("epsilon", m->eps);
+    if (m->rms) {
+      rewrites.push_back({m->nodes, rms, {m->x, m->gamma}, std::move(a), ""});
+    } else {
+      a.set("axis", int64_t{-1});
+      rewrites.push_back({m->nodes, ln, {m->x, m->gamma, m->beta}, std::move(a), ""});
+    }
   }
+  if (rewrites.empty()) return graph;
   return rewrite_patterns(g, rewrites);
 }
 
