@@ -60,6 +60,7 @@ MEMBERS = {
     # text stacks with integer token inputs
     "bert_encoder": ("bert", "tokens", (2, 16), True),
     "gpt_decoder": ("gpt", "tokens", (2, 16), True),
+    "llama_decoder": ("llama", "tokens", (2, 16), True),
     "lstm_lm": ("lstm_lm", "tokens", (1, 64), True),
     "gru_lm": ("gru_lm", "tokens", (1, 64), True),
     # boolean-mask indexing (NonZero + GatherND): the output's length depends on the tokens
@@ -157,6 +158,71 @@ def build(torch, name):
             h = self.blocks(self.tok(tokens) + self.pos(pos), mask=self.causal[:n, :n])
             return self.head(self.norm(h))
 
+    class RmsNorm(nn.Module):
+        """As LLaMA writes it (ONNX has no RMSNorm op at any opset)."""
+
+        def __init__(self, width, eps=1e-6):
+            super().__init__()
+            self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(width))
+            self.eps = eps
+
+        def forward(self, x):
+            return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    class LlamaBlock(nn.Module):
+        """Pre-norm block: RMSNorm, causal attention with rotary position embeddings written
+        out (rotate_half as slices and a concat), RMSNorm, SwiGLU MLP; no biases."""
+
+        def __init__(self, width, n_heads, ff, positions):
+            super().__init__()
+            self.heads, self.head_dim = n_heads, width // n_heads
+            self.attn_norm, self.mlp_norm = RmsNorm(width), RmsNorm(width)
+            self.qkv = nn.Linear(width, 3 * width, bias=False)
+            self.out = nn.Linear(width, width, bias=False)
+            self.gate = nn.Linear(width, ff, bias=False)
+            self.up = nn.Linear(width, ff, bias=False)
+            self.down = nn.Linear(ff, width, bias=False)
+            inv = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+            angles = torch.outer(torch.arange(positions).float(), inv)
+            angles = torch.cat([angles, angles], dim=-1)
+            self.register_buffer("cos", angles.cos())
+            self.register_buffer("sin", angles.sin())
+            self.register_buffer("causal", torch.triu(torch.full((positions, positions), float("-inf")), diagonal=1))
+
+        @staticmethod
+        def rotate_half(x):
+            half = x.shape[-1] // 2
+            return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+        def forward(self, h):
+            b, n, w = h.shape
+            q, k, v = self.qkv(self.attn_norm(h)).split(w, dim=-1)
+            q, k, v = (t.reshape(b, n, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+            cos, sin = self.cos[:n], self.sin[:n]
+            q = q * cos + self.rotate_half(q) * sin
+            k = k * cos + self.rotate_half(k) * sin
+            scores = q @ k.transpose(-2, -1) / self.head_dim ** 0.5 + self.causal[:n, :n]
+            a = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, n, w)
+            h = h + self.out(a)
+            x = self.mlp_norm(h)
+            return h + self.down(nn.functional.silu(self.gate(x)) * self.up(x))
+
+    class Llama(nn.Module):
+        """Token embeddings, 2 LLaMA-style blocks, a final RMSNorm and the vocabulary head."""
+
+        def __init__(self, layers=2, positions=64):
+            super().__init__()
+            self.tok = nn.Embedding(VOCAB, d_model)
+            self.blocks = nn.ModuleList(LlamaBlock(d_model, heads, 3 * d_model, positions) for _ in range(layers))
+            self.norm = RmsNorm(d_model)
+            self.head = nn.Linear(d_model, VOCAB, bias=False)
+
+        def forward(self, tokens):
+            h = self.tok(tokens)
+            for block in self.blocks:
+                h = block(h)
+            return self.head(self.norm(h))
+
     class RnnLm(nn.Module):
         """Embedding 128 -> 2-layer LSTM/GRU, hidden 256 -> vocabulary logits (batch first)."""
 
@@ -198,6 +264,8 @@ def build(torch, name):
         return MaskedTokens()
     if kind == "gpt":
         return Gpt()
+    if kind == "llama":
+        return Llama()
     if kind == "lstm_lm":
         return RnnLm(nn.LSTM)
     if kind == "gru_lm":
