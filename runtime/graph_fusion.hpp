@@ -217,6 +217,22 @@ std::shared_ptr<const Graph> fuse_norms(const std::shared_ptr<const Graph>& grap
 /// a square: the structural part of fuse_norms' test.
 bool norm_candidates(const Graph& graph);
 
+/// Rewrites rotary position embeddings written out (runtime/rotary_fusion.cpp), as LLaMA-style
+/// code writes them: y = Add(Mul(x, cos), Mul(Concat(Neg(x[..., D/2:]), x[..., :D/2]), sin))
+/// (Slices of the last axis, step 1, with constant bounds; the Concat over the last axis; either
+/// order in the Muls and the Add; every intermediate read by the next node alone and no graph
+/// output), x [B, H, S, D] of a float dtype with D even, cos and sin [S, D] in x's dtype whose
+/// two halves are equal in every row, each a constant or rows 0.. of a constant [P, D] (cos[:n]),
+/// into RotaryEmbedding(x, cos', sin') (ai.porta, interleaved 0) with the tables' first halves
+/// as new constants (taken by a Slice with the original's bounds), when `device` runs
+/// RotaryEmbedding natively for x's dtype. Shapes are Value::shape_known (per plan, annotated).
+/// The op takes the Add's place and name. Returns `graph` itself when nothing matches; sessions
+/// keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_rotary(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has a Concat whose first input is a Neg's: the structural part of fuse_rotary's
+/// test.
+bool rotary_candidates(const Graph& graph);
+
 /// Rewrites groups of elementwise nodes into one ElementwiseChain (ai.porta;
 /// ops/elementwise_chain.hpp, runtime/elementwise_fusion.cpp): one pass over the data and one
 /// dispatch instead of one per node. Steps are the ONNX ops chain::find_op_info lists (Add, Sub,

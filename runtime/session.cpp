@@ -35,8 +35,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
   return detail::fuse_activations(g, o.device, on);
 }
 
-// The rewrites that need every value's shape, for one plan's input shapes: LayerNormalization
-// and RMSNorm written out become one node each, attention written as its pieces one node, a
+// The rewrites that need every value's shape, for one plan's input shapes: LayerNormalization,
+// RMSNorm and rotary embeddings written out become one node each, attention written as its pieces one node, a
 // shortcut Add fuses into its Conv (only where the shapes match), then the activation after
 // it; what is left of elementwise chains becomes one node each. Returns `g` itself when nothing
 // fuses.
@@ -45,11 +45,12 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
   const bool on = !o.keep_values;
   if (!on || !detail::fusion_enabled() ||
       (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g) &&
-       !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g)))
+       !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
+       !detail::rotary_candidates(*g)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
-  auto fused = detail::fuse_norms(annotated, o.device, on);
+  auto fused = detail::fuse_rotary(detail::fuse_norms(annotated, o.device, on), o.device, on);
   fused = detail::fuse_residual_add(detail::fuse_attention(fused, o.device, on), o.device, on);
   if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);
   fused = detail::fuse_elementwise_chains(fused, o.device, on);
