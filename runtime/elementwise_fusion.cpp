@@ -116,11 +116,9 @@ std::optional<NodeStep> as_step(const Graph& g, const Node& n) {
 bool elementwise_chain_candidates(const Graph& graph, Device device) {
   const OpSchema* schema = chain_schema();
   if (!schema || !fusion_enabled() || resolve(*schema, device, DType::f32).path != Path::native) return false;
-  const std::vector<bool> is_output = graph_output_flags(graph);
-  std::vector<std::vector<int>> readers(graph.values.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (int v : graph.nodes[i].inputs)
-      if (v >= 0) readers[v].push_back(static_cast<int>(i));
+  const ValueReaders r(graph);
+  const std::vector<bool>& is_output = r.is_output;
+  const std::vector<std::vector<int>>& readers = r.readers;
   for (const Node& n : graph.nodes) {
     if (!step_op(n) || is_output[n.outputs[0]] || readers[n.outputs[0]].empty()) continue;
     const auto& r = readers[n.outputs[0]];
@@ -138,11 +136,9 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
   const size_t nodes = g.nodes.size();
   std::vector<std::optional<NodeStep>> steps(nodes);
   for (size_t i = 0; i < nodes; ++i) steps[i] = as_step(g, g.nodes[i]);
-  const std::vector<bool> is_output = graph_output_flags(g);
-  std::vector<std::vector<int>> readers(g.values.size());
-  for (size_t i = 0; i < nodes; ++i)
-    for (int v : g.nodes[i].inputs)
-      if (v >= 0) readers[v].push_back(static_cast<int>(i));
+  const ValueReaders r(g);
+  const std::vector<bool>& is_output = r.is_output;
+  const std::vector<std::vector<int>>& readers = r.readers;
 
   // Groups, from the last node back: a step joins the group of the steps that read its output
   // when they are all in one group (which has room), so every group has one node whose output

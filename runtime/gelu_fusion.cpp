@@ -59,12 +59,7 @@ struct GeluMatch {
 
 class Matcher {
  public:
-  explicit Matcher(const Graph& g) : g_(g), readers_(g.values.size()), is_output_(g.values.size(), false) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int v : g.nodes[i].inputs)
-        if (v >= 0) readers_[v].push_back(static_cast<int>(i));
-    for (int v : g.outputs) is_output_[v] = true;
-  }
+  explicit Matcher(const Graph& g) : g_(g), r_(g) {}
 
   // The gelu pattern around the Erf or Tanh node `center`, if the whole of it is there.
   std::optional<GeluMatch> match(int center) const {
@@ -171,16 +166,11 @@ class Matcher {
   }
 
  private:
-  // The node reading v, when exactly one node reads it once and it is no graph output; else -1.
-  int only_reader(int v) const {
-    if (v < 0 || is_output_[v] || readers_[v].size() != 1) return -1;
-    return readers_[v][0];
-  }
+  int only_reader(int v) const { return r_.only_reader(v); }
   bool private_value(int v, int reader) const { return only_reader(v) == reader; }
 
   const Graph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<bool> is_output_;
+  ValueReaders r_;
 };
 
 // "<scope>/Erf" or "<scope>/Tanh" -> "<scope>/Gelu": the fused node keeps the pattern's place in

@@ -129,6 +129,17 @@ const Tensor* constant_tensor(const Graph& g, int v) {
   return nullptr;
 }
 
+ValueReaders::ValueReaders(const Graph& g) : readers(g.values.size()), is_output(graph_output_flags(g)) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) readers[v].push_back(static_cast<int>(i));
+}
+
+int ValueReaders::only_reader(int v) const {
+  if (v < 0 || is_output[v] || readers[v].size() != 1) return -1;
+  return readers[v][0];
+}
+
 std::shared_ptr<const Graph> rewrite_patterns(const Graph& g, const std::vector<PatternRewrite>& rewrites) {
   auto out = std::make_shared<Graph>(g);
   std::vector<bool> drop(out->nodes.size(), false);

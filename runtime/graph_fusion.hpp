@@ -17,6 +17,16 @@ const Node* constant_node(const Graph& g, int v);
 /// The tensor of a constant value: an initializer, or a Constant node's `value`; else nullptr.
 const Tensor* constant_tensor(const Graph& g, int v);
 
+/// For pattern matchers: the nodes reading each value (one entry per read) and which values are
+/// graph outputs.
+struct ValueReaders {
+  explicit ValueReaders(const Graph& g);
+  std::vector<std::vector<int>> readers;
+  std::vector<bool> is_output;
+  /// The node reading v, when exactly one node reads it once and it is no graph output; else -1.
+  int only_reader(int v) const;
+};
+
 /// What a rewrite of matched patterns builds: each pattern's nodes (in node order; the last one
 /// after every other) become one node of `op` with `inputs` and `attrs`, in the last one's place
 /// and writing its output (named `name`, or the last node's name when empty). The other nodes

@@ -32,11 +32,7 @@ struct LayerNormMatch {
 
 class Matcher {
  public:
-  explicit Matcher(const Graph& g) : g_(g), readers_(g.values.size()), is_output_(graph_output_flags(g)) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int v : g.nodes[i].inputs)
-        if (v >= 0) readers_[v].push_back(static_cast<int>(i));
-  }
+  explicit Matcher(const Graph& g) : g_(g), r_(g) {}
 
   // The pattern whose first ReduceMean is node `first`, if all of it is there.
   std::optional<LayerNormMatch> match(int first) const {
@@ -54,9 +50,9 @@ class Matcher {
       return std::nullopt;
     const int d = g_.nodes[sub].outputs[0];
     // d read by exactly Pow(d, 2) and Div(d, .).
-    if (is_output_[d] || readers_[d].size() != 2) return std::nullopt;
+    if (r_.is_output[d] || r_.readers[d].size() != 2) return std::nullopt;
     int pow = -1, div = -1;
-    for (int r : readers_[d]) {
+    for (int r : r_.readers[d]) {
       const Node& n = g_.nodes[r];
       if (is_op(n, "Pow") && n.inputs.size() == 2 && n.inputs[0] == d && scalar_is(n.inputs[1], 2.0)) pow = r;
       else if (is_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && n.inputs[1] != d) div = r;
@@ -176,15 +172,10 @@ class Matcher {
     return c;
   }
 
-  // The node reading v, when exactly one node reads it once and it is no graph output; else -1.
-  int only_reader(int v) const {
-    if (v < 0 || is_output_[v] || readers_[v].size() != 1) return -1;
-    return readers_[v][0];
-  }
+  int only_reader(int v) const { return r_.only_reader(v); }
 
   const Graph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<bool> is_output_;
+  ValueReaders r_;
 };
 
 }  // namespace

@@ -66,11 +66,7 @@ struct RotaryMatch {
 
 class Matcher {
  public:
-  explicit Matcher(const Graph& g) : g_(g), readers_(g.values.size()), is_output_(graph_output_flags(g)) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int v : g.nodes[i].inputs)
-        if (v >= 0) readers_[v].push_back(static_cast<int>(i));
-  }
+  explicit Matcher(const Graph& g) : g_(g), r_(g) {}
 
   std::optional<RotaryMatch> match(int add) const {
     const Node& a = g_.nodes[add];
@@ -155,14 +151,13 @@ class Matcher {
 
   // The node producing v when it is `op` and v is read by `reader` alone and is no graph output.
   int producer_for(int v, int reader, const char* op) const {
-    if (v < 0 || is_output_[v] || readers_[v].size() != 1 || readers_[v][0] != reader) return -1;
+    if (v < 0 || r_.only_reader(v) != reader) return -1;
     const int p = g_.values[v].producer;
     return p >= 0 && is_op(g_.nodes[p], op) ? p : -1;
   }
 
   const Graph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<bool> is_output_;
+  ValueReaders r_;
 };
 
 // The first halves of a table's rows, as a constant [P, D/2].
