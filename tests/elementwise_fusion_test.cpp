@@ -24,19 +24,6 @@ Device vulkan0() { return Device::parse("vulkan:0"); }
 #define SKIP_WITHOUT_VULKAN() \
   if (!device_unusable(vulkan0()).empty()) GTEST_SKIP() << "no vulkan:0: " << device_unusable(vulkan0())
 
-// The plan of `g` on `device` and its output "out", checked against the reference on two runs.
-std::vector<NodePlan> run_on(const ReferenceGraph& g, Device device, double tolerance = 1e-5) {
-  SessionOptions o;
-  o.device = device;
-  Session s(g.model(), o);
-  std::vector<NodePlan> plan = s.plan(g.inputs());
-  for (int run = 0; run < 2; ++run) {
-    Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), tolerance);
-    EXPECT_TRUE(c.ok) << "run " << run << ": " << c.message;
-  }
-  return plan;
-}
-
 // The plan of the plan's (first) chain node.
 const NodePlan* chain_of(const std::vector<NodePlan>& plan) {
   for (const NodePlan& p : plan)
@@ -65,7 +52,7 @@ TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
     g.node("Tanh", {"sp"}, "t");
     g.node("Mul", {"x", "t"}, "out");
     g.output("out");
-    std::vector<NodePlan> plan = run_on(g, vulkan0());
+    std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
     EXPECT_EQ(plan.size(), 1u);
     expect_native_chain(plan);
   }
@@ -88,7 +75,7 @@ TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
     g.node("Mul", {"n", "gamma"}, "ng");
     g.node("Add", {"ng", "beta"}, "out");
     g.output("out");
-    std::vector<NodePlan> plan = run_on(g, vulkan0());
+    std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
     EXPECT_EQ(nodes_of_op(plan, kChain), 1);
     for (const char* gone : {"Sqrt", "Div", "Mul"}) EXPECT_EQ(nodes_of_op(plan, gone), 0) << gone;
     EXPECT_EQ(nodes_of_op(plan, "Sub"), 1);
@@ -104,7 +91,7 @@ TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
     g.node("Add", {"xs", "y"}, "sum");
     g.node("Relu", {"sum"}, "out");
     g.output("out");
-    expect_native_chain(run_on(g, vulkan0()));
+    expect_native_chain(plan_and_check_on(g, vulkan0()));
   }
   {  // Scalar constants on either side (immediates), Clip's constant bounds, Pow by 3,
      // attributes; a row of 8 repeating over the leading axes.
@@ -124,7 +111,7 @@ TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
     g.node("Clip", {"e", "lo", "hi"}, "f");
     g.node("HardSigmoid", {"f"}, "out", {{"alpha", 0.3}, {"beta", 0.4}});
     g.output("out");
-    std::vector<NodePlan> plan = run_on(g, vulkan0());
+    std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
     EXPECT_EQ(plan.size(), 1u);
     expect_native_chain(plan);
   }
@@ -140,7 +127,7 @@ TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
       v = y;
     }
     g.output("out");
-    std::vector<NodePlan> plan = run_on(g, vulkan0());
+    std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
     EXPECT_EQ(plan.size(), 2u);
     EXPECT_EQ(nodes_of_op(plan, "Abs"), 1);
     expect_native_chain(plan);
@@ -180,7 +167,7 @@ TEST(ElementwiseFusion, ValuesReadElsewhereStay) {
     g.node("Sigmoid", {"t"}, "s");
     g.node("Mul", {"s", "r"}, "out");
     g.output("out");
-    std::vector<NodePlan> plan = run_on(g, vulkan0());
+    std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
     EXPECT_EQ(nodes_of_op(plan, "Tanh"), 1);
     EXPECT_EQ(nodes_of_op(plan, kChain), 1);  // Sigmoid and Mul
   }
@@ -195,7 +182,7 @@ TEST(ElementwiseFusion, ValuesReadElsewhereStay) {
       v = y;
     }
     g.output("out");
-    EXPECT_EQ(nodes_of_op(run_on(g, vulkan0()), kChain), 0);
+    EXPECT_EQ(nodes_of_op(plan_and_check_on(g, vulkan0()), kChain), 0);
   }
 }
 
@@ -210,11 +197,11 @@ TEST(ElementwiseFusion, DeclinedChainsDecomposeAndCpuKeepsNodes) {
   g.node("Sigmoid", {"m"}, "out");
   g.output("out");
   SCOPED_TRACE(str("seed ", seed()));
-  std::vector<NodePlan> cpu = run_on(g, Device::cpu());
+  std::vector<NodePlan> cpu = plan_and_check_on(g, Device::cpu());
   EXPECT_EQ(nodes_of_op(cpu, kChain), 0);
   EXPECT_EQ(nodes_of_op(cpu, "Sigmoid"), 1);
   if (!device_unusable(vulkan0()).empty()) return;
-  std::vector<NodePlan> plan = run_on(g, vulkan0());
+  std::vector<NodePlan> plan = plan_and_check_on(g, vulkan0());
   const NodePlan* p = chain_of(plan);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->path, Path::composite) << p->reason;

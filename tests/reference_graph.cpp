@@ -154,6 +154,18 @@ ReferenceRun run_against_reference(const ReferenceGraph& g, const std::vector<st
   return r;
 }
 
+std::vector<NodePlan> plan_and_check_on(const ReferenceGraph& g, Device device, double tolerance, int runs) {
+  SessionOptions o;
+  o.device = device;
+  Session s(g.model(), o);
+  std::vector<NodePlan> plan = s.plan(g.inputs());
+  for (int run = 0; run < runs; ++run) {
+    Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), tolerance);
+    EXPECT_TRUE(c.ok) << "run " << run << " on " << device.str() << ": " << c.message;
+  }
+  return plan;
+}
+
 int nodes_of_op(const std::vector<NodePlan>& plan, const std::string& op) {
   int n = 0;
   for (const NodePlan& p : plan) n += p.op == op;

@@ -58,6 +58,10 @@ struct ReferenceRun {
 };
 ReferenceRun run_against_reference(const ReferenceGraph& g, const std::vector<std::string>& outputs);
 
+/// The plan of `g`'s model in a session on `device`, whose output "out" is compared with its
+/// reference (relative `tolerance`) on `runs` runs (the second reuses what the first prepared).
+std::vector<NodePlan> plan_and_check_on(const ReferenceGraph& g, Device device, double tolerance = 1e-5, int runs = 2);
+
 /// How many nodes of op `op` a plan runs.
 int nodes_of_op(const std::vector<NodePlan>& plan, const std::string& op);
 
