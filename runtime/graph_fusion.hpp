@@ -215,7 +215,7 @@ std::shared_ptr<const Graph> fuse_gelu(const std::shared_ptr<const Graph>& graph
 ///    Mul(x, x)), eps)), into one RmsNorm(x, w; epsilon eps) (ai.porta);
 /// where the ReduceMeans run over the last axis alone with keepdims (an attribute or a constant
 /// axes input); eps is a constant scalar >= 0 on either side of its Add; gamma, beta and w are
-/// constants of the last axis' length in x's float dtype (read through Identity nodes), on
+/// 1-D constants of the last axis' length in x's float dtype (read through Identity nodes), on
 /// either side of their Mul and Add; every intermediate is read by the next node of the pattern
 /// alone (d by the Pow and the Div) and is no graph output; and `device` runs the op natively
 /// for x's dtype. x's rank comes from Value::shape_known (sessions run it per plan on an

@@ -163,12 +163,14 @@ class Matcher {
   }
 
   // The operand of the two-input node `n` that is not `v` (through Identity nodes), when it is a
-  // constant of shape [len] (or [1, ..., len]) in `dtype`; else -1.
+  // constant of shape [len] in `dtype`; else -1.
   int other_constant(const Node& n, int v, int64_t len, DType dtype) const {
     if (n.inputs.size() != 2 || (n.inputs[0] != v && n.inputs[1] != v)) return -1;
     const int c = through_identities(g_, n.inputs[0] == v ? n.inputs[1] : n.inputs[0]);
     const Tensor* t = constant_tensor(g_, c);
-    if (!t || t->dtype() != dtype || t->numel() != len || t->shape().empty() || t->shape().back() != len) return -1;
+    // 1-D: LayerNormalization's Scale and B may not have more axes than the normalized ones, and
+    // RmsNorm's Scale is 1-D.
+    if (!t || t->dtype() != dtype || t->rank() != 1 || t->dim(0) != len) return -1;
     return c;
   }
 

@@ -25,13 +25,15 @@ struct Form {
   bool mean_is_output = false;    // the first ReduceMean's output also a graph output
   bool eps_input = false;         // eps a graph input, not a constant
   bool shared = false;            // gamma and beta through Identity nodes (PyTorch's shared initializers)
+  bool gamma_2d = false;          // gamma [1, D]: LayerNormalization takes no more axes than it normalizes
 };
 
 ReferenceGraph layer_norm(const Form& f, const Shape& x) {
   ReferenceGraph g;
   const int64_t d = x.back(), rank = static_cast<int64_t>(x.size());
   g.input("x", random_f32(x, -3, 3));
-  g.initializer("gamma", random_f32({f.gamma_len ? f.gamma_len : d}));
+  const int64_t gamma_len = f.gamma_len ? f.gamma_len : d;
+  g.initializer("gamma", random_f32(f.gamma_2d ? Shape{1, gamma_len} : Shape{gamma_len}));
   g.initializer("beta", random_f32({d}));
   g.initializer("p", Tensor::from_values({f.exponent}, {}, DType::f32));
   if (f.eps_input) g.input("eps", Tensor::from_values({1e-5}, {}, DType::f32));
@@ -68,6 +70,7 @@ TEST(LayerNormFusion, PyTorchsExportBecomesOneNode) {
       {"gamma of one element", false, false, false, false, false, -1, 2.0, 1},
       {"mean also an output", false, false, false, false, false, -1, 2.0, 0, true},
       {"eps an input", false, false, false, false, false, -1, 2.0, 0, false, true},
+      {"gamma of shape 1 x D", false, false, false, false, false, -1, 2.0, 0, false, false, false, true},
   };
   for (Device device : test_devices()) {
     if (!device_unusable(device).empty()) continue;
