@@ -21,11 +21,6 @@
 namespace porta::detail {
 namespace {
 
-bool is_op(const Node& n, const char* name, size_t inputs) {
-  return n.op->domain.empty() && n.op->name == name && n.inputs.size() == inputs && n.outputs.size() == 1 &&
-         n.outputs[0] >= 0;
-}
-
 bool is_constant(const Graph& g, int v, double want) {
   std::optional<double> c = constant_scalar(g, v);
   return c && std::fabs(*c - want) <= 1e-6 * std::fabs(want);
@@ -72,16 +67,16 @@ class Matcher {
     const Node& e = g_.nodes[center];
     // a = e + 1
     const int add = only_reader(e.outputs[0]);
-    if (add < 0 || !is_op(g_.nodes[add], "Add", 2) || operand_with_constant(g_, g_.nodes[add], 1.0) != e.outputs[0])
+    if (add < 0 || !is_onnx_op(g_.nodes[add], "Add", 2) || operand_with_constant(g_, g_.nodes[add], 1.0) != e.outputs[0])
       return std::nullopt;
     m.nodes.push_back(add);
     const int a = g_.nodes[add].outputs[0];
     const int m1 = only_reader(a);
-    if (m1 < 0 || !is_op(g_.nodes[m1], "Mul", 2)) return std::nullopt;
+    if (m1 < 0 || !is_onnx_op(g_.nodes[m1], "Mul", 2)) return std::nullopt;
     const int o1 = other_operand(g_.nodes[m1], a);
     if (o1 == x || is_constant(g_, o1, 0.5)) {  // (x * a) * 0.5 or (a * 0.5) * x
       const int m2 = only_reader(g_.nodes[m1].outputs[0]);
-      if (m2 < 0 || !is_op(g_.nodes[m2], "Mul", 2)) return std::nullopt;
+      if (m2 < 0 || !is_onnx_op(g_.nodes[m2], "Mul", 2)) return std::nullopt;
       const int o2 = other_operand(g_.nodes[m2], g_.nodes[m1].outputs[0]);
       if (!(o1 == x ? is_constant(g_, o2, 0.5) : o2 == x)) return std::nullopt;
       m.nodes.push_back(m1);
@@ -91,7 +86,7 @@ class Matcher {
     // (x * 0.5) * a: o1 = Mul(x, 0.5), read by m1 alone
     if (o1 < 0 || g_.values[o1].producer < 0 || !private_value(o1, m1)) return std::nullopt;
     const int half = g_.values[o1].producer;
-    if (!is_op(g_.nodes[half], "Mul", 2) || operand_with_constant(g_, g_.nodes[half], 0.5) != x) return std::nullopt;
+    if (!is_onnx_op(g_.nodes[half], "Mul", 2) || operand_with_constant(g_, g_.nodes[half], 0.5) != x) return std::nullopt;
     m.nodes.push_back(half);
     m.nodes.push_back(m1);
     return m;
@@ -100,14 +95,14 @@ class Matcher {
   // Erf(x / sqrt 2) or Erf(x * (1 / sqrt 2)).
   std::optional<GeluMatch> erf_head(int erf) const {
     const Node& e = g_.nodes[erf];
-    if (!is_op(e, "Erf", 1) || !private_value(e.inputs[0], erf)) return std::nullopt;
+    if (!is_onnx_op(e, "Erf", 1) || !private_value(e.inputs[0], erf)) return std::nullopt;
     const int d = e.inputs[0];
     if (g_.values[d].producer < 0) return std::nullopt;
     const int div = g_.values[d].producer;
     const Node& dn = g_.nodes[div];
     int x = -1;
-    if (is_op(dn, "Div", 2) && is_constant(g_, dn.inputs[1], std::numbers::sqrt2)) x = dn.inputs[0];
-    else if (is_op(dn, "Mul", 2)) x = operand_with_constant(g_, dn, 1.0 / std::numbers::sqrt2);
+    if (is_onnx_op(dn, "Div", 2) && is_constant(g_, dn.inputs[1], std::numbers::sqrt2)) x = dn.inputs[0];
+    else if (is_onnx_op(dn, "Mul", 2)) x = operand_with_constant(g_, dn, 1.0 / std::numbers::sqrt2);
     if (x < 0) return std::nullopt;
     GeluMatch m;
     m.x = x;
@@ -119,7 +114,7 @@ class Matcher {
   // Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), every intermediate read by the next node alone.
   std::optional<GeluMatch> tanh_head(int tanh) const {
     const Node& t = g_.nodes[tanh];
-    if (!is_op(t, "Tanh", 1)) return std::nullopt;
+    if (!is_onnx_op(t, "Tanh", 1)) return std::nullopt;
     const int scaled = private_producer(t.inputs[0], tanh, "Mul");
     if (scaled < 0) return std::nullopt;
     const int sum = operand_with_constant(g_, g_.nodes[scaled], std::sqrt(2.0 / std::numbers::pi));
@@ -149,8 +144,8 @@ class Matcher {
     const int p = private_producer(c, reader, nullptr);
     if (p < 0) return {};
     const Node& n = g_.nodes[p];
-    if (is_op(n, "Pow", 2) && n.inputs[0] == x && is_constant(g_, n.inputs[1], 3.0)) return {p};
-    if (!is_op(n, "Mul", 2)) return {};
+    if (is_onnx_op(n, "Pow", 2) && n.inputs[0] == x && is_constant(g_, n.inputs[1], 3.0)) return {p};
+    if (!is_onnx_op(n, "Mul", 2)) return {};
     const int sq = other_operand(n, x);
     const int q = private_producer(sq, p, "Mul");
     if (q < 0 || g_.nodes[q].inputs[0] != x || g_.nodes[q].inputs[1] != x) return {};
@@ -162,7 +157,7 @@ class Matcher {
   int private_producer(int v, int reader, const char* op) const {
     if (v < 0 || !private_value(v, reader) || g_.values[v].producer < 0) return -1;
     const int p = g_.values[v].producer;
-    return op && !is_op(g_.nodes[p], op, 2) ? -1 : p;
+    return op && !is_onnx_op(g_.nodes[p], op, 2) ? -1 : p;
   }
 
  private:

@@ -129,6 +129,11 @@ const Tensor* constant_tensor(const Graph& g, int v) {
   return nullptr;
 }
 
+bool is_onnx_op(const Node& n, const char* name, int inputs) {
+  return n.op->domain.empty() && n.op->name == name && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+         (inputs < 0 || n.inputs.size() == static_cast<size_t>(inputs));
+}
+
 ValueReaders::ValueReaders(const Graph& g) : readers(g.values.size()), is_output(graph_output_flags(g)) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)

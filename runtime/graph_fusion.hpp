@@ -17,6 +17,10 @@ const Node* constant_node(const Graph& g, int v);
 /// The tensor of a constant value: an initializer, or a Constant node's `value`; else nullptr.
 const Tensor* constant_tensor(const Graph& g, int v);
 
+/// For pattern matchers: whether `n` is the ONNX-domain op `name` with one output that exists,
+/// and (when `inputs` >= 0) exactly that many inputs.
+bool is_onnx_op(const Node& n, const char* name, int inputs = -1);
+
 /// For pattern matchers: the nodes reading each value (one entry per read) and which values are
 /// graph outputs.
 struct ValueReaders {

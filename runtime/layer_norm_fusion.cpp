@@ -19,10 +19,6 @@
 namespace porta::detail {
 namespace {
 
-bool is_op(const Node& n, const char* name) {
-  return n.op->domain.empty() && n.op->name == name && n.outputs.size() == 1 && n.outputs[0] >= 0;
-}
-
 struct LayerNormMatch {
   bool rms = false;  // RmsNorm (no beta) rather than LayerNormalization
   int x = -1, gamma = -1, beta = -1;
@@ -46,7 +42,7 @@ class Matcher {
     const int64_t d_len = xv.shape.back();
     // d = x - mean: mean read by the Sub alone.
     const int sub = only_reader(rm.outputs[0]);
-    if (sub < 0 || !is_op(g_.nodes[sub], "Sub") || g_.nodes[sub].inputs != std::vector<int>{m.x, rm.outputs[0]})
+    if (sub < 0 || !is_onnx_op(g_.nodes[sub], "Sub") || g_.nodes[sub].inputs != std::vector<int>{m.x, rm.outputs[0]})
       return std::nullopt;
     const int d = g_.nodes[sub].outputs[0];
     // d read by exactly Pow(d, 2) and Div(d, .).
@@ -54,14 +50,14 @@ class Matcher {
     int pow = -1, div = -1;
     for (int r : r_.readers[d]) {
       const Node& n = g_.nodes[r];
-      if (is_op(n, "Pow") && n.inputs.size() == 2 && n.inputs[0] == d && scalar_is(n.inputs[1], 2.0)) pow = r;
-      else if (is_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && n.inputs[1] != d) div = r;
+      if (is_onnx_op(n, "Pow") && n.inputs.size() == 2 && n.inputs[0] == d && scalar_is(n.inputs[1], 2.0)) pow = r;
+      else if (is_onnx_op(n, "Div") && n.inputs.size() == 2 && n.inputs[0] == d && n.inputs[1] != d) div = r;
     }
     if (pow < 0 || div < 0) return std::nullopt;
     const int rm2 = only_reader(g_.nodes[pow].outputs[0]);
     if (rm2 < 0 || !last_axis_mean(g_.nodes[rm2])) return std::nullopt;
     const int add = only_reader(g_.nodes[rm2].outputs[0]);
-    if (add < 0 || !is_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
+    if (add < 0 || !is_onnx_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
     const Node& an = g_.nodes[add];
     const int var = g_.nodes[rm2].outputs[0];
     const int eps_value = an.inputs[0] == var ? an.inputs[1] : an.inputs[0];
@@ -69,15 +65,15 @@ class Matcher {
     if (!eps || !(*eps >= 0.0) || (an.inputs[0] != var && an.inputs[1] != var)) return std::nullopt;
     m.eps = *eps;
     const int sqrt = only_reader(an.outputs[0]);
-    if (sqrt < 0 || !is_op(g_.nodes[sqrt], "Sqrt") || only_reader(g_.nodes[sqrt].outputs[0]) != div ||
+    if (sqrt < 0 || !is_onnx_op(g_.nodes[sqrt], "Sqrt") || only_reader(g_.nodes[sqrt].outputs[0]) != div ||
         g_.nodes[div].inputs[1] != g_.nodes[sqrt].outputs[0])
       return std::nullopt;
     // * gamma + beta, constants of the last axis' length (either operand order).
     const int mul = only_reader(g_.nodes[div].outputs[0]);
-    if (mul < 0 || !is_op(g_.nodes[mul], "Mul")) return std::nullopt;
+    if (mul < 0 || !is_onnx_op(g_.nodes[mul], "Mul")) return std::nullopt;
     m.gamma = other_constant(g_.nodes[mul], g_.nodes[div].outputs[0], d_len, xv.dtype);
     const int bias = only_reader(g_.nodes[mul].outputs[0]);
-    if (m.gamma < 0 || bias < 0 || !is_op(g_.nodes[bias], "Add")) return std::nullopt;
+    if (m.gamma < 0 || bias < 0 || !is_onnx_op(g_.nodes[bias], "Add")) return std::nullopt;
     m.beta = other_constant(g_.nodes[bias], g_.nodes[mul].outputs[0], d_len, xv.dtype);
     if (m.beta < 0) return std::nullopt;
     m.nodes = {first, sub, pow, rm2, add, sqrt, div, mul, bias};
@@ -93,14 +89,14 @@ class Matcher {
     const Node& sn = g_.nodes[sq_node];
     LayerNormMatch m;
     m.rms = true;
-    if (is_op(sn, "Pow") && sn.inputs.size() == 2 && scalar_is(sn.inputs[1], 2.0)) m.x = sn.inputs[0];
-    else if (is_op(sn, "Mul") && sn.inputs.size() == 2 && sn.inputs[0] == sn.inputs[1]) m.x = sn.inputs[0];
+    if (is_onnx_op(sn, "Pow") && sn.inputs.size() == 2 && scalar_is(sn.inputs[1], 2.0)) m.x = sn.inputs[0];
+    else if (is_onnx_op(sn, "Mul") && sn.inputs.size() == 2 && sn.inputs[0] == sn.inputs[1]) m.x = sn.inputs[0];
     if (m.x < 0) return std::nullopt;
     const Value& xv = g_.values[m.x];
     if (!xv.shape_known || xv.shape.empty() || xv.shape.back() <= 0 || (xv.dtype != DType::f32 && xv.dtype != DType::f16))
       return std::nullopt;
     const int add = only_reader(rm.outputs[0]);
-    if (add < 0 || !is_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
+    if (add < 0 || !is_onnx_op(g_.nodes[add], "Add") || g_.nodes[add].inputs.size() != 2) return std::nullopt;
     const Node& an = g_.nodes[add];
     const int ms = rm.outputs[0];
     if (an.inputs[0] != ms && an.inputs[1] != ms) return std::nullopt;
@@ -108,29 +104,29 @@ class Matcher {
     if (!eps || !(*eps >= 0.0)) return std::nullopt;
     m.eps = *eps;
     const int sqrt = only_reader(an.outputs[0]);
-    if (sqrt < 0 || !is_op(g_.nodes[sqrt], "Sqrt")) return std::nullopt;
+    if (sqrt < 0 || !is_onnx_op(g_.nodes[sqrt], "Sqrt")) return std::nullopt;
     const int s = g_.nodes[sqrt].outputs[0];
     const int r = only_reader(s);
     if (r < 0) return std::nullopt;
     const Node& rn = g_.nodes[r];
     m.nodes = {sq_node, rm_index, add, sqrt};
     int n = -1;  // x / rms
-    if (is_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[0] == m.x && rn.inputs[1] == s) {
+    if (is_onnx_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[0] == m.x && rn.inputs[1] == s) {
       n = r;
-    } else if ((is_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[1] == s && scalar_is(rn.inputs[0], 1.0)) ||
-               (is_op(rn, "Reciprocal") && rn.inputs.size() == 1)) {
+    } else if ((is_onnx_op(rn, "Div") && rn.inputs.size() == 2 && rn.inputs[1] == s && scalar_is(rn.inputs[0], 1.0)) ||
+               (is_onnx_op(rn, "Reciprocal") && rn.inputs.size() == 1)) {
       m.nodes.push_back(r);
       const int inv = rn.outputs[0];
       n = only_reader(inv);
       const Node* nn = n >= 0 ? &g_.nodes[n] : nullptr;
-      if (!nn || !is_op(*nn, "Mul") || nn->inputs.size() != 2 ||
+      if (!nn || !is_onnx_op(*nn, "Mul") || nn->inputs.size() != 2 ||
           !((nn->inputs[0] == m.x && nn->inputs[1] == inv) || (nn->inputs[0] == inv && nn->inputs[1] == m.x)))
         return std::nullopt;
     } else {
       return std::nullopt;
     }
     const int mul = only_reader(g_.nodes[n].outputs[0]);
-    if (mul < 0 || !is_op(g_.nodes[mul], "Mul")) return std::nullopt;
+    if (mul < 0 || !is_onnx_op(g_.nodes[mul], "Mul")) return std::nullopt;
     m.gamma = other_constant(g_.nodes[mul], g_.nodes[n].outputs[0], xv.shape.back(), xv.dtype);
     if (m.gamma < 0) return std::nullopt;
     m.nodes.push_back(n);
@@ -141,7 +137,7 @@ class Matcher {
  private:
   // ReduceMean over the last axis alone (attribute, or constant input at opset 18), keeping it.
   bool last_axis_mean(const Node& n) const {
-    if (!is_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) return false;
+    if (!is_onnx_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) return false;
     if (n.attrs.get_int("keepdims", 1) != 1) return false;
     std::vector<int64_t> axes;
     if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
@@ -184,12 +180,12 @@ class Matcher {
 
 bool norm_candidates(const Graph& graph) {
   for (const Node& n : graph.nodes) {
-    if (!is_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) continue;
+    if (!is_onnx_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] < 0) continue;
     const int x = n.inputs[0], p = graph.values[x].producer;
     // LayerNormalization: a Sub of x and its mean reads it; RMSNorm: it averages a square.
     for (const Node& r : graph.nodes)
-      if (is_op(r, "Sub") && r.inputs.size() == 2 && r.inputs[0] == x && r.inputs[1] == n.outputs[0]) return true;
-    if (p >= 0 && (is_op(graph.nodes[p], "Pow") || (is_op(graph.nodes[p], "Mul") && graph.nodes[p].inputs.size() == 2 &&
+      if (is_onnx_op(r, "Sub") && r.inputs.size() == 2 && r.inputs[0] == x && r.inputs[1] == n.outputs[0]) return true;
+    if (p >= 0 && (is_onnx_op(graph.nodes[p], "Pow") || (is_onnx_op(graph.nodes[p], "Mul") && graph.nodes[p].inputs.size() == 2 &&
                                                     graph.nodes[p].inputs[0] == graph.nodes[p].inputs[1])))
       return true;
   }

@@ -15,10 +15,6 @@
 namespace porta::detail {
 namespace {
 
-bool is_op(const Node& n, const char* name) {
-  return n.op->domain.empty() && n.op->name == name && n.outputs.size() == 1 && n.outputs[0] >= 0;
-}
-
 // The integers of a constant or plan-folded value (i64 or i32, on the host).
 std::optional<std::vector<int64_t>> ints_of(const Graph& g, int v) {
   if (v < 0) return std::nullopt;
@@ -38,7 +34,7 @@ struct OneAxisSlice {
   int64_t start = 0, end = 0, axis = 0;
 };
 std::optional<OneAxisSlice> one_axis_slice(const Graph& g, const Node& n) {
-  if (!is_op(n, "Slice") || n.inputs.size() < 3 || n.inputs[0] < 0) return std::nullopt;
+  if (!is_onnx_op(n, "Slice") || n.inputs.size() < 3 || n.inputs[0] < 0) return std::nullopt;
   auto starts = ints_of(g, n.inputs[1]), ends = ints_of(g, n.inputs[2]);
   std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0};
   if (n.inputs.size() > 3 && n.inputs[3] >= 0) axes = ints_of(g, n.inputs[3]);
@@ -70,7 +66,7 @@ class Matcher {
 
   std::optional<RotaryMatch> match(int add) const {
     const Node& a = g_.nodes[add];
-    if (!is_op(a, "Add") || a.inputs.size() != 2) return std::nullopt;
+    if (!is_onnx_op(a, "Add") || a.inputs.size() != 2) return std::nullopt;
     for (int first = 0; first < 2; ++first) {
       const int m1 = producer_for(a.inputs[first], add, "Mul"), m2 = producer_for(a.inputs[1 - first], add, "Mul");
       if (m1 < 0 || m2 < 0) continue;
@@ -153,7 +149,7 @@ class Matcher {
   int producer_for(int v, int reader, const char* op) const {
     if (v < 0 || r_.only_reader(v) != reader) return -1;
     const int p = g_.values[v].producer;
-    return p >= 0 && is_op(g_.nodes[p], op) ? p : -1;
+    return p >= 0 && is_onnx_op(g_.nodes[p], op) ? p : -1;
   }
 
   const Graph& g_;
@@ -175,9 +171,9 @@ Tensor first_halves(const Tensor& t) {
 
 bool rotary_candidates(const Graph& graph) {
   for (const Node& n : graph.nodes)
-    if (is_op(n, "Concat") && n.inputs.size() == 2 && n.inputs[0] >= 0) {
+    if (is_onnx_op(n, "Concat") && n.inputs.size() == 2 && n.inputs[0] >= 0) {
       const int p = graph.values[n.inputs[0]].producer;
-      if (p >= 0 && is_op(graph.nodes[p], "Neg")) return true;
+      if (p >= 0 && is_onnx_op(graph.nodes[p], "Neg")) return true;
     }
   return false;
 }
