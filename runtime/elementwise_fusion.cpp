@@ -1,9 +1,9 @@
 // Elementwise chains (runtime/graph_fusion.hpp, fuse_elementwise_chains): groups of elementwise
 // nodes whose intermediate values nothing outside the group reads become one ElementwiseChain
 // (ai.porta; ops/elementwise_chain.hpp), one pass and one dispatch instead of one per node.
-// What is left between a model's larger ops after the other rewrites: LayerNormalization written
-// out at opset 13 (Add eps, Sqrt, Div, Mul, Add), activations no producer takes (Mish, a Swish
-// of a value nothing fused), scalings before a residual Add.
+// What is left between a model's larger ops after the other rewrites: scalings before a residual
+// Add (ConvNeXt's layer scale), activations no producer takes (Mish, a Swish of a value nothing
+// fused), the tail of a norm written out that the norm rewrites do not take.
 #include <algorithm>
 #include <cmath>
 #include <optional>

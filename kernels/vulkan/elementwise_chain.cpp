@@ -132,11 +132,8 @@ Encoded encode(const KernelContext& ctx) {
 
 std::string chain_supports(const KernelContext& ctx) {
   const DType t = ctx.in(0).dtype();
-  if (t != DType::f32 && t != DType::f16) return str("no texel format for ", dtype_name(t));
-  if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
+  if (auto why = texel_formats_ok(ctx, t); !why.empty()) return why;  // every device type: GPUs read texels too
   const DeviceCaps& caps = device_caps(ctx);
-  if ((t == DType::f32 && !caps.texel_rgba32f) || (t == DType::f16 && !caps.texel_rgba16f))
-    return str("the device has no ", t == DType::f32 ? "RGBA32F" : "RGBA16F", " uniform texel buffers");
   if (ctx.inputs.size() > static_cast<size_t>(chain::kMaxInputs)) return "more inputs than the shader binds";
   int64_t n = 0;
   try {

@@ -173,6 +173,10 @@ std::string cpu_like_ok(const KernelContext& ctx, const char* instead) {
 
 std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead) {
   if (auto why = cpu_like_ok(ctx, instead); !why.empty()) return why;
+  return texel_formats_ok(ctx, t);
+}
+
+std::string texel_formats_ok(const KernelContext& ctx, DType t) {
   if (t != DType::f32 && t != DType::f16) return str("no texel format for ", dtype_name(t));
   if (auto why = fp16_ok(ctx, t); !why.empty()) return why;
   const DeviceCaps& caps = device_caps(ctx);

@@ -97,6 +97,9 @@ std::string cpu_like_ok(const KernelContext& ctx, const char* instead);
 /// cpu_like_ok, and `t` readable as float texels there (f32: RGBA32F, f16: RGBA16F uniform
 /// texel buffers, with 16-bit storage).
 std::string float_texels_ok(const KernelContext& ctx, DType t, const char* instead);
+/// float_texels_ok's check of the device's texel formats alone (f32 or f16, RGBA32F / RGBA16F
+/// uniform texel buffers, 16-bit storage for f16), on any device type.
+std::string texel_formats_ok(const KernelContext& ctx, DType t);
 
 /// Indices below this take common.glsl's div21 instead of an integer division (shaders with a
 /// SMALL specialization constant).
