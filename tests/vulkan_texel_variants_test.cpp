@@ -249,6 +249,73 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
   }
 }
 
+// "winograd" (F(2x2, 3x3): 3x3 kernels, stride 1, dilation 1, group 1, f32, at least 16 input
+// and output channels) against the float64 reference and "im2col" on the same call: output
+// sides odd and even (tiles half outside Y), widths whose tiles do not fill a group of 4 tiles
+// and widths that are multiples of 4 (vec4 stores), input channels not a multiple of 4 (zero
+// rows of the transformed input), every padding (none, asymmetric, past 1, SAME_UPPER),
+// 2x1 and 1xN outputs, several images, with and without bias; images split over passes under a
+// small binding limit; then the calls it declines, with the reason.
+TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto pads = [](V p) { return Attributes{{"pads", p}}; };
+  struct WCase {
+    Shape x, w;
+    Attributes attrs;
+    bool bias = true;
+  };
+  const std::vector<WCase> cases = {
+      {{1, 16, 8, 8}, {16, 16, 3, 3}, pads({1, 1, 1, 1})},           // 8 wide: vec4 stores
+      {{2, 16, 7, 9}, {24, 16, 3, 3}, pads({1, 1, 1, 1})},           // 7 x 9: half tiles, 5 tiles a row
+      {{1, 17, 5, 6}, {16, 17, 3, 3}, pads({0, 0, 0, 0}), false},    // 17 channels; 3 x 4, no bias
+      {{1, 16, 10, 12}, {20, 16, 3, 3}, pads({0, 1, 2, 1})},         // asymmetric
+      {{1, 18, 6, 5}, {16, 18, 3, 3}, pads({2, 3, 2, 3})},           // pads past 1: 8 x 9
+      {{1, 16, 4, 3}, {17, 16, 3, 3}, pads({0, 0, 0, 0})},           // one output column
+      {{1, 16, 3, 40}, {16, 16, 3, 3}, pads({0, 0, 0, 0})},          // one output row
+      {{3, 32, 14, 14}, {48, 32, 3, 3}, Attributes{{"auto_pad", std::string("SAME_UPPER")}}},
+      {{1, 20, 33, 70}, {16, 20, 3, 3}, pads({1, 1, 1, 1}), false},  // many workgroups
+  };
+  for (const WCase& c : cases) {
+    std::vector<Tensor> in = {random_input(c.x), random_input(c.w, DType::f32, -0.5, 0.5)};
+    if (c.bias) in.push_back(random_input({c.w[0]}));
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
+    expect_impl_match("Conv", in, c.attrs, "winograd");
+    DisabledKernels off("vulkan:Conv:winograd");
+    expect_impl_match("Conv", in, c.attrs, "im2col");
+  }
+  // Images in passes: an 8x8 image is 16 tiles, its products take 16 x 24 x 16 x 4 bytes (24576),
+  // its transformed input 16 x 16 x 16 x 4; a 50000-byte binding holds 2 of the 5 images (passes
+  // of 2, 2 and 1).
+  vk::set_binding_limit_override(50000);
+  expect_impl_match("Conv", {random_input({5, 16, 8, 8}), random_input({24, 16, 3, 3}), random_input({24})},
+                    pads({1, 1, 1, 1}), "winograd");
+  vk::set_binding_limit_override(0);
+  // Declined, with the reason; "im2col" takes them.
+  struct Declined {
+    Shape x, w;
+    Attributes attrs;
+    const char* why;
+    DType dt = DType::f32;
+  };
+  const std::vector<Declined> declined = {
+      {{1, 16, 8, 8}, {16, 16, 3, 3}, Attributes{{"strides", V{2, 2}}}, "strides 2x2"},
+      {{1, 16, 8, 8}, {16, 16, 3, 3}, Attributes{{"dilations", V{2, 2}}}, "dilations 2x2"},
+      {{1, 16, 8, 8}, {16, 16, 5, 5}, Attributes{}, "kernel 5x5"},
+      {{1, 32, 8, 8}, {16, 16, 3, 3}, Attributes{{"group", int64_t{2}}}, "grouped"},
+      {{1, 15, 8, 8}, {16, 15, 3, 3}, Attributes{}, "15 -> 16 channels"},
+      {{1, 16, 8, 8}, {8, 16, 3, 3}, Attributes{}, "16 -> 8 channels"},
+      {{1, 16, 8, 8, 8}, {16, 16, 3, 3, 3}, Attributes{}, "not a 2-D convolution"},
+      {{1, 16, 8, 8}, {16, 16, 3, 3}, Attributes{}, "f16: the transformed operands are kept in f32 only", DType::f16},
+  };
+  for (const Declined& d : declined) {
+    if (d.dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    SCOPED_TRACE(d.why);
+    expect_impl_match("Conv", {random_input(d.x, d.dt), random_input(d.w, d.dt)}, d.attrs, "im2col", d.why);
+  }
+}
+
 // The texel Conv kernels find their indices with common.glsl's div21 (a float division and two
 // corrections) while every index is below 2^21, and with integer division past that: calls
 // just under and just over the bound through "depthwise" (N x OC x OH x ceil(OW / 4)
@@ -320,6 +387,8 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"im2col", "", {2, 8, 6, 6}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place
       {"im2col", "", {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},   // columns
+      {"winograd", "", {1, 16, 7, 8}, {16, 16, 3, 3}, a(1, {1, 1, 1, 1})},  // vec4 stores
+      {"winograd", "", {1, 16, 7, 7}, {16, 16, 3, 3}, a(1, {1, 1, 1, 1})},  // element stores
       {"implicit_gemm", no_texel, {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},
       {"implicit_gemm", no_texel, {1, 16, 5, 5}, {4, 16, 3, 3}, a(1, {1, 1, 1, 1}), 2000},  // K over 3 dispatches
       {"direct", no_texel + ",vulkan:Conv:implicit_gemm", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
@@ -333,6 +402,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
     for (const Impl& impl : impls) {
+      if (dt == DType::f16 && impl.name == "winograd") continue;  // f32 only
       DisabledKernels disabled(impl.disabled);
       std::unique_ptr<LoopCapOverride> cap;
       if (impl.loop_cap) cap = std::make_unique<LoopCapOverride>(impl.loop_cap);
@@ -342,7 +412,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       Tensor y = reference_op("Conv", probe, impl.attrs, 1).at(0);
       // Every activation through one shader (activation.glsl is shared; each (ACT, HAS_RES)
       // is a pipeline lavapipe compiles), the wiring of alpha, beta and R through every one.
-      const bool all = dt == DType::f32 && impl.name == "im2col" && impl.w[2] == 3;
+      const bool all = dt == DType::f32 && (impl.name == "im2col" || impl.name == "winograd") && impl.w[2] == 3;
       for (size_t k = 0; k < acts.size(); ++k) {
         const Act& act = acts[k];
         for (bool residual : {false, true}) {
