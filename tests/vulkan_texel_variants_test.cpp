@@ -250,12 +250,13 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
 }
 
 // "winograd" (F(2x2, 3x3): 3x3 kernels, stride 1, dilation 1, group 1, f32, at least 16 input
-// and output channels) against the float64 reference and "im2col" on the same call: output
-// sides odd and even (tiles half outside Y), widths whose tiles do not fill a group of 4 tiles
-// and widths that are multiples of 4 (vec4 stores), input channels not a multiple of 4 (zero
-// rows of the transformed input), every padding (none, asymmetric, past 1, SAME_UPPER),
-// 2x1 and 1xN outputs, several images, with and without bias; images split over passes under a
-// small binding limit; then the calls it declines, with the reason.
+// and output channels, maps whose tiles save products) against the float64 reference and
+// "im2col" on the same call: output sides odd and even (tiles half outside Y), widths whose
+// tiles do not fill a group of 4 tiles and widths that are multiples of 4 (vec4 stores), input
+// channels not a multiple of 4 (zero rows of the transformed input), every padding (none,
+// asymmetric, past 1, SAME_UPPER), several images, with and without bias; images split over
+// passes under a small binding limit; then the calls it declines, with the reason (small maps
+// among them).
 TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -268,15 +269,14 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
   };
   const std::vector<WCase> cases = {
       {{1, 16, 8, 8}, {16, 16, 3, 3}, pads({1, 1, 1, 1})},           // 8 wide: vec4 stores
-      {{2, 16, 7, 9}, {24, 16, 3, 3}, pads({1, 1, 1, 1})},           // 7 x 9: half tiles, 5 tiles a row
-      {{1, 17, 5, 6}, {16, 17, 3, 3}, pads({0, 0, 0, 0}), false},    // 17 channels; 3 x 4, no bias
-      {{1, 16, 10, 12}, {20, 16, 3, 3}, pads({0, 1, 2, 1})},         // asymmetric
-      {{1, 18, 6, 5}, {16, 18, 3, 3}, pads({2, 3, 2, 3})},           // pads past 1: 8 x 9
-      {{1, 16, 4, 3}, {17, 16, 3, 3}, pads({0, 0, 0, 0})},           // one output column
-      {{1, 16, 3, 40}, {16, 16, 3, 3}, pads({0, 0, 0, 0})},          // one output row
+      {{2, 16, 13, 21}, {24, 16, 3, 3}, pads({1, 1, 1, 1})},         // half tiles, 11 tiles a row
+      {{1, 17, 9, 10}, {16, 17, 3, 3}, pads({0, 0, 0, 0}), false},   // 17 channels; 7 x 8, no bias
+      {{1, 16, 10, 12}, {20, 16, 3, 3}, pads({0, 1, 2, 1})},         // asymmetric: 10 x 12
+      {{1, 18, 6, 9}, {16, 18, 3, 3}, pads({2, 3, 2, 3})},           // pads past 1: 8 x 13
       {{3, 32, 14, 14}, {48, 32, 3, 3}, Attributes{{"auto_pad", std::string("SAME_UPPER")}}},
       {{1, 20, 33, 70}, {16, 20, 3, 3}, pads({1, 1, 1, 1}), false},  // many workgroups
   };
+
   for (const WCase& c : cases) {
     std::vector<Tensor> in = {random_input(c.x), random_input(c.w, DType::f32, -0.5, 0.5)};
     if (c.bias) in.push_back(random_input({c.w[0]}));
@@ -307,6 +307,9 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
       {{1, 15, 8, 8}, {16, 15, 3, 3}, Attributes{}, "15 -> 16 channels"},
       {{1, 16, 8, 8}, {8, 16, 3, 3}, Attributes{}, "16 -> 8 channels"},
       {{1, 16, 8, 8, 8}, {16, 16, 3, 3, 3}, Attributes{}, "not a 2-D convolution"},
+      {{1, 16, 4, 3}, {17, 16, 3, 3}, Attributes{}, "an output of 2 x 1"},    // 64 products for 18
+      {{1, 16, 3, 40}, {16, 16, 3, 3}, Attributes{}, "an output of 1 x 38"},  // 320 for 342
+      {{1, 16, 4, 4}, {16, 16, 3, 3}, pads({1, 1, 1, 1}), "an output of 4 x 4"},  // 128 for 144
       {{1, 16, 8, 8}, {16, 16, 3, 3}, Attributes{}, "f16: the transformed operands are kept in f32 only", DType::f16},
   };
   for (const Declined& d : declined) {

@@ -322,7 +322,8 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
 // transform, conv_winograd_weights.comp, runs once per session step), and the 16 products
 // transformed back into the tiles (conv_winograd_output.comp, which applies the bias and the
 // fused epilogue). Three dispatches where "im2col" has two, so it takes convs with at least
-// kWinogradMinChannels input and output channels, where the products dominate.
+// kWinogradMinChannels input and output channels, where the products dominate, and maps large
+// enough that the tiles do not waste what they save.
 constexpr int64_t kWinogradMinChannels = 16;
 
 struct Winograd {
@@ -434,6 +435,13 @@ std::string conv_winograd_supports(const KernelContext& ctx) {
     return str(c.c_in, " -> ", c.c_out, " channels (fewer than ", kWinogradMinChannels,
                "): the transforms' extra dispatch outweighs the saved products");
   const Winograd m = winograd_of(ctx, c);
+  // Products per channel pair: 16 per computed tile (rows of tiles padded to groups of 4)
+  // against im2col's 9 per output. Small maps waste most of their tiles (2x2: one tile of four
+  // computed, 64 products for 36); past 3/4 of im2col's count the transforms lose.
+  const int64_t tile_products = 16 * m.TH * m.TQ * 4, direct_products = 9 * m.OH * m.OW;
+  if (4 * tile_products > 3 * direct_products)
+    return str("an output of ", m.OH, " x ", m.OW, ": its tiles take ", tile_products,
+               " products per channel pair, more than 3/4 of im2col's ", direct_products);
   if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
   if (auto why = scalar_texels_ok(ctx, w); !why.empty()) return why;
   if (m.chunk < 1)
