@@ -1,11 +1,13 @@
-// Conv and ConvTranspose on vulkan. Conv has seven implementations, tried in order. On CPU-like
+// Conv and ConvTranspose on vulkan. Conv has eight implementations, tried in order. On CPU-like
 // devices (lavapipe) "rows" takes the convs whose one output per image reads the whole image
 // (Gemm's "rows" kernel: squeeze-excite's 1x1 convs over 1x1 maps), "grouped_rows" and
 // "depthwise_rows" take grouped (at most 8 input channels
 // per group) and depthwise 2-D convolutions whose 8 neighbouring outputs read at most 32
 // inputs of a row (conv_depthwise_rows.comp: the kernel's shape specialized, the row segment
 // fetched once per input channel), "depthwise" the other depthwise ones
-// (conv_depthwise.comp: one-element texels, 4 outputs per invocation), and "im2col" builds the columns in a scratch
+// (conv_depthwise.comp: one-element texels, 4 outputs per invocation), "winograd" the 3x3
+// stride-1 convs as F(2x2, 3x3) (conv_winograd_*.comp around 16 batches of the texel GEMM),
+// and "im2col" builds the columns in a scratch
 // (conv_im2col.comp, 1-D to 3-D; pointwise convolutions read X in place) and multiplies them
 // by the weights with the barrier-free texel GEMM (matmul_texel.comp), groups as batches of
 // that GEMM. Then the implicit
