@@ -17,11 +17,10 @@
 
 namespace porta::opdef::chain {
 
-/// Tensor inputs and steps a program may have (what one dispatch of a kernel binds and unrolls).
-inline constexpr int kMaxInputs = 4;
-inline constexpr int kMaxSteps = 12;
-/// Immediates plus two floats per step with attributes: what fits a kernel's push constants.
-inline constexpr int kMaxFloats = 23;
+// A program has any number of inputs, steps and constants. What one kernel call takes at most
+// (the tensors one dispatch binds, the steps it unrolls, the floats of its push constants) is the
+// kernel's to declare (KernelDef::limits "inputs", "steps" and "floats"), and the rewrite that
+// builds chains keeps to the limits of the device's kernels.
 
 struct OpInfo {
   const char* name;

@@ -280,6 +280,16 @@ bool every_kernel_declares(const OpSchema& op, DType dtype, Device device,
   return native;
 }
 
+int64_t kernel_limit(const OpSchema& op, DType dtype, Device device, const std::string& name) {
+  int64_t limit = INT64_MAX;
+  for (const KernelDef* k : kernels_for(op)) {
+    if (!dtype_in(k->dtypes, dtype) || k->backend != device.type) continue;
+    for (const auto& [key, value] : k->limits)
+      if (key == name) limit = std::min(limit, value);
+  }
+  return limit;
+}
+
 }  // namespace detail
 
 }  // namespace porta

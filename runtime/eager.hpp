@@ -40,5 +40,9 @@ bool carries_internal_operands(const KernelContext& call);
 /// a format computed inside) only where this holds, so no kernel is left to decline it.
 bool every_kernel_declares(const OpSchema& op, DType dtype, Device device,
                            const std::function<bool(const KernelDef&)>& declares);
+/// The smallest KernelDef::limits entry `name` among `device`'s own kernels of `op` for
+/// `dtype` (INT64_MAX where none declares it or none exists): how large a call a rewrite may
+/// build for that device.
+int64_t kernel_limit(const OpSchema& op, DType dtype, Device device, const std::string& name);
 
 }  // namespace porta::detail

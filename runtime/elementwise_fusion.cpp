@@ -11,6 +11,7 @@
 #include "ops/common.hpp"
 #include "ops/elementwise_chain.hpp"
 #include "porta/dispatch.hpp"
+#include "runtime/eager.hpp"
 #include "runtime/graph_fusion.hpp"
 
 namespace porta::detail {
@@ -139,11 +140,23 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
   const ValueReaders r(g);
   const std::vector<bool>& is_output = r.is_output;
   const std::vector<std::vector<int>>& readers = r.readers;
+  // The device's kernels say how large a chain one call may be (KernelDef::limits).
+  auto limit = [&](DType dt, const char* name) { return kernel_limit(*schema, dt, device, name); };
 
   // Groups, from the last node back: a step joins the group of the steps that read its output
-  // when they are all in one group (which has room), so every group has one node whose output
-  // leaves it, its last. A value that steps of two groups read stays between them.
+  // when they are all in one group and it has room (steps, and tensor inputs: the step's
+  // operands replace its output among them), so every group has one node whose output leaves
+  // it, its last, and a group too large for one call ends where it fills. A value that steps of
+  // two groups read stays between them.
+  const int64_t max_steps = limit(DType::f32, "steps"), max_inputs = limit(DType::f32, "inputs");
   std::vector<int> group(nodes, -1), size(nodes, 0);  // group: its last node's index
+  std::vector<std::vector<int>> group_inputs(nodes);  // by group: values it reads from outside
+  auto operands_of = [&](size_t i) {
+    std::vector<int> v;
+    for (int x : {steps[i]->a, steps[i]->b})
+      if (x >= 0 && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+    return v;
+  };
   for (size_t i = nodes; i-- > 0;) {
     if (!steps[i]) continue;
     group[i] = static_cast<int>(i);
@@ -153,8 +166,18 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
       int joined = group[r[0]];
       for (int k : r)
         if (!steps[k] || group[k] != joined) joined = -1;
-      if (joined >= 0 && size[joined] < chain::kMaxSteps) group[i] = joined;
+      if (joined >= 0 && size[joined] < max_steps) {
+        std::vector<int> in = group_inputs[joined];
+        in.erase(std::remove(in.begin(), in.end(), y), in.end());
+        for (int x : operands_of(i))
+          if (std::find(in.begin(), in.end(), x) == in.end()) in.push_back(x);
+        if (static_cast<int64_t>(in.size()) <= max_inputs) {
+          group[i] = joined;
+          group_inputs[joined] = std::move(in);
+        }
+      }
     }
+    if (group[i] == static_cast<int>(i)) group_inputs[i] = operands_of(i);
     ++size[group[i]];
   }
   std::vector<std::vector<int>> groups(nodes);
@@ -191,7 +214,9 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
           reg[v] = static_cast<int>(f.inputs.size());
           f.inputs.push_back(v);
         }
-    if (f.inputs.empty() || f.inputs.size() > static_cast<size_t>(chain::kMaxInputs)) continue;
+    if (f.inputs.empty() || static_cast<int64_t>(f.inputs.size()) > limit(out.dtype, "inputs") ||
+        static_cast<int64_t>(members.size()) > limit(out.dtype, "steps"))
+      continue;
     // They broadcast to the last node's output (immediates never widen it) in its dtype.
     Shape shape = g.values[f.inputs[0]].shape;
     bool shapes_ok = true;
@@ -224,7 +249,7 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
       p.steps.push_back(st);
       reg[g.nodes[members[s]].outputs[0]] = p.inputs + static_cast<int>(s);
     }
-    if (p.floats() > static_cast<size_t>(chain::kMaxFloats)) continue;
+    if (static_cast<int64_t>(p.floats()) > limit(out.dtype, "floats")) continue;
     fused.push_back(std::move(f));
   }
   if (fused.empty()) return graph;

@@ -255,10 +255,12 @@ bool rotary_candidates(const Graph& graph);
 /// it is no graph output and every node reading it is a step. A group becomes a chain when
 ///  - exactly one of its values leaves it (a graph output, or read by a node outside), the last
 ///    node's; every other value is read inside it alone;
-///  - it has 2 to chain::kMaxSteps nodes and 1 to chain::kMaxInputs tensor inputs, which have
-///    the output's dtype and broadcast to its shape (Value::shape_known: sessions run it per plan
-///    on an annotated graph); scalar constants that do not widen their node's output become
-///    immediates (chain::kMaxFloats of them with the steps' attribute values);
+///  - it has at least 2 nodes and 1 tensor input, and at most the "steps", "inputs" and "floats"
+///    (immediates and the steps' attribute values) that the device's ElementwiseChain kernels
+///    declare (KernelDef::limits; a group stops growing where it would pass the first two);
+///    its inputs have the output's dtype and broadcast to its shape (Value::shape_known:
+///    sessions run it per plan on an annotated graph); scalar constants that do not widen
+///    their node's output become immediates;
 ///  - `device` runs ElementwiseChain natively for that dtype.
 /// The chain takes the last node's place and name and writes its output; a kernel that declines a
 /// call leaves it to the op's decomposition, the original nodes. Returns `graph` itself when

@@ -155,6 +155,13 @@ struct KernelDef {
   /// layout when all of them are in it, and its output is then in it too (as a `tied` use).
   /// A kernel with both takes `layout_use` where that names operands, else this.
   bool layout_agnostic = false;
+  /// Sizes, by name, the kernel takes at most in the calls a session builds for it (e.g.
+  /// ElementwiseChain's "inputs", "steps" and "floats": what one dispatch binds, unrolls and
+  /// passes as push constants). A rewrite that joins nodes into one such call keeps it within
+  /// the smallest limit among the kernels that may run it on the device
+  /// (detail::kernel_limit); `supports` still declines any call past one, as the op itself has
+  /// none (a model file may carry larger calls; the op's decomposition runs them).
+  std::vector<std::pair<std::string, int64_t>> limits;
 };
 
 /// Which operands of a step are in its kernel's private layout: parsed from the attribute

@@ -6,6 +6,7 @@
 // (an input broadcast other than texel_read's ways, sizes past the texel limits) decline, and
 // the dispatcher runs the op's decomposition: the original nodes, each its own kernel.
 #include <algorithm>
+#include <memory>
 #include <string_view>
 
 #include "kernels/vulkan/elementwise.hpp"
@@ -17,10 +18,14 @@ namespace {
 
 namespace chain = opdef::chain;
 
+// What one dispatch of elementwise_chain.comp takes (the kernel's KernelDef::limits): the
+// inputs it binds (X0..X3), the steps it unrolls (S0..S11: registers 4..15) and the floats of
+// its push constants (c[]).
+constexpr int kInputs = 4;
+constexpr int kStepConstants = 12;
+constexpr size_t kFloatWords = 23;
 constexpr int kUnaryBase = 32;   // elementwise_chain.comp: op codes from 32 are unary_fn's
 constexpr int kRegisters = 16;   // operand codes from 16 are immediates
-constexpr int kStepConstants = 12;
-constexpr size_t kFloatWords = chain::kMaxFloats;  // c[] of the push constants
 
 // The shader's op code of a chain op.
 int op_code(std::string_view name) {
@@ -90,8 +95,16 @@ Encoded encode(const KernelContext& ctx) {
   auto reg = [&](int64_t v) -> int32_t {
     if (chain::is_immediate(v)) return kRegisters + static_cast<int32_t>(chain::immediate_index(v));
     if (v < prog.inputs) return static_cast<int32_t>(v);
-    return chain::kMaxInputs + static_cast<int32_t>(v - prog.inputs);
+    return kInputs + static_cast<int32_t>(v - prog.inputs);
   };
+  if (prog.inputs > kInputs) {
+    e.error = str(prog.inputs, " inputs, more than the shader binds (", kInputs, ")");
+    return e;
+  }
+  if (prog.steps.size() > static_cast<size_t>(kStepConstants)) {
+    e.error = str(prog.steps.size(), " steps, more than the shader unrolls (", kStepConstants, ")");
+    return e;
+  }
   std::vector<int32_t> steps;
   for (const chain::Step& s : prog.steps) {
     const int op = op_code(s.op->name);
@@ -134,7 +147,8 @@ std::string chain_supports(const KernelContext& ctx) {
   const DType t = ctx.in(0).dtype();
   if (auto why = texel_formats_ok(ctx, t); !why.empty()) return why;  // every device type: GPUs read texels too
   const DeviceCaps& caps = device_caps(ctx);
-  if (ctx.inputs.size() > static_cast<size_t>(chain::kMaxInputs)) return "more inputs than the shader binds";
+  if (ctx.inputs.size() > static_cast<size_t>(kInputs))
+    return str(ctx.inputs.size(), " inputs, more than the shader binds (", kInputs, ")");
   int64_t n = 0;
   try {
     n = shape_numel(output_shape(ctx));
@@ -156,22 +170,43 @@ std::string chain_supports(const KernelContext& ctx) {
   }
 }
 
+// A call site's encoding (KernelContext::state: a session step keeps it for its plan), made
+// again only when its inputs' shapes change.
+struct ChainState {
+  std::vector<Shape> shapes;
+  Encoded encoded;
+};
+
+const Encoded& encoded_for(KernelContext& ctx) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : ctx.inputs) shapes.push_back(t.shape());
+  auto* s = static_cast<ChainState*>(ctx.state.get());
+  if (!s || s->shapes != shapes) {
+    auto fresh = std::make_shared<ChainState>();
+    fresh->shapes = std::move(shapes);
+    fresh->encoded = encode(ctx);
+    s = fresh.get();
+    ctx.state = std::move(fresh);
+  }
+  return s->encoded;
+}
+
 void chain_vulkan(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   const int64_t n = y.numel();
-  Encoded e = encode(ctx);
+  Encoded e = encoded_for(ctx);
   if (!e.error.empty()) throw BackendError(str("[ElementwiseChain] ", e.error, " (supports should decline)"));
   if (n == 0) return;
   Launch l;
   l.shader = "elementwise_chain";
   l.variant = variant_for(y.dtype());
   l.spec = std::move(e.spec);
-  for (int k = 0; k < chain::kMaxInputs; ++k)
+  for (int k = 0; k < kInputs; ++k)
     l.args.push_back(texels(ctx.in(k < static_cast<int>(ctx.inputs.size()) ? static_cast<size_t>(k) : 0)));
   l.args.push_back(output(y));
   l.args.push_back(output(y));
   l.push_u(n);
-  std::vector<TexelRead> reads(chain::kMaxInputs);
+  std::vector<TexelRead> reads(kInputs);
   for (size_t k = 0; k < ctx.inputs.size(); ++k) reads[k] = texel_read(ctx.in(k).shape(), y.shape());
   for (const TexelRead& r : reads) l.push_u(static_cast<uint64_t>(std::max<int64_t>(r.period, 1)));
   for (const TexelRead& r : reads) l.push_u(static_cast<uint64_t>(std::max<int64_t>(r.count, 1)));
@@ -183,6 +218,18 @@ void chain_vulkan(KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(ElementwiseChain, vulkan, kF32 | kF16, chain_vulkan, chain_supports, (KernelImpl{"texel", 1}))
+namespace {
+const bool chain_registered = [] {
+  KernelDef k;
+  k.op = "ElementwiseChain";
+  k.backend = DeviceType::vulkan;
+  k.impl = {"texel", 1};
+  k.dtypes = kF32 | kF16;
+  k.fn = chain_vulkan;
+  k.supports = chain_supports;
+  k.limits = {{"inputs", kInputs}, {"steps", kStepConstants}, {"floats", static_cast<int64_t>(kFloatWords)}};
+  return register_kernel_at_load(std::move(k));
+}();
+}  // namespace
 
 }  // namespace porta::vk
