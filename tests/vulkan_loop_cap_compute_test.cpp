@@ -84,8 +84,7 @@ TEST(VulkanLoopCap, MatMulDeclinesWhenOneKTileDoesNotFit) {
 TEST(VulkanLoopCap, ConvImplicitGemmSplitKMatchesReference) {
   REQUIRE_VULKAN();
   // The split is the implicit GEMM's.
-  DisabledKernels no_im2col(
-      "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
+  DisabledKernels no_im2col(kTexelConvKernels);
   LoopCapOverride cap(1289);
   Tensor x = random_input({2, 24, 6, 5}), w = random_input({10, 12, 3, 3}), b = random_input({10});
   Attributes grouped{{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
@@ -119,9 +118,7 @@ TEST(VulkanLoopCap, PerElementWindowKernelsDeclinePastTheCap) {
   expect_matches_reference("ConvTranspose", {ct_x, ct_w});
   EXPECT_EQ(resolve_on_vulkan("ConvTranspose", {random_input({1, 20, 4, 4}), random_input({20, 2, 3, 3})}).path,
             Path::native);
-  DisabledKernels no_gemm(
-      "vulkan:Conv:implicit_gemm,vulkan:Conv:im2col,vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,"
-      "vulkan:Conv:depthwise");
+  DisabledKernels no_gemm(std::string(kTexelConvKernels) + ",vulkan:Conv:implicit_gemm");
   expect_declined(resolve_on_vulkan("Conv", {ct_x, random_input({3, 40, 3, 3})}), "direct Conv");
   EXPECT_GT(check_cases({"Conv", "ConvTranspose"}), 10);
   // pool_window.comp (CPU-like devices) counts 8 + 7*8 + 49*5 + 8 + 5 + 4*8 + 5 = 359 for 7x7:

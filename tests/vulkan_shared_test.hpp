@@ -16,6 +16,12 @@ namespace porta::test {
 
 inline constexpr Device kVk{DeviceType::vulkan, 0};
 
+/// For DisabledKernels: every Conv implementation for CPU-like devices (kernels/vulkan/conv.cpp),
+/// leaving the GPUs' "implicit_gemm" and "direct".
+inline constexpr const char* kTexelConvKernels =
+    "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
+    "vulkan:Conv:winograd,vulkan:Conv:im2col";
+
 // Fails (never skips) when the backend is built but the device cannot be used.
 #define REQUIRE_VULKAN()                                                                          \
   do {                                                                                            \

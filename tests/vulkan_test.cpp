@@ -289,12 +289,12 @@ TEST(Vulkan, SharedMemoryReductionStrategyMatchesReference) {
             10);
 }
 
-// Conv runs as im2col (CPU-like devices) or implicit GEMM in the conformance suite; the others
-// are checked here on the same cases, with the earlier implementations disabled by name.
+// Conv runs as the CPU-like devices' implementations (im2col for its small cases) or implicit
+// GEMM in the conformance suite; the others are checked here on the same cases, with the
+// earlier implementations disabled by name.
 TEST(Vulkan, ImplicitGemmConvMatchesReference) {
   REQUIRE_VULKAN();
-  DisabledKernels no_im2col(
-      "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col");
+  DisabledKernels no_im2col(kTexelConvKernels);
   const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   EXPECT_EQ(r.kernel->impl.name, "implicit_gemm");
@@ -303,9 +303,7 @@ TEST(Vulkan, ImplicitGemmConvMatchesReference) {
 
 TEST(Vulkan, DirectConvMatchesReference) {
   REQUIRE_VULKAN();
-  DisabledKernels no_gemm(
-      "vulkan:Conv:implicit_gemm,vulkan:Conv:im2col,vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,"
-      "vulkan:Conv:depthwise");
+  DisabledKernels no_gemm(std::string(kTexelConvKernels) + ",vulkan:Conv:implicit_gemm");
   const Resolution& r = resolve(*find_op("Conv"), kVk, DType::f32);
   ASSERT_EQ(r.path, Path::native) << r.reason;
   EXPECT_EQ(r.kernel->impl.name, "direct");

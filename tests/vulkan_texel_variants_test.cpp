@@ -241,22 +241,20 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
         DisabledKernels rows("vulkan:Conv:" + c.impl);
         expect_impl_match("Conv", in, c.attrs, "im2col");
       }
-      DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise"
-                                      : "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
-                                        "vulkan:Conv:im2col");
+      DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise" : kTexelConvKernels);
       expect_impl_match("Conv", in, c.attrs, depthwise ? "im2col" : "implicit_gemm");
     }
   }
 }
 
-// "winograd" (F(2x2, 3x3): 3x3 kernels, stride 1, dilation 1, group 1, f32, at least 16 input
-// and output channels, maps whose tiles save products) against the float64 reference and
-// "im2col" on the same call: output sides odd and even (tiles half outside Y), widths whose
-// tiles do not fill a group of 4 tiles and widths that are multiples of 4 (vec4 stores), input
-// channels not a multiple of 4 (zero rows of the transformed input), every padding (none,
-// asymmetric, past 1, SAME_UPPER), several images, with and without bias; images split over
-// passes under a small binding limit; then the calls it declines, with the reason (small maps
-// among them).
+// "winograd" (F(2x2, 3x3): 3x3 kernels, stride 1, dilation 1, group 1, at least 16 input
+// and output channels, maps whose tiles save products), f32 and f16, against the float64
+// reference and "im2col" on the same call: output sides odd and even (tiles half outside Y),
+// widths whose tiles do not fill a group of 4 tiles and widths that are multiples of 4 (vec4
+// stores), input channels not a multiple of 4 (zero rows of the transformed input), every
+// padding (none, asymmetric, past 1, SAME_UPPER), several images, with and without bias;
+// images split over passes under a small binding limit; grids spread over two axes; then the
+// calls it declines, with the reason (small maps among them).
 TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -277,13 +275,16 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
       {{1, 20, 33, 70}, {16, 20, 3, 3}, pads({1, 1, 1, 1}), false},  // many workgroups
   };
 
-  for (const WCase& c : cases) {
-    std::vector<Tensor> in = {random_input(c.x), random_input(c.w, DType::f32, -0.5, 0.5)};
-    if (c.bias) in.push_back(random_input({c.w[0]}));
-    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
-    expect_impl_match("Conv", in, c.attrs, "winograd");
-    DisabledKernels off("vulkan:Conv:winograd");
-    expect_impl_match("Conv", in, c.attrs, "im2col");
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const WCase& c : cases) {
+      std::vector<Tensor> in = {random_input(c.x, dt), random_input(c.w, dt, -0.5, 0.5)};
+      if (c.bias) in.push_back(random_input({c.w[0]}, dt));
+      SCOPED_TRACE(str(dtype_name(dt), " ", shape_str(c.x), " * ", shape_str(c.w)));
+      expect_impl_match("Conv", in, c.attrs, "winograd");
+      DisabledKernels off("vulkan:Conv:winograd");
+      expect_impl_match("Conv", in, c.attrs, "im2col");
+    }
   }
   // Images in passes: an 8x8 image is 16 tiles, its products take 16 x 24 x 16 x 4 bytes (24576),
   // its transformed input 16 x 16 x 16 x 4; a 50000-byte binding holds 2 of the 5 images (passes
@@ -292,6 +293,13 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
   expect_impl_match("Conv", {random_input({5, 16, 8, 8}), random_input({24, 16, 3, 3}), random_input({24})},
                     pads({1, 1, 1, 1}), "winograd");
   vk::set_binding_limit_override(0);
+  // Grids spread over two axes (at most 2 workgroups along x): the weights' transform (160
+  // invocations, 3 workgroups), the input's (20 channels x 81 quads of tiles), the 16 products
+  // and the output's (32 x 81).
+  vk::set_group_limit_override(0, 2);
+  expect_impl_match("Conv", {random_input({1, 20, 17, 70}), random_input({32, 20, 3, 3}), random_input({32})},
+                    pads({1, 1, 1, 1}), "winograd");
+  vk::set_group_limit_override(0, 0);
   // Declined, with the reason; "im2col" takes them.
   struct Declined {
     Shape x, w;
@@ -310,7 +318,6 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
       {{1, 16, 4, 3}, {17, 16, 3, 3}, Attributes{}, "an output of 2 x 1"},    // 64 products for 18
       {{1, 16, 3, 40}, {16, 16, 3, 3}, Attributes{}, "an output of 1 x 38"},  // 320 for 342
       {{1, 16, 4, 4}, {16, 16, 3, 3}, pads({1, 1, 1, 1}), "an output of 4 x 4"},  // 128 for 144
-      {{1, 16, 8, 8}, {16, 16, 3, 3}, Attributes{}, "f16: the transformed operands are kept in f32 only", DType::f16},
   };
   for (const Declined& d : declined) {
     if (d.dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
@@ -379,8 +386,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
     Attributes attrs;
     uint64_t loop_cap = 0;
   };
-  const std::string no_texel =
-      "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,vulkan:Conv:im2col";
+  const std::string no_texel = kTexelConvKernels;
   const std::vector<Impl> impls = {
       {"grouped_rows", "", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
       {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // one output per image
@@ -405,7 +411,6 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
     for (const Impl& impl : impls) {
-      if (dt == DType::f16 && impl.name == "winograd") continue;  // f32 only
       DisabledKernels disabled(impl.disabled);
       std::unique_ptr<LoopCapOverride> cap;
       if (impl.loop_cap) cap = std::make_unique<LoopCapOverride>(impl.loop_cap);

@@ -323,7 +323,8 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
 // transformed weights as 16 batches of the texel GEMM (matmul_texel.comp; the weights'
 // transform, conv_winograd_weights.comp, runs once per session step), and the 16 products
 // transformed back into the tiles (conv_winograd_output.comp, which applies the bias and the
-// fused epilogue). Three dispatches where "im2col" has two, so it takes convs with at least
+// fused epilogue). The transformed operands and the products are f32 for f16 calls too (f16
+// inputs are read through R16F texels, Y written in f16). Three dispatches where "im2col" has two, so it takes convs with at least
 // kWinogradMinChannels input and output channels, where the products dominate, and maps large
 // enough that the tiles do not waste what they save.
 constexpr int64_t kWinogradMinChannels = 16;
@@ -402,6 +403,7 @@ void conv_winograd_vulkan(KernelContext& ctx) {
     launch_texel_gemm(ctx, m.gemm(images), u, v, nullptr, prod);
     Launch out;
     out.shader = "conv_winograd_output";
+    out.variant = variant_for(y.dtype());
     out.local_size = 64;
     out.args = {texels(prod), input(bias ? *bias : prod), output(y)};
     const uint64_t out_total = static_cast<uint64_t>(m.OC * quads);
@@ -420,7 +422,6 @@ std::string conv_winograd_supports(const KernelContext& ctx) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
-  if (x.dtype() != DType::f32) return str(dtype_name(x.dtype()), ": the transformed operands are kept in f32 only");
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
   if (x.rank() != 4) return "not a 2-D convolution";
   if (ctx.attrs->get_int("group", 1) != 1) return "grouped";

@@ -1,4 +1,4 @@
-// variants: f32
+// variants: f32 f16
 // Conv "winograd" (kernels/vulkan/conv.cpp): the output's transform of F(2x2, 3x3). The 16
 // batches of matmul_texel.comp left M = U x V as 16 matrices (OC, T) (m[(xi * OC + o) * T + t],
 // tiles numbered as in conv_winograd_input.comp); each 2x2 tile of Y is A^T m A with
@@ -6,19 +6,27 @@
 // then the bias, the fused residual and activation (activation.glsl), stored where the tile
 // lies inside Y. Each invocation takes 4 neighbouring tiles of one row of tiles of one output
 // channel: 16 vec4 texel fetches (one per matrix), and two output rows of 8 elements. With VEC
-// (OW a multiple of 4) the rows leave as vec4 stores, and the residual is read as vec4s.
+// (OW a multiple of 4) the rows leave as vec4 stores, and the residual is read as vec4s. The
+// products are f32 in both variants; the f16 variant reads the bias and residual and writes Y
+// in f16.
 #version 450
 #include "common.glsl"
+
+#ifdef PORTA_F16
+#define STORAGE4 f16vec4
+#else
+#define STORAGE4 vec4
+#endif
 
 layout(constant_id = 1) const int VEC = 0;
 layout(constant_id = 2) const int ACT = 0;
 layout(constant_id = 3) const int HAS_RES = 0;
 layout(binding = 0) uniform samplerBuffer M;
-layout(std430, binding = 1) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
-layout(std430, binding = 3) readonly buffer R { float res[]; };
-layout(std430, binding = 4) writeonly buffer Y4 { vec4 y4[]; };  // Y again (VEC)
-layout(std430, binding = 5) readonly buffer R4 { vec4 res4[]; };  // R again (VEC)
+layout(std430, binding = 1) readonly buffer Bias { STORAGE bias[]; };
+layout(std430, binding = 2) writeonly buffer Y { STORAGE y[]; };
+layout(std430, binding = 3) readonly buffer R { STORAGE res[]; };
+layout(std430, binding = 4) writeonly buffer Y4 { STORAGE4 y4[]; };  // Y again (VEC)
+layout(std430, binding = 5) readonly buffer R4 { STORAGE4 res4[]; };  // R again (VEC)
 layout(push_constant) uniform Params {
   uint total;  // OC x quads
   uint quads;  // quads of tiles in this chunk of images
@@ -44,7 +52,7 @@ void main() {
     s[0][c] = m[c] + m[4 + c] + m[8 + c];
     s[1][c] = m[4 + c] - m[8 + c] - m[12 + c];
   }
-  float b = p.has_bias != 0u ? bias[o] : 0.0;
+  float b = p.has_bias != 0u ? float(bias[o]) : 0.0;
   uint ow0 = 8 * q;
   for (int a = 0; a < 2; ++a) {
     uint oh = 2 * th + a;
@@ -57,17 +65,17 @@ void main() {
         if (ow0 + 4 * h >= p.OW) break;
         vec4 v = vec4(vals[4 * h], vals[4 * h + 1], vals[4 * h + 2], vals[4 * h + 3]);
         uint at4 = at / 4 + h;
-        if (HAS_RES != 0) v += res4[at4];
+        if (HAS_RES != 0) v += vec4(res4[at4]);
         for (int e = 0; e < 4; ++e) v[e] = fused_activation(v[e], p.act_alpha, p.act_beta);
-        y4[at4] = v;
+        y4[at4] = STORAGE4(v);
       }
       continue;
     }
     for (int e = 0; e < 8; ++e) {
       if (ow0 + e >= p.OW) break;
       float v = vals[e];
-      if (HAS_RES != 0) v += res[at + e];
-      y[at + e] = fused_activation(v, p.act_alpha, p.act_beta);
+      if (HAS_RES != 0) v += float(res[at + e]);
+      y[at + e] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
     }
   }
 }
