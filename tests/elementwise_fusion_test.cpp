@@ -43,6 +43,19 @@ void expect_native_chain(const std::vector<NodePlan>& plan) {
 
 Tensor scalar(double v) { return Tensor::from_values({v}, {}, DType::f32); }
 
+// The op's attributes for a program whose steps carry no attribute values.
+Attributes chain_program(std::vector<std::string> ops, std::vector<int64_t> operands,
+                         std::vector<double> constants = {}) {
+  Attributes a;
+  const size_t n = ops.size();
+  a.set("ops", std::move(ops));
+  a.set("operands", std::move(operands));
+  a.set("alphas", std::vector<double>(n, 0.0));
+  a.set("betas", std::vector<double>(n, 0.0));
+  a.set("constants", std::move(constants));
+  return a;
+}
+
 TEST(ElementwiseFusion, ChainsBecomeOneNodeOnVulkan) {
   SKIP_WITHOUT_VULKAN();
   SCOPED_TRACE(str("seed ", seed()));
@@ -211,26 +224,17 @@ TEST(ElementwiseFusion, ValuesReadElsewhereStay) {
 // limit of its own, the kernel declines with the reason and the decomposition runs them.
 TEST(ElementwiseFusion, ProgramsPastTheKernelsLimitsRunAsTheirNodes) {
   SKIP_WITHOUT_VULKAN();
-  auto program = [](std::vector<std::string> ops, std::vector<int64_t> operands) {
-    Attributes a;
-    const size_t n = ops.size();
-    a.set("ops", std::move(ops));
-    a.set("operands", std::move(operands));
-    a.set("alphas", std::vector<double>(n, 0.0));
-    a.set("betas", std::vector<double>(n, 0.0));
-    return a;
-  };
   std::vector<Tensor> five;
   for (int k = 0; k < 5; ++k) five.push_back(random_f32({4, 6}));
   // (((x0 + x1) + x2) + x3) + x4: registers 5..8.
-  const Attributes sum5 = program({"Add", "Add", "Add", "Add"}, {0, 1, 5, 2, 6, 3, 7, 4});
+  const Attributes sum5 = chain_program({"Add", "Add", "Add", "Add"}, {0, 1, 5, 2, 6, 3, 7, 4});
   std::vector<std::string> ops;
   std::vector<int64_t> operands;
   for (int k = 0; k < 13; ++k) {
     ops.push_back(k % 2 ? "Neg" : "Sigmoid");
     operands.insert(operands.end(), {k, -1});
   }
-  const Attributes long13 = program(ops, operands);
+  const Attributes long13 = chain_program(ops, operands);
   struct Case {
     std::vector<Tensor> inputs;
     Attributes attrs;
@@ -242,7 +246,6 @@ TEST(ElementwiseFusion, ProgramsPastTheKernelsLimitsRunAsTheirNodes) {
     std::vector<Tensor> dev;
     for (const Tensor& t : c.inputs) dev.push_back(t.to(vulkan0()));
     Attributes attrs = c.attrs;
-    attrs.set("constants", std::vector<double>{});
     KernelContext call;
     call.op = find_op("ai.porta", "ElementwiseChain");
     call.device = vulkan0();
@@ -283,16 +286,6 @@ TEST(ElementwiseFusion, DeclinedChainsDecomposeAndCpuKeepsNodes) {
 // A program is checked when a node is built (a model may carry the op): each fault is an
 // InvalidModel naming it.
 TEST(ElementwiseFusion, ProgramsAreChecked) {
-  auto program = [](std::vector<std::string> ops, std::vector<int64_t> operands, std::vector<double> constants = {}) {
-    Attributes a;
-    const size_t n = ops.size();
-    a.set("ops", std::move(ops));
-    a.set("operands", std::move(operands));
-    a.set("alphas", std::vector<double>(n, 0.0));
-    a.set("betas", std::vector<double>(n, 0.0));
-    a.set("constants", std::move(constants));
-    return a;
-  };
   const Tensor x = random_f32({2, 3}), y = random_f32({2, 3});
   struct Bad {
     std::vector<Tensor> inputs;
@@ -300,15 +293,15 @@ TEST(ElementwiseFusion, ProgramsAreChecked) {
     std::string message;
   };
   const std::vector<Bad> bad{
-      {{x}, program({"Gemm"}, {0, -1}), "'Gemm', which is not an elementwise op"},
-      {{x}, program({"Relu", "Exp"}, {1, -1, 0, -1}), "should be an input (0..0) or an earlier op's result (1..0)"},
-      {{x}, program({"Relu"}, {0, 0}), "takes one operand, got a second"},
-      {{x}, program({"Add"}, {-2, -3}, {1.0, 2.0}), "reads only constants"},
-      {{x}, program({"Add"}, {0, -3}, {1.0}), "reads constant 1 of 1"},
-      {{x, y}, program({"Relu"}, {0, -1}), "input 1 is read by no op"},
-      {{x}, program({"Relu", "Exp"}, {0, -1, 0, -1}), "the result of op 0 is read by no later op"},
-      {{x}, program({}, {}), "ops should list at least one op"},
-      {{x}, program({"Relu"}, {0}), "operands should have 2 entries per op"},
+      {{x}, chain_program({"Gemm"}, {0, -1}), "'Gemm', which is not an elementwise op"},
+      {{x}, chain_program({"Relu", "Exp"}, {1, -1, 0, -1}), "should be an input (0..0) or an earlier op's result (1..0)"},
+      {{x}, chain_program({"Relu"}, {0, 0}), "takes one operand, got a second"},
+      {{x}, chain_program({"Add"}, {-2, -3}, {1.0, 2.0}), "reads only constants"},
+      {{x}, chain_program({"Add"}, {0, -3}, {1.0}), "reads constant 1 of 1"},
+      {{x, y}, chain_program({"Relu"}, {0, -1}), "input 1 is read by no op"},
+      {{x}, chain_program({"Relu", "Exp"}, {0, -1, 0, -1}), "the result of op 0 is read by no later op"},
+      {{x}, chain_program({}, {}), "ops should list at least one op"},
+      {{x}, chain_program({"Relu"}, {0}), "operands should have 2 entries per op"},
   };
   for (const Bad& b : bad) {
     SCOPED_TRACE(b.message);

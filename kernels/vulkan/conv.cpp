@@ -418,19 +418,28 @@ void conv_winograd_vulkan(KernelContext& ctx) {
   }
 }
 
-std::string conv_winograd_supports(const KernelContext& ctx) {
+// What the CPU-like implementations of ungrouped convs ("rows", "winograd") check first: the
+// answer supports gives when they cannot take the call (a reason, or fits_bindings' where
+// inference or the kernel reports the call's error), else nullopt with `c` set.
+std::optional<std::string> ungrouped_texel_conv(const KernelContext& ctx, ConvCall& c) {
   if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
   if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
-  if (x.rank() != 4) return "not a 2-D convolution";
-  if (ctx.attrs->get_int("group", 1) != 1) return "grouped";
-  ConvCall c;
+  if (ctx.attrs->get_int("group", 1) != 1) return std::string("grouped");
   try {
     c = conv_call(ctx, false);
   } catch (const Error&) {
     return fits_bindings(ctx);  // invalid attributes: the kernel reports the same error
   }
+  return std::nullopt;
+}
+
+std::string conv_winograd_supports(const KernelContext& ctx) {
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  ConvCall c;
+  if (auto answer = ungrouped_texel_conv(ctx, c)) return *answer;
+  if (x.rank() != 4) return "not a 2-D convolution";
   if (c.k != Shape{3, 3} || c.g.strides != std::vector<int64_t>{1, 1} || c.g.dilations != std::vector<int64_t>{1, 1})
     return str("kernel ", shape_str(c.k), ", strides ", shape_str(c.g.strides), ", dilations ",
                shape_str(c.g.dilations), ": F(2x2, 3x3) takes 3x3 kernels of stride 1 and dilation 1");
@@ -664,17 +673,9 @@ void conv_rows_vulkan(KernelContext& ctx) {
 }
 
 std::string conv_rows_supports(const KernelContext& ctx) {
-  if (auto why = window_operands_ok(ctx); !why.empty()) return why;
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
-  if (auto why = float_texels_ok(ctx, x.dtype(), "the implicit GEMM"); !why.empty()) return why;
-  if (w.rank() != x.rank() || ctx.attrs->get_int("group", 1) <= 0) return fits_bindings(ctx);  // inference reports it
-  if (ctx.attrs->get_int("group", 1) != 1) return "grouped";
   ConvCall c;
-  try {
-    c = conv_call(ctx, false);
-  } catch (const Error&) {
-    return fits_bindings(ctx);  // invalid attributes: the kernel reports the same error
-  }
+  if (auto answer = ungrouped_texel_conv(ctx, c)) return *answer;
   std::string why;
   const ConvRowsForm form = conv_rows_form(ctx, c, why);
   if (form == ConvRowsForm::none) return why;
