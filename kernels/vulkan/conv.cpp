@@ -324,9 +324,9 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
 // transform, conv_winograd_weights.comp, runs once per session step), and the 16 products
 // transformed back into the tiles (conv_winograd_output.comp, which applies the bias and the
 // fused epilogue). The transformed operands and the products are f32 for f16 calls too (f16
-// inputs are read through R16F texels, Y written in f16). Three dispatches where "im2col" has two, so it takes convs with at least
-// kWinogradMinChannels input and output channels, where the products dominate, and maps large
-// enough that the tiles do not waste what they save.
+// inputs are read through R16F texels, Y written in f16). Three dispatches where "im2col" has
+// two, so it takes convs with at least kWinogradMinChannels input and output channels, where
+// the products dominate, and maps large enough that the tiles do not waste what they save.
 constexpr int64_t kWinogradMinChannels = 16;
 
 struct Winograd {
