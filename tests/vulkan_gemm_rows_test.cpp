@@ -1,10 +1,13 @@
-// Gemm's "rows" kernel of CPU-like Vulkan devices (kernels/vulkan/matmul_rows.comp: at most 4
-// rows of A against B stored (N, K), the lanes of a subgroup sharing each row of B): against the
-// float64 reference and the "texel" kernel after it, with NaN-poisoned outputs. Shapes around
-// its cuts: N around the 4 rows of B a subgroup takes per pass and a workgroup's rows, K below
-// one texel per lane, not a multiple of 4 (padded B) and long, every broadcast of C, alpha and
-// beta, K = 0, f16, grids past the device's workgroup count along x, the loop cap, the fused
-// activation through a session, and what it declines.
+// Gemm's "rows" kernel of CPU-like Vulkan devices (kernels/vulkan/matmul_rows.comp: at most 8
+// rows of A against W packed by pack_rows.comp, 4 rows of W per invocation, 8 from 4 rows of A
+// on; a W larger than half a binding stored (N, K) read in place, the lanes of a subgroup
+// sharing each row): against the float64 reference and the "texel" kernel after it, with
+// NaN-poisoned outputs. Shapes around its cuts: N around the rows of an invocation and the
+// packed blocks of 32 and 64, K below one texel, not a multiple of 4 (zero in the packed W, A
+// padded) and long, B stored (K, N) and (N, K), 1 to 8 rows of A, every broadcast of C, alpha
+// and beta, f16, grids past the device's workgroup count along x, the in-place path and a
+// packing split over bindings under a small binding limit, the loop cap, the fused activation
+// through a session, and what it declines.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -29,16 +32,19 @@ std::vector<Case> cases(DType dt) {
   Attributes scaled = tb;
   scaled.set("alpha", 0.5);
   scaled.set("beta", -2.0);
+  Attributes scaled_kn = scaled;
+  scaled_kn.set("transB", int64_t{0});
   return {
-      {{in({1, 4}), in({1, 4})}, tb},                       // one texel, one row
-      {{in({1, 64}), in({1000, 64}), in({1000})}, tb},       // a classifier head
-      {{in({1, 300}), in({3, 300}), in({3})}, tb},          // N below one pass of 4 rows
-      {{in({2, 36}), in({33, 36}), in({2, 33})}, scaled},  // N past a workgroup's 32 rows, C (M, N)
-      {{in({3, 7}), in({5, 7}), in({3, 1})}, tb},           // K = 7: B padded; C (M, 1)
-      {{in({4, 1027}), in({37, 1027}), in({1, 1})}, scaled},  // the most rows, K odd and long
-      {{in({4, 12}), in({9, 12})}, tb},                     // no C; K below one texel per lane
-      {{in({1, 8192}), in({6, 8192}), in({6})}, tb},        // many texels per lane
-      {{in({2, 0}), in({5, 0}), in({5})}, scaled},          // K = 0: beta * C
+      {{in({1, 4}), in({1, 4})}, tb},                          // one texel, one row
+      {{in({1, 64}), in({1000, 64}), in({1000})}, tb},          // a classifier head
+      {{in({1, 300}), in({3, 300}), in({3})}, tb},             // N below one invocation's 4 rows
+      {{in({2, 36}), in({33, 36}), in({2, 33})}, scaled},      // N past a block of 32, C (M, N)
+      {{in({3, 7}), in({5, 7}), in({3, 1})}, tb},              // K = 7: A padded, W zero past K; C (M, 1)
+      {{in({8, 1027}), in({37, 1027}), in({1, 1})}, scaled},   // the most rows, K odd and long
+      {{in({5, 12}), in({64, 12})}, tb},                       // no C; two whole blocks
+      {{in({1, 8192}), in({6, 8192}), in({6})}, tb},           // long K
+      {{in({6, 30}), in({30, 65}), in({65})}, {}},             // B stored (K, N)
+      {{in({7, 9}), in({9, 31}), in({7, 31})}, scaled_kn},     // (K, N), K = 9, C (M, N)
   };
 }
 
@@ -75,20 +81,41 @@ TEST(VulkanGemmRows, GridOverTwoAxes) {
   vk::set_group_limit_override(0, 0);
 }
 
+// Under a 50000-byte binding limit: a W of 28800 bytes (more than half of it, K a multiple of
+// 4, stored (N, K)) is read in place; a W of 48000 bytes stored (K, N), 600 x 20 in f32 and
+// 600 x 40 in f16, with 8 rows of A, is packed in 2 dispatches (10 blocks of 64 rows, 5120
+// bytes each: 9 per binding).
+TEST(VulkanGemmRows, InPlaceAndSplitPacking) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  vk::set_binding_limit_override(50000);
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    SCOPED_TRACE(dtype_name(dt));
+    const int64_t k = dt == DType::f16 ? 720 : 360;  // W of 28800 bytes
+    expect_impl_match("Gemm", {random_input({3, k}, dt), random_input({20, k}, dt), random_input({20}, dt)},
+                      {{"transB", int64_t{1}}}, "rows");
+    const int64_t k2 = dt == DType::f16 ? 40 : 20;
+    expect_impl_match("Gemm", {random_input({8, k2}, dt), random_input({k2, 600}, dt), random_input({600}, dt)}, {},
+                      "rows");
+  }
+  vk::set_binding_limit_override(0);
+}
+
 TEST(VulkanGemmRows, DeclinesWithReasons) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
   const Attributes tb{{"transB", int64_t{1}}};
-  // Five rows of A, B stored (K, N), A stored (K, M): "texel" and "tiled" take them.
-  expect_impl_match("Gemm", {random_input({5, 16}), random_input({7, 16})}, tb, "texel", "5 rows of A");
-  expect_impl_match("Gemm", {random_input({1, 16}), random_input({16, 7})}, {}, "texel", "transB");
+  // Nine rows of A, K = 0 (Y = beta * C), A stored (K, M): "texel" and "tiled" take them.
+  expect_impl_match("Gemm", {random_input({9, 16}), random_input({7, 16})}, tb, "texel", "9 rows of A");
+  expect_impl_match("Gemm", {random_input({2, 0}), random_input({5, 0}), random_input({5})}, tb, "texel", "K = 0");
   expect_impl_match("Gemm", {random_input({16, 1}), random_input({7, 16})},
                     {{"transA", int64_t{1}}, {"transB", int64_t{1}}}, "tiled", "transA");
-  // Under a loop cap (800) "rows" takes a K whose loop "texel" cannot run (16384 / 4 texels
-  // per invocation there, 16384 / 4 / 8 lanes here), but not twice that, which "tiled" splits.
+  // Under a loop cap (800) "rows" takes a K whose loop "texel" cannot run (3000 / 4 texels
+  // per invocation, and its own 32 stores), but not 4000, which "tiled" splits.
   LoopCapOverride cap(800);
-  expect_impl_match("Gemm", {random_input({1, 16384}), random_input({3, 16384})}, tb, "rows");
-  expect_impl_match("Gemm", {random_input({1, 32768}), random_input({3, 32768})}, tb, "tiled", "K = 32768");
+  expect_impl_match("Gemm", {random_input({1, 3000}), random_input({3, 3000})}, tb, "rows");
+  expect_impl_match("Gemm", {random_input({1, 4000}), random_input({3, 4000})}, tb, "tiled", "K = 4000");
 }
 
 // x [m, k] -> Gemm(x, W, b, transB = 1) -> act, folded into the Gemm by a session.

@@ -143,8 +143,8 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 // Conv (kernels/vulkan/conv.cpp) on CPU-like devices: "depthwise_rows" and "depthwise" (group =
 // input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
 // and strides; 16 per group stays "im2col"), "rows" (one output per image reading the whole
-// image, up to 4 images, K padded to whole texels; 1x1 over 4 positions of one image),
-// then "im2col" (any group, 1-D to 3-D),
+// image, up to 8 images, K padded to whole texels; at most 16 output positions per image, over
+// the columns or X in place, in chunks of 8 positions), then "im2col" (any group, 1-D to 3-D),
 // each against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
@@ -176,24 +176,32 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 16, 6, 12}, {8, 4, 3, 3}, a(4, {1, 1}, {2, 2, 2, 2}, {2, 2}), false, "grouped_rows"},  // 4-element texels
       {{1, 12, 5, 9}, {36, 4, 1, 5}, a(3, {1, 2}, {0, 2, 0, 2}), true, "grouped_rows"},  // 12 outputs per group
       {{1, 32, 4, 4}, {32, 16, 3, 3}, a(2, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // 16 channels per group
-      // One output per image reading all of it: Gemm's rows kernel (K = 6 and 45: padded).
+      // One output per image reading all of it: the images are the product's rows (K = 6 and
+      // 45: padded); past 8 images, one product per image.
       {{1, 96, 1, 1}, {24, 96, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // squeeze-excite
       {{3, 6, 1, 1}, {10, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
       {{4, 5, 3, 3}, {7, 5, 3, 3}, a(1, {2, 2}, {0, 0, 0, 0}), true, "rows"},
-      {{5, 8, 1, 1}, {4, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 5 images
-      // Pointwise over 4 positions of one image: X read (C, 4), Y written (OC, 4).
+      {{8, 8, 1, 1}, {4, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // 8 images
+      {{11, 6, 2, 2}, {37, 6, 2, 2}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // 11 images, 37 rows of W
+      // Small maps: X (C, P) in place where C and P are multiples of 4, else the columns; the
+      // product's rows are the positions, 8 to a chunk (W read again per chunk).
       {{1, 32, 2, 2}, {24, 32, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},
       {{1, 8, 1, 4}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
-      {{1, 16, 2, 2}, {24, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // more outputs than inputs
-      {{1, 8, 1, 3}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},  // 3 positions
-      {{1, 12, 3, 3}, {8, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 9 positions
-      {{2, 16, 2, 2}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},  // 2 images
-      {{1, 6, 2, 2}, {8, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},    // 6 channels
-      {{1, 8, 3, 3}, {8, 8, 1, 1}, a(1, {2, 2}, {0, 0, 0, 0}), true, "im2col"},    // stride 2
-      {{1, 4, 3, 3}, {4, 4, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), true, "im2col"},  // padded: 3x3 outputs
+      {{1, 16, 2, 2}, {24, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // more outputs than inputs
+      {{1, 8, 1, 3}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},    // 3 positions
+      {{1, 12, 3, 3}, {8, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},   // 9: chunks of 8 and 1
+      {{2, 16, 2, 2}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},   // 2 images
+      {{1, 6, 2, 2}, {8, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 6 channels: columns
+      {{1, 8, 3, 3}, {8, 8, 1, 1}, a(1, {2, 2}, {0, 0, 0, 0}), true, "rows"},     // stride 2
+      {{1, 4, 3, 3}, {4, 4, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), true, "rows"},     // padded: 3x3 outputs
+      {{3, 13, 6, 6}, {70, 13, 3, 3}, a(1, {2, 2}, {1, 0, 1, 0}), true, "rows"},  // 3x3 of 3 images, K = 117
+      {{2, 24, 4, 4}, {33, 24, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), false, "rows"}, // 16 positions: 2 chunks
+      {{1, 8, 3, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 15: chunks of 8 and 7
+      {{1, 8, 4, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},   // 20 positions
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
-      {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
+      {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "rows"},  // dilated: 2x2
+      {{1, 4, 9, 9}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
       {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
       // Output rows not a multiple of 4 wide (5, 6, 7, 9, 13): vec4s running into the next row,
       // the last row's into the pad columns; strides, dilation, padding, groups, 2 images.
@@ -210,7 +218,8 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
        false, "im2col"},
       {{1, 3, 8, 16, 16}, {8, 3, 3, 7, 7}, Attributes{{"strides", V{1, 2, 2}}, {"pads", V{1, 3, 3, 1, 3, 3}}}, true,
        "im2col"},  // r3d_18's stem
-      {{1, 8, 2, 2, 4}, {4, 8, 1, 1, 1}, Attributes{}, true, "im2col"},  // pointwise: X in place
+      {{1, 8, 2, 2, 4}, {4, 8, 1, 1, 1}, Attributes{}, true, "rows"},  // pointwise, 16 positions: X in place
+      {{1, 8, 2, 3, 4}, {4, 8, 1, 1, 1}, Attributes{}, true, "im2col"},  // pointwise, 24: X in place
       {{1, 4, 9, 9}, {4, 1, 3, 3}, a(4, {1, 3}, {1, 1, 1, 1}), true, "depthwise_rows"},  // stride 3 along W
       // Widths that are multiples of 4: rows read as 4-element texels, segments starting
       // 3, 2, 1 and 0 elements into one (pads 1, 2, 5, 0 and 4 along W).
@@ -300,7 +309,8 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
   expect_impl_match("Conv", {random_input({1, 20, 17, 70}), random_input({32, 20, 3, 3}), random_input({32})},
                     pads({1, 1, 1, 1}), "winograd");
   vk::set_group_limit_override(0, 0);
-  // Declined, with the reason; "im2col" takes them.
+  // Declined, with the reason; "im2col" takes them ("rows", which takes the small maps first,
+  // disabled).
   struct Declined {
     Shape x, w;
     Attributes attrs;
@@ -319,6 +329,7 @@ TEST(VulkanTexelConv, WinogradMatchesReferenceAndIm2col) {
       {{1, 16, 3, 40}, {16, 16, 3, 3}, Attributes{}, "an output of 1 x 38"},  // 320 for 342
       {{1, 16, 4, 4}, {16, 16, 3, 3}, pads({1, 1, 1, 1}), "an output of 4 x 4"},  // 128 for 144
   };
+  DisabledKernels no_rows("vulkan:Conv:rows");
   for (const Declined& d : declined) {
     if (d.dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
     SCOPED_TRACE(d.why);
@@ -390,7 +401,8 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
   const std::vector<Impl> impls = {
       {"grouped_rows", "", {1, 6, 7, 7}, {6, 3, 3, 3}, a(2, {1, 0, 1, 0})},
       {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // one output per image
-      {"rows", "", {1, 16, 2, 2}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise over 2x2
+      {"rows", "", {1, 16, 2, 2}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise over 2x2: X in place
+      {"rows", "", {2, 6, 3, 4}, {9, 6, 3, 3}, a(1, {1, 1, 1, 1})},    // 12 positions, 2 chunks: columns
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},

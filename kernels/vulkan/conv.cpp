@@ -251,13 +251,28 @@ void push_im2col(Launch& l, const Im2col& m, uint64_t total, int64_t n0) {
     l.push_u(v);
 }
 
+// The columns of images [n0, n0 + images) into `col` (conv_im2col.comp).
+void launch_im2col(KernelContext& ctx, const Im2col& m, const Tensor& x, const Tensor& col, int64_t n0,
+                   int64_t images) {
+  Launch l;
+  l.shader = "conv_im2col";
+  l.variant = variant_for(x.dtype());
+  l.args = {scalar_texels(x), output(col)};
+  const uint64_t total = m.invocations(images);
+  push_im2col(l, m, total, n0);
+  // SMALL: every index below 2^21 (4-position invocations also index positions < 4 x total).
+  l.spec = {(m.by_rows() ? total : total * 4) < kDiv21Bound ? 1 : 0, m.rows_spec()};
+  l.local_size = 64;
+  set_grid(l, device_caps(ctx), (total + 63) / 64);
+  launch(ctx, std::move(l));
+}
+
 void conv_im2col_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
   const ConvCall c = conv_call(ctx, false);
   const Im2col m = im2col_of(ctx, c);
-  const DeviceCaps& caps = device_caps(ctx);
   // Weight rows padded to whole texels (once per session: weights are constants there).
   Tensor wp = m.K != m.Kp ? pack_input(ctx, 1, 1, c.c_out, m.K, c.c_out, m.Kp) : w;
   const bool bias = ctx.has_input(2);
@@ -270,17 +285,7 @@ void conv_im2col_vulkan(KernelContext& ctx) {
   Tensor col = Tensor::empty({static_cast<int64_t>(m.col_elems(m.chunk))}, x.dtype(), ctx.device);
   for (int64_t n0 = 0; n0 < m.n; n0 += m.chunk) {
     int64_t images = std::min(m.chunk, m.n - n0);
-    Launch l;
-    l.shader = "conv_im2col";
-    l.variant = variant_for(x.dtype());
-    l.args = {scalar_texels(x), output(col)};
-    const uint64_t total = m.invocations(images);
-    push_im2col(l, m, total, n0);
-    // SMALL: every index below 2^21 (4-position invocations also index positions < 4 x total).
-    l.spec = {(m.by_rows() ? total : total * 4) < kDiv21Bound ? 1 : 0, m.rows_spec()};
-    l.local_size = 64;
-    set_grid(l, caps, (total + 63) / 64);
-    launch(ctx, std::move(l));
+    launch_im2col(ctx, m, x, col, n0, images);
     launch_texel_gemm(ctx, m.gemm(bias, n0, images), wp, col, bias ? &ctx.in(2) : nullptr, y, epi);
   }
 }
@@ -611,41 +616,44 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
   return fits_bindings(ctx);
 }
 
-// ---- "rows": Convs that are a product with a few rows: Gemm's rows kernel --------------------
-// (matmul_rows.comp: the lanes of a subgroup share each row of W, which is streamed once.)
+// ---- "rows": Convs that are a product with a few rows (matmul_rows.comp) ---------------------
+// The rows kernel streams W once per chunk of 8 rows of the product (packed once per session
+// step), where the texel GEMM gives each SIMD lane of lavapipe its own rows of W whenever a
+// product has fewer than 8 column tiles, so its gathers touch 8 rows K elements apart.
 //  - "whole image": one output per image reading all of it (a 1x1 conv over a 1x1 map, as
-//    squeeze-excite's two layers; any unpadded kernel the size of its input), up to 4 images:
-//    Y [N, OC] = X [N, C x spatial] x W [OC, C x taps]^T + B. K not a multiple of 4: X and W
-//    through zero-padded copies (W once per session step).
-//  - "pointwise over a tiny map": a 1x1 conv (stride 1, unpadded) of one image over 4
-//    positions with at least as many input channels as output ones (the projections of the
-//    mobile nets' last stages over 2x2 maps): Y [OC, 4] = W x X [C, 4], read as A = X stored
-//    (C, 4), a texel per channel, and Y stored (OC, 4) (a_t, y_t); C a multiple of 4.
-// "im2col" ran both as a texel GEMM whose 8-column tiles held 1 to 4 columns.
-constexpr int64_t kConvRowsImages = 4;
+//    squeeze-excite's two layers; any unpadded kernel the size of its input), up to 8 images:
+//    Y [n, OC] = X [n, C x spatial] x W [OC, C x taps]^T + B. K not a multiple of 4: X through
+//    a zero-padded copy.
+//  - "small map": at most kConvRowsPositions output positions per image (a CNN's last stages
+//    at small inputs; 7x7 maps at 224x224 take the texel GEMM): per image Y [OC, P] = W x
+//    cols [K, P], the product's rows being the columns of "im2col"'s scratch (or X itself, for
+//    a pointwise conv whose channels and positions are multiples of 4).
+constexpr int64_t kConvRowsImages = kRowsChunk, kConvRowsPositions = 2 * kRowsChunk;
 
-enum class ConvRowsForm { none, whole_image, tiny_map };
+enum class ConvRowsForm { none, whole_image, small_map };
 
 ConvRowsForm conv_rows_form(const KernelContext& ctx, const ConvCall& c, std::string& why) {
   const Tensor& x = ctx.in(0);
-  bool whole = true, pointwise = true;
-  for (size_t d = 0; d < c.g.spatial(); ++d) {
+  bool whole = true;
+  for (size_t d = 0; d < c.g.spatial(); ++d)
     whole = whole && c.g.out[d] == 1 && c.k[d] == c.g.in[d] && !c.g.pad_begin[d] && !c.g.pad_end[d];
-    pointwise = pointwise && c.k[d] == 1 && c.g.strides[d] == 1 && !c.g.pad_begin[d] && !c.g.pad_end[d];
-  }
-  const int64_t positions = shape_numel(c.g.out);
   if (whole && x.dim(0) <= kConvRowsImages) return ConvRowsForm::whole_image;
-  // Over 4 positions "im2col" is one texel GEMM reading X in place; rows wins only where
-  // the rows of W are long (mobilenet_v2's 960 -> 160 and 960 -> 320 projections over 2x2:
-  // 0.8x; its 160 -> 960 and 320 -> 1280 expansions: 2-3x slower: 16 subgroup sums per 4
-  // rows of W of only 40-80 texels).
-  if (pointwise && x.dim(0) == 1 && positions == 4 && c.c_in % 4 == 0 && c.c_in >= c.c_out)
-    return ConvRowsForm::tiny_map;
+  const int64_t positions = shape_numel(c.g.out);
+  if (positions <= kConvRowsPositions) return ConvRowsForm::small_map;
   why = str("neither one output per image over at most ", kConvRowsImages, " images (output ", shape_str(c.g.out),
-            ", kernel ", shape_str(c.k), " over ", shape_str(c.g.in), ", ", x.dim(0),
-            " images) nor a 1x1 conv of one image over 4 positions with input channels a multiple of 4 and at least "
-            "the output's");
+            ", kernel ", shape_str(c.k), " over ", shape_str(c.g.in), ", ", x.dim(0), " images) nor at most ",
+            kConvRowsPositions, " output positions per image (", positions, ")");
   return ConvRowsForm::none;
+}
+
+// The small-map form's operands: the columns (or X in place) as the product's A.
+RowsGemm conv_rows_small_map(const Im2col& m, int64_t oc) {
+  RowsGemm g;
+  g.N = oc, g.Kp = m.Kp, g.rows = m.P, g.a_t = true, g.lda = m.ldc / 4;
+  g.a_img = m.Kp * m.ldc / 4;
+  g.y_img = oc * m.P, g.ym = 1, g.yn = m.P;
+  g.scm = 0, g.scn = 1;
+  return g;
 }
 
 void conv_rows_vulkan(KernelContext& ctx) {
@@ -658,18 +666,30 @@ void conv_rows_vulkan(KernelContext& ctx) {
   if (form == ConvRowsForm::none) throw BackendError(str("[Conv] ", why, " (supports should decline)"));
   const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
   const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
-  if (form == ConvRowsForm::tiny_map) {
-    const int64_t positions = shape_numel(c.g.out);
-    launch_rows_gemm(ctx, x, w, bias, y, positions, oc, K, 0, 1, 1.0, 1.0, epilogue_of(ctx), true, true);
+  const Epilogue epi = epilogue_of(ctx);
+  if (form == ConvRowsForm::small_map) {
+    const Im2col m = im2col_of(ctx, c);
+    const RowsWeight wp = rows_weight(ctx, 1, oc, K, true, true, m.P);
+    RowsGemm g = conv_rows_small_map(m, oc);
+    if (m.in_place) {
+      g.images = m.n;
+      launch_rows_gemm(ctx, g, x, wp, bias, y, epi);
+      return;
+    }
+    Tensor col = Tensor::empty({static_cast<int64_t>(m.col_elems(m.chunk))}, x.dtype(), ctx.device);
+    for (int64_t n0 = 0; n0 < m.n; n0 += m.chunk) {
+      g.images = std::min(m.chunk, m.n - n0);
+      g.y_base = n0 * oc * m.P;
+      launch_im2col(ctx, m, x, col, n0, g.images);
+      launch_rows_gemm(ctx, g, col, wp, bias, y, epi);
+    }
     return;
   }
   const int64_t n = x.dim(0);
-  Tensor a = x, b = w;
-  if (Kp != K) {
-    a = pack_input(ctx, 0, 1, n, K, n, Kp);
-    b = pack_input(ctx, 1, 1, oc, K, oc, Kp);
-  }
-  launch_rows_gemm(ctx, a, b, bias, y, n, oc, Kp, 0, 1, 1.0, 1.0, epilogue_of(ctx));
+  RowsGemm g;
+  g.N = oc, g.Kp = Kp, g.rows = n, g.ym = oc, g.yn = 1, g.scm = 0, g.scn = 1;
+  launch_rows_gemm(ctx, g, Kp != K ? pack_input(ctx, 0, 1, n, K, n, Kp) : x, rows_weight(ctx, 1, oc, K, true, false, n),
+                   bias, y, epi);
 }
 
 std::string conv_rows_supports(const KernelContext& ctx) {
@@ -679,13 +699,28 @@ std::string conv_rows_supports(const KernelContext& ctx) {
   std::string why;
   const ConvRowsForm form = conv_rows_form(ctx, c, why);
   if (form == ConvRowsForm::none) return why;
-  const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0, Kp = (K + 3) / 4 * 4;
+  const int64_t oc = w.dim(0), K = oc ? w.numel() / oc : 0;
+  if (K == 0) return "no input channels (nothing to stream)";
   const DeviceCaps& caps = device_caps(ctx);
-  if (static_cast<uint64_t>(x.dim(0) * (form == ConvRowsForm::tiny_map ? Kp : Kp / 4)) > caps.max_texels)
-    return "X exceeds maxTexelBufferElements";
-  if (static_cast<uint64_t>(oc * Kp / 4) > caps.max_texels) return "W exceeds maxTexelBufferElements";
-  if (static_cast<uint64_t>(oc * Kp) * dtype_size(x.dtype()) > binding_limit(ctx)) return "W takes more than one binding";
-  if (auto why2 = rows_gemm_ok(ctx, Kp); !why2.empty()) return why2;
+  if (form == ConvRowsForm::small_map) {
+    const Im2col m = im2col_of(ctx, c);
+    if (!m.in_place) {
+      if (auto why2 = scalar_texels_ok(ctx, x); !why2.empty()) return why2;
+      if (m.chunk < 1)
+        return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
+                   " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
+    }
+    const uint64_t a_texels = m.in_place ? static_cast<uint64_t>(x.numel()) / 4 : m.col_elems(m.chunk) / 4;
+    if (a_texels > caps.max_texels || a_texels >= (uint64_t{1} << 31))
+      return str("its columns take ", a_texels, " texels, more than maxTexelBufferElements (", caps.max_texels,
+                 ") or 2^31");
+    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, true, m.in_place ? m.n : m.chunk, m.P); !why2.empty()) return why2;
+  } else {
+    if (static_cast<uint64_t>(x.dim(0) * ((K + 3) / 4)) > caps.max_texels) return "X exceeds maxTexelBufferElements";
+    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, false, 1, x.dim(0)); !why2.empty()) return why2;
+  }
+  if (ctx.outputs.empty() ? false : ctx.outputs[0].numel() >= (int64_t{1} << 31))
+    return "the output has more than 2^31 elements";
   return fits_bindings(ctx);
 }
 

@@ -393,16 +393,9 @@ std::string texel_call_ok(const KernelContext& ctx, bool loops) {
 
 std::string texel_supports(const KernelContext& ctx) { return texel_call_ok(ctx, true); }
 
-// ---- "rows": a few rows of A against B stored (N, K) (matmul_rows.comp) -----------------------
+// ---- "rows": a few rows of A against a weight streamed once (matmul_rows.comp) ------------------
 
-constexpr int64_t kRowsMaxM = 4;
-constexpr uint32_t kRowsLocal = 64;
-constexpr int32_t kRowsPerPass = 4;  // matmul_rows.comp's RB
-
-// Rows of Y's columns per workgroup: one pass of kRowsPerPass per subgroup of the reported size.
-int64_t rows_per_group(const KernelContext& ctx) {
-  return kRowsPerPass * std::max<int64_t>(1, kRowsLocal / std::max<uint32_t>(device_caps(ctx).subgroup_size, 1));
-}
+constexpr int64_t kRowsMaxM = 8;
 
 void matmul_rows(KernelContext& ctx) {
   std::string why;
@@ -410,26 +403,28 @@ void matmul_rows(KernelContext& ctx) {
   if (!why.empty()) throw BackendError(str("[", ctx.op->name, "] ", why, " (supports should decline)"));
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  Tensor a = ctx.in(0), b = ctx.in(1);
+  Tensor a = ctx.in(0);
   if (t.pack_a) a = pack_input(ctx, 0, 1, t.a_rows, t.K, t.a_rows, t.Kp);
-  if (t.pack_b) b = pack_input(ctx, 1, 1, t.N, t.K, t.N, t.Kp);
   const TexelGemm& g = t.g;
-  launch_rows_gemm(ctx, a, b, bias_of(ctx), y, g.M, g.N, g.K, g.scm, g.scn, g.alpha, g.beta, epilogue_of(ctx));
+  RowsGemm r;
+  r.N = g.N, r.Kp = t.Kp, r.rows = g.M;
+  r.ym = g.N, r.yn = 1;
+  r.scm = g.scm, r.scn = g.scn, r.alpha = g.alpha, r.beta = g.beta;
+  launch_rows_gemm(ctx, r, a, rows_weight(ctx, 1, g.N, t.K, g.b_t, false, g.M), bias_of(ctx), y, epilogue_of(ctx));
 }
 
-// The texel GEMM's conditions (texel_supports), and: B stored (N, K), at most kRowsMaxM rows of
-// A in one batch, subgroup arithmetic.
+// Gemm with at most kRowsMaxM rows of A, B either way round (it is packed), K > 0.
 std::string rows_supports(const KernelContext& ctx) {
   if (auto why = float_texels_ok(ctx, ctx.in(0).dtype(), "the shared-memory tiled GEMM"); !why.empty()) return why;
-  if (ctx.op->name != "Gemm" || ctx.attrs->get_int("transB", 0) == 0) return "B is not stored (N, K) (Gemm transB = 1)";
   if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
   if (auto why = texel_call_ok(ctx, false); !why.empty()) return why;
   std::string unused;
   const TexelCall t = texel_call_of(ctx, unused);
   if (t.g.M > kRowsMaxM) return str(t.g.M, " rows of A (it takes at most ", kRowsMaxM, ")");
+  if (t.K == 0) return "K = 0 (no product to stream)";
   if (t.g.batches() != 1) return "more than one batch";
   if (t.g.scm * (t.g.M - 1) + t.g.scn * (t.g.N - 1) >= (int64_t{1} << 31)) return "C indexes past 2^31";
-  return rows_gemm_ok(ctx, t.Kp);
+  return rows_gemm_ok(ctx, 1, t.N, t.K, t.g.b_t, false, 1, t.g.M);
 }
 
 std::string matmul_supports(const KernelContext& ctx) {
@@ -544,36 +539,115 @@ Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, in
                       [&] { return pack_blocks(ctx, ctx.in(i), blocks, rows, cols, dst_rows, dst_cols); });
 }
 
-void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
-                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi,
-                      bool a_t, bool y_t) {
-  if (y.numel() == 0) return;
-  const int64_t per_group = rows_per_group(ctx);
+// matmul_rows.comp: RB rows of W per invocation, 8 invocations per packed block (its layout);
+// the in-place path takes 4 rows per subgroup.
+constexpr int64_t kRowsInPlace = 4;
+constexpr uint32_t kRowsLocal = 8;
+
+int64_t rows_packed_texels(int64_t N, int64_t K, int64_t rb) {
+  return (N + 8 * rb - 1) / (8 * rb) * (8 * rb) * ((K + 3) / 4);
+}
+
+// 8 rows of W per invocation where the product has 4 rows or more a chunk (A's texels, or the
+// 4 x 4 transposes of a Conv's columns, then serve 8 rows of W: 1.2-1.3x over 4 for convs over
+// 2x2 to 4x4 maps); 4 for 1 to 3 rows (a Linear layer at batch 1: 8 was 1.1-1.3x slower).
+int64_t rows_per_invocation(int64_t rows) { return rows >= 4 ? 8 : 4; }
+
+// Weights stored (N, K) larger than half a binding (64 MiB on lavapipe) are read in place.
+bool rows_in_place(const KernelContext& ctx, const Tensor& w, int64_t K, bool b_t, bool a_t) {
+  return !a_t && b_t && K % 4 == 0 && static_cast<uint64_t>(w.numel()) * dtype_size(w.dtype()) > binding_limit(ctx) / 2;
+}
+
+RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool b_t, bool a_t, int64_t rows) {
+  const Tensor& src = ctx.in(i);
+  if (rows_in_place(ctx, src, K, b_t, a_t)) return {src, false, kRowsInPlace};
+  const int64_t rb = rows_per_invocation(std::min(rows, kRowsChunk));
+  return {derive_input(ctx, i, {-32, N, K, b_t ? 1 : 0, rb}, [&] {
+            const Tensor& w = ctx.in(i);
+            const int64_t kt = (K + 3) / 4, total = rows_packed_texels(N, K, rb), block = 8 * rb * kt;
+            Tensor wp = Tensor::empty({total * 4}, w.dtype(), ctx.device);
+            // Whole blocks per dispatch, as many as one binding holds (rows_gemm_ok checks that
+            // one does); their byte offsets are multiples of 256.
+            const uint64_t block_bytes = static_cast<uint64_t>(block * 4) * dtype_size(w.dtype());
+            const int64_t per_slice = static_cast<int64_t>(std::max<uint64_t>(1, binding_limit(ctx) / block_bytes)) * block;
+            for (int64_t first = 0; first < total; first += per_slice) {
+              const int64_t n = std::min(per_slice, total - first);
+              Launch l;
+              l.shader = "pack_rows";
+              l.variant = variant_for(w.dtype());
+              l.spec = {b_t ? 1 : 0, static_cast<int32_t>(rb)};
+              l.args = {scalar_texels(w), {wp, true, static_cast<size_t>(first) * 4 * dtype_size(w.dtype()),
+                                           static_cast<size_t>(n) * 4 * dtype_size(w.dtype())}};
+              for (int64_t v : {n, first, N, K, kt}) l.push_u(static_cast<uint64_t>(v));
+              set_grid(l, device_caps(ctx), (static_cast<uint64_t>(n) + 255) / 256);
+              launch(ctx, std::move(l));
+            }
+            return wp;
+          }),
+          true, rb};
+}
+
+void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, const RowsWeight& w, const Tensor* c,
+                      Tensor& y, const Epilogue& epi) {
+  if (y.numel() == 0 || g.rows == 0 || g.images == 0) return;
+  const int64_t tm = std::min(g.rows, kRowsChunk), chunks = (g.rows + tm - 1) / tm, kt = g.Kp / 4;
+  if (g.a_t && chunks > 1 && tm % 4) throw BackendError("[rows] internal: chunks of A's columns must be whole texels");
   Launch l;
   l.shader = "matmul_rows";
   l.variant = variant_for(y.dtype());
-  l.spec = {c ? 1 : 0, static_cast<int32_t>(M)};
-  l.local_size = kRowsLocal;
-  if (a_t && M != 4) throw BackendError("[rows] internal: A stored (K, M) needs M = 4");
-  l.args = {texels(a), texels(b), input(c ? *c : y), output(y)};
-  set_grid(l, device_caps(ctx), static_cast<uint64_t>((N + per_group - 1) / per_group));
-  for (int64_t v : {N, Kp / 4, per_group, scm, scn}) l.push_u(v);
-  l.push_f(alpha);
-  l.push_f(beta);
+  l.spec = {c ? 1 : 0, static_cast<int32_t>(tm), g.a_t ? 1 : 0};
+  l.args = {texels(a), texels(w.w), input(c ? *c : y), output(y)};
+  const uint64_t quads = static_cast<uint64_t>((g.N + w.rb - 1) / w.rb);
+  if (w.packed) {
+    l.local_size = kRowsLocal;
+    set_grid(l, device_caps(ctx), (quads + kRowsLocal - 1) / kRowsLocal);
+  } else {
+    // A subgroup per 4 rows of W: whole subgroups per workgroup.
+    if (g.a_t || chunks > 1) throw BackendError("[rows] internal: W in place takes at most 8 rows of A, not stored (K, M)");
+    const uint32_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
+    l.local_size = std::max(kRowsLocal, lanes);
+    const uint64_t subgroups = l.local_size / lanes;
+    set_grid(l, device_caps(ctx), (quads + subgroups - 1) / subgroups);
+  }
+  l.groups[2] = static_cast<uint32_t>(g.images * chunks);
+  const int64_t a_last = (a.numel() + 3) / 4 - 1;
+  for (int64_t v : {g.N, kt, g.rows, g.lda, chunks, g.a_img, g.a_t ? tm / 4 : tm * kt, a_last, g.y_base, g.y_img, g.ym,
+                    g.yn, g.scm, g.scn})
+    l.push_u(static_cast<uint64_t>(v));
+  l.push_f(g.alpha);
+  l.push_f(g.beta);
   epi.add_to(l, y);
-  l.spec.push_back(kRowsPerPass);
-  l.spec.push_back(a_t ? 1 : 0);
-  l.spec.push_back(y_t ? 1 : 0);
+  l.spec.push_back(w.packed ? 1 : 0);
+  l.spec.push_back(static_cast<int32_t>(w.rb));
   launch(ctx, std::move(l));
 }
 
-std::string rows_gemm_ok(const KernelContext& ctx, int64_t Kp) {
-  if (auto why = reductions_ok(ctx); !why.empty()) return why;
-  // Per invocation: one pass over kRowsPerPass rows (a workgroup's rows are one pass of each
-  // of its subgroups), a K loop of K / 4 / lanes texels in it, the row and output loops around.
-  const uint64_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
-  return loop_budget_ok(ctx, (static_cast<uint64_t>(Kp / 4) + lanes - 1) / lanes + 2 + 4 * kRowsPerPass * (kRowsMaxM + 2),
-                        str("K = ", Kp));
+std::string rows_gemm_ok(const KernelContext& ctx, size_t w_input, int64_t N, int64_t K, bool b_t, bool a_t,
+                         int64_t images, int64_t rows) {
+  if (auto why = cpu_like_ok(ctx, "the shared-memory tiled GEMM"); !why.empty()) return why;
+  if (auto why = reductions_ok(ctx); !why.empty()) return why;  // the in-place path's subgroupAdd
+  const DeviceCaps& caps = device_caps(ctx);
+  const Tensor& w = ctx.in(w_input);
+  const bool in_place = rows_in_place(ctx, w, K, b_t, a_t);
+  const int64_t tm = std::min(rows, kRowsChunk), rb = in_place ? kRowsInPlace : rows_per_invocation(tm);
+  const int64_t kt = (K + 3) / 4, packed = rows_packed_texels(N, K, rb);
+  if (static_cast<uint64_t>(N) * static_cast<uint64_t>(K) > caps.max_texels)
+    return str("W has ", N * K, " elements, more than maxTexelBufferElements (", caps.max_texels, ")");
+  if (!in_place) {
+    if (static_cast<uint64_t>(packed) > caps.max_texels || packed >= (int64_t{1} << 31))
+      return str("W packed takes ", packed, " texels, more than maxTexelBufferElements (", caps.max_texels,
+                 ") or 2^31");
+    if (static_cast<uint64_t>(8 * rb * kt * 4) * dtype_size(w.dtype()) > binding_limit(ctx))
+      return str(8 * rb, " rows of W (K = ", K, ") take more than one binding");
+  }
+  const int64_t chunks = (rows + kRowsChunk - 1) / kRowsChunk;
+  if (static_cast<uint64_t>(images * chunks) > caps.max_groups[2])
+    return str(images, " images x ", chunks, " chunks of rows exceed the grid's ", caps.max_groups[2]);
+  if (auto why = grid_ok(ctx, (static_cast<uint64_t>(N) + rb * kRowsLocal - 1) / (rb * kRowsLocal), "the rows of W");
+      !why.empty())
+    return why;
+  // The K loop, and the rows' store loop.
+  return loop_budget_ok(ctx, static_cast<uint64_t>(kt + tm * rb + 2), str("K = ", K));
 }
 
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,

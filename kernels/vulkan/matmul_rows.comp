@@ -1,39 +1,54 @@
 // variants: f32 f16
-// Y = alpha * A x B^T + beta * C for a few rows of A (M <= 4) and B stored (N, K): a Linear
-// layer at batch 1..4, every classifier head (Gemm transB = 1; matmul.cpp, implementation
-// "rows"). Such a product streams B once and is bound by memory. matmul_texel.comp gives each
-// invocation its own rows of B, so the SIMD lanes of lavapipe gather from 8 rows K elements
-// apart per fetch (8-13 GB/s on a 151 MB weight); here the lanes of one subgroup share a row
-// and read consecutive texels of it (one contiguous 16 x subgroup-size byte gather), and
-// subgroupAdd sums their partial dot products: no shared memory, no barriers.
-// A and B are read as vec4 texels (K a multiple of 4: matmul.cpp pads B once when not).
-// A workgroup owns rows [group * rows_per_group, ... + rows_per_group) of Y's columns and its
-// subgroups walk them, so every row is covered whatever subgroup size the driver picks.
-// C is read at c[m*scm + n*scn] (stride 0 broadcasts). Accumulation in fp32.
-// A_T: A stored (K, M) with M = 4 (a pointwise Conv's X over a map of 4 pixels, channel-major):
-// its 4 rows' elements at one k are one texel, so a K texel of all 4 rows is 4 texels; Y_T: Y
-// stored (N, M) (that Conv's output channels by pixels). HAS_RES: a residual indexed as Y (a Conv's folded Add).
+// Y = Act(alpha * A x W^T + beta * C + R) for a few rows of A (at most 8 per chunk) on CPU-like
+// devices (matmul.cpp and conv.cpp, implementation "rows"): a Linear layer at batch 1-8, every
+// classifier head, a Conv over a small map (the late stages of CNNs). Such a product reads each
+// element of W once, so it is bound by how fast W arrives.
+// W comes packed (pack_rows.comp, once per session step). Invocation i owns RB rows of W (4,
+// or 8 where the product has 4 rows or more, matmul.cpp); at each texel k of K the RB texels of
+// its rows lie side by side, after those of the invocations before it in its block of 8:
+//   Wp[((i / 8 * kt + k) * 8 + i % 8) * RB + r]   (texels; r < RB)
+// so 8 neighbouring invocations (a SIMD row of lavapipe) read 8 x RB contiguous texels per
+// step of k, and a block of 8 x RB rows is one forward stream. Read in place, each lane had its
+// own rows K elements apart: many short streams, whose start-up cost bound the product on
+// lavapipe (about 0.7 us per 4 rows of 1 KB, and 40-50% of the bandwidth of long rows).
+// Every invocation reads the same texels of A. No shared memory, barriers or subgroup ops.
+// A_T = 0: A (rows, kt texels) row-major. A_T = 1: A stored (K, lda texels), its columns the
+// rows of the product (a Conv's columns, or the X of a 1x1 conv: channels by positions); the
+// 4 texels of K rows 4k..4k+3 at texel column q hold rows 4q..4q+3 of the product at K
+// elements 4k..4k+3, transposed here.
+// Grid z: image * chunks + chunk. Chunk c covers rows [c * TM, c * TM + TM) of the product;
+// A starts at image * a_img + c * a_chunk texels. Y (and R) at
+//   y_base + image * y_img + m * ym + n * yn   for product row m (counted over all chunks)
+// and C at m * scm + n * scn (stride 0 broadcasts). Accumulation in fp32.
+// PACKED = 0 (a large W stored (N, K), read in place rather than doubled in device memory; A_T
+// = 0): the lanes of a subgroup share each row of W instead, 4 rows at a time, reading
+// consecutive texels of it, and subgroupAdd sums their dot products; a workgroup's subgroups
+// take consecutive groups of 4 rows.
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
-layout(constant_id = 2) const int TM = 1;  // rows of A (1..4)
-layout(constant_id = 3) const int ACT = 0;
-layout(constant_id = 4) const int HAS_RES = 0;
-layout(constant_id = 5) const int RB = 4;       // rows of B per subgroup pass
-layout(constant_id = 6) const int A_T = 0;
-layout(constant_id = 7) const int Y_T = 0;
+layout(constant_id = 2) const int TM = 1;   // rows of the product per chunk (1..8)
+layout(constant_id = 3) const int A_T = 0;
+layout(constant_id = 4) const int ACT = 0;
+layout(constant_id = 5) const int HAS_RES = 0;
+layout(constant_id = 6) const int PACKED = 1;
+layout(constant_id = 7) const int RB = 4;  // rows of W per invocation (in place: 4 per subgroup)
 layout(binding = 0) uniform samplerBuffer A;
-layout(binding = 1) uniform samplerBuffer B;
+layout(binding = 1) uniform samplerBuffer W;  // packed as above
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
 layout(push_constant) uniform Params {
-  uint N;
-  uint kt;  // texels per row of A and B (K / 4)
-  uint rows_per_group;
+  uint N;       // rows of W (columns of Y)
+  uint kt;      // texels of K
+  uint rows;    // rows of the product over all chunks
+  uint lda;     // A_T: texels per row of A
+  uint chunks;
+  uint a_img, a_chunk, a_last;  // texels; a_last: A's last texel
+  uint y_base, y_img, ym, yn;
   uint scm, scn;
   float alpha, beta;
   float act_alpha, act_beta;
@@ -41,38 +56,77 @@ layout(push_constant) uniform Params {
 
 #include "activation.glsl"
 
-void main() {
-  uint first = group_index() * p.rows_per_group;
-  uint last = min(first + p.rows_per_group, p.N);
+
+void store(uint image, uint chunk, uint m, uint n, float sum) {
+  uint row = chunk * uint(TM) + m;
+  float v = p.alpha * sum;
+  if (HAS_BIAS != 0) v += p.beta * float(c[row * p.scm + n * p.scn]);
+  uint at = p.y_base + image * p.y_img + row * p.ym + n * p.yn;
+  if (HAS_RES != 0) v += float(res[at]);
+  y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
+}
+
+// PACKED = 0: rows n0..n0 + 3 of W in place, K split over the subgroup's lanes.
+void shared_rows(uint image, uint a0, int rows) {
+  uint n0 = (group_index() * gl_NumSubgroups + gl_SubgroupID) * uint(RB);
+  if (n0 >= p.N) return;  // the whole subgroup
   uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
-  // Each subgroup takes RB consecutive rows of B at a time: the A texels fetched serve all.
-  for (uint n0 = first + gl_SubgroupID * RB; n0 < last; n0 += gl_NumSubgroups * RB) {
-    uint brow[RB];
-    for (int r = 0; r < RB; ++r) brow[r] = min(n0 + uint(r), p.N - 1) * p.kt;  // past N: a valid row, not stored
-    vec4 acc[TM][RB];
-    for (int i = 0; i < TM; ++i)
-      for (int r = 0; r < RB; ++r) acc[i][r] = vec4(0.0);
-    for (uint k = lane; k < p.kt; k += lanes) {
-      vec4 b[RB];
-      for (int r = 0; r < RB; ++r) b[r] = texelFetch(B, int(brow[r] + k));
-      vec4 at[4];
-      if (A_T != 0)
-        for (int j = 0; j < 4; ++j) at[j] = texelFetch(A, int(4u * k + uint(j)));
-      for (int i = 0; i < TM; ++i) {
-        vec4 a = A_T != 0 ? vec4(at[0][i], at[1][i], at[2][i], at[3][i]) : texelFetch(A, int(uint(i) * p.kt + k));
-        for (int r = 0; r < RB; ++r) acc[i][r] += a * b[r];
+  uint wrow[RB];
+  for (int r = 0; r < RB; ++r) wrow[r] = min(n0 + uint(r), p.N - 1u) * p.kt;  // past N: read, not stored
+  float acc[TM][RB];
+  for (int m = 0; m < TM; ++m)
+    for (int r = 0; r < RB; ++r) acc[m][r] = 0.0;
+  for (uint k = lane; k < p.kt; k += lanes) {
+    vec4 w[RB];
+    for (int r = 0; r < RB; ++r) w[r] = texelFetch(W, int(wrow[r] + k));
+    for (int m = 0; m < TM; ++m) {
+      vec4 a = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
+      for (int r = 0; r < RB; ++r) acc[m][r] += dot(a, w[r]);
+    }
+  }
+  for (int m = 0; m < TM; ++m)
+    for (int r = 0; r < RB; ++r) {
+      float sum = subgroupAdd(acc[m][r]);
+      if (m < rows && n0 + uint(r) < p.N && subgroupElect()) store(image, 0u, uint(m), n0 + uint(r), sum);
+    }
+}
+
+void main() {
+  uint z = gl_WorkGroupID.z, image = z / p.chunks, chunk = z - image * p.chunks;
+  uint a0 = image * p.a_img + chunk * p.a_chunk;
+  int rows = min(int(p.rows) - int(chunk) * TM, TM);  // of this chunk, >= 1
+  if (PACKED == 0) {
+    shared_rows(image, a0, rows);
+    return;
+  }
+  uint inv = global_index();
+  uint n0 = inv * uint(RB);
+  if (n0 >= p.N) return;
+  uint w0 = (inv / 8u * p.kt * 8u + inv % 8u) * uint(RB);
+  float acc[TM][RB];
+  for (int m = 0; m < TM; ++m)
+    for (int r = 0; r < RB; ++r) acc[m][r] = 0.0;
+  for (uint k = 0; k < p.kt; ++k) {
+    vec4 w[RB];
+    for (int r = 0; r < RB; ++r) w[r] = texelFetch(W, int(w0 + k * uint(8 * RB) + uint(r)));
+    vec4 a[TM];
+    if (A_T == 0) {
+      // Rows past the chunk's read its last one (not stored).
+      for (int m = 0; m < TM; ++m) a[m] = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
+    } else {
+      for (int q = 0; q < (TM + 3) / 4; ++q) {
+        vec4 t[4];
+        for (int j = 0; j < 4; ++j) t[j] = texelFetch(A, int(min(a0 + (4u * k + uint(j)) * p.lda + uint(q), p.a_last)));
+        for (int i = 0; i < 4; ++i)
+          if (4 * q + i < TM) a[4 * q + i] = vec4(t[0][i], t[1][i], t[2][i], t[3][i]);
       }
     }
-    for (int i = 0; i < TM; ++i)
-      for (int r = 0; r < RB; ++r) {
-        uint n = n0 + uint(r);
-        float v = p.alpha * subgroupAdd(acc[i][r].x + acc[i][r].y + acc[i][r].z + acc[i][r].w);
-        if (n < last && subgroupElect()) {
-          if (HAS_BIAS != 0) v += p.beta * float(c[uint(i) * p.scm + n * p.scn]);
-          uint at = Y_T != 0 ? n * uint(TM) + uint(i) : uint(i) * p.N + n;
-          if (HAS_RES != 0) v += float(res[at]);
-          y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
-        }
-      }
+    for (int m = 0; m < TM; ++m)
+      for (int r = 0; r < RB; ++r) acc[m][r] += dot(a[m], w[r]);
+  }
+  for (int m = 0; m < TM; ++m) {
+    if (m >= rows) break;
+    for (int r = 0; r < RB; ++r)
+      if (n0 + uint(r) < p.N) store(image, chunk, uint(m), n0 + uint(r), acc[m][r]);
   }
 }

@@ -62,17 +62,43 @@ Tensor derive_input(KernelContext& ctx, size_t i, const std::array<int64_t, 5>& 
 /// constant (weights whose K is not a multiple of 4).
 Tensor pack_input(KernelContext& ctx, size_t i, int64_t blocks, int64_t rows, int64_t cols, int64_t dst_rows,
                   int64_t dst_cols);
-/// Gemm's "rows" kernel (matmul_rows.comp): Y (M x N) = alpha * A (M x Kp) x B (N x Kp)^T +
-/// beta * C[m * scm + n * scn] (C may be null) + R, M at most 4, Kp a multiple of 4 (A and B
-/// already padded to it), then `epi`'s activation and residual R (indexed as Y). `a_t`: A is
-/// stored (Kp x M), M = 4; `y_t`: Y (and R) stored (N x M). Shared by Gemm and the Convs that are
-/// such a product (conv.cpp's "rows").
-void launch_rows_gemm(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t M,
-                      int64_t N, int64_t Kp, int64_t scm, int64_t scn, double alpha, double beta, const Epilogue& epi,
-                      bool a_t = false, bool y_t = false);
-/// "" when the device runs launch_rows_gemm's kernel for rows of Kp elements (subgroup
-/// arithmetic, the driver's loop cap); else the reason.
-std::string rows_gemm_ok(const KernelContext& ctx, int64_t Kp);
+/// W for the "rows" product: input `i` (N x K, or K x N without `b_t`) in the layout
+/// matmul_rows.comp streams (pack_rows.comp), made once and kept in the state when it is a
+/// session constant; or, for a large W stored (N, K) with K a multiple of 4 and A not `a_t`, W
+/// itself (a packed copy would double the device memory such weights take).
+/// `rows`: of the product per image (the packing suits its chunks).
+struct RowsWeight {
+  Tensor w;
+  bool packed = true;
+  int64_t rb = 4;  // rows of W per invocation
+};
+RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool b_t, bool a_t, int64_t rows);
+/// The "rows" product (matmul_rows.comp), shared by Gemm and the Convs that are one (conv.cpp):
+///   Y[y_base + image * y_img + m * ym + n * yn] = Act(alpha * sum_k A(m, k) W(n, k)
+///                                                     + beta * C[m * scm + n * scn] + R)
+/// for `rows` rows m of the product per image and the N rows n of W, K padded to Kp (a multiple
+/// of 4: A and W zero there). A is (rows, Kp) row-major, or with `a_t` stored (Kp, lda texels),
+/// the product's rows its columns (a Conv's columns); images lie a_img texels apart in A.
+/// W comes from rows_weight. C may be null; R is `epi`'s residual, indexed as Y.
+struct RowsGemm {
+  int64_t N = 0, Kp = 0, rows = 0;
+  bool a_t = false;
+  int64_t lda = 0;
+  int64_t images = 1, a_img = 0;
+  int64_t y_base = 0, y_img = 0, ym = 0, yn = 1;
+  int64_t scm = 0, scn = 0;
+  double alpha = 1, beta = 1;
+};
+void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, const RowsWeight& w, const Tensor* c,
+                      Tensor& y, const Epilogue& epi);
+/// "" when the device runs the "rows" product over W (input `w_input`, N x K; b_t and a_t as
+/// for rows_weight) and `images` x `rows` rows of the product (texel counts of W and its
+/// packed copy, one packed block per binding, the driver's loop cap, the grid); else the reason.
+std::string rows_gemm_ok(const KernelContext& ctx, size_t w_input, int64_t N, int64_t K, bool b_t, bool a_t,
+                         int64_t images, int64_t rows);
+/// Rows of the product one "rows" dispatch computes per image before it splits them into
+/// chunks (each reads W again).
+inline constexpr int64_t kRowsChunk = 8;
 /// Records the dispatch (nothing when Y is empty). `c` may be null; `epi` is Conv's fused
 /// residual and activation (matmul_texel.comp applies it where it writes Y).
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
