@@ -58,10 +58,34 @@ void run_cases(DType dt) {
   for (const Case& c : cases(dt)) expect_impl_match("Gemm", c.inputs, c.attrs, "texel");
 }
 
+// MatMul against a 1-D or 2-D B (a Linear layer exported as MatMul): the rows of A's leading
+// axes folded (at most 8), B stored (K, N) and packed.
+void run_matmul_cases(DType dt) {
+  auto in = [&](const Shape& s) { return random_input(s, dt); };
+  const std::vector<std::vector<Tensor>> cases = {
+      {in({1, 64}), in({64, 100})},     // a Linear layer at batch 1
+      {in({1, 3, 37}), in({37, 70})},   // 3 folded rows, K = 37
+      {in({2, 4, 16}), in({16, 33})},   // 8 rows, N past a block of 32
+      {in({5, 40}), in({40})},          // 1-D B: N = 1
+      {in({40}), in({40, 9})},          // 1-D A: one row
+  };
+  for (const std::vector<Tensor>& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(dt) << " MatMul " << shape_str(c[0].shape()) << " x "
+                                    << shape_str(c[1].shape()));
+    expect_impl_match("MatMul", c, {}, "rows");
+    DisabledKernels texel_only("vulkan:MatMul:rows");
+    expect_impl_match("MatMul", c, {}, "texel");
+  }
+  // Nine rows, a B with batches: "texel" takes them.
+  expect_impl_match("MatMul", {in({3, 3, 16}), in({16, 5})}, {}, "texel", "9 rows of A");
+  expect_impl_match("MatMul", {in({2, 4, 8}), in({2, 8, 5})}, {}, "texel", "B has batches");
+}
+
 TEST(VulkanGemmRows, F32MatchesReferenceAndTheTexelKernel) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU: \"rows\" is for CPU-like devices";
   run_cases(DType::f32);
+  run_matmul_cases(DType::f32);
 }
 
 TEST(VulkanGemmRows, F16MatchesReferenceAndTheTexelKernel) {
@@ -69,6 +93,7 @@ TEST(VulkanGemmRows, F16MatchesReferenceAndTheTexelKernel) {
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
   if (!vk::context(0).caps().fp16_storage) GTEST_SKIP() << "no 16-bit storage";
   run_cases(DType::f16);
+  run_matmul_cases(DType::f16);
 }
 
 // Three workgroups along x at most: 1000 rows (32 per workgroup) spread over y too.
@@ -118,28 +143,37 @@ TEST(VulkanGemmRows, DeclinesWithReasons) {
   expect_impl_match("Gemm", {random_input({1, 4000}), random_input({3, 4000})}, tb, "tiled", "K = 4000");
 }
 
-// x [m, k] -> Gemm(x, W, b, transB = 1) -> act, folded into the Gemm by a session.
-TEST(VulkanGemmRows, SessionsApplyTheFusedActivation) {
+// x [m, k] -> Gemm(x, W, b, transB = 1) -> act, folded into the Gemm by a session; and
+// x [1, m, k] -> MatMul(x, W) -> Add(b) -> act, the bias and the activation folded into the
+// MatMul (porta_bias).
+TEST(VulkanGemmRows, SessionsApplyTheFusedBiasAndActivation) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
-  for (const char* act : {"Relu", "Sigmoid", "HardSwish"}) {
-    SCOPED_TRACE(str(act, " (seed ", seed(), ")"));
-    ReferenceGraph g;
-    g.input("x", random_f32({3, 130}, -2, 2));
-    g.initializer("w", random_f32({70, 130}, -0.2, 0.2));
-    g.initializer("b", random_f32({70}));
-    g.node("Gemm", {"x", "w", "b"}, "y", {{"transB", int64_t{1}}});
-    g.node(act, {"y"}, "out");
-    g.output("out");
-    SessionOptions o;
-    o.device = Device::parse("vulkan:0");
-    Session s(g.model(), o);
-    const std::vector<NodePlan> plan = s.plan(g.inputs());
-    ASSERT_EQ(plan.size(), 1u) << plan.back().node << ": " << plan.back().reason;
-    EXPECT_NE(plan[0].reason.find("'rows'"), std::string::npos) << plan[0].reason;
-    Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-5);
-    EXPECT_TRUE(c.ok) << c.message;
-  }
+  for (const char* op : {"Gemm", "MatMul"})
+    for (const char* act : {"Relu", "Sigmoid", "HardSwish"}) {
+      SCOPED_TRACE(str(op, " ", act, " (seed ", seed(), ")"));
+      const bool gemm = std::string(op) == "Gemm";
+      ReferenceGraph g;
+      g.input("x", gemm ? random_f32({3, 130}, -2, 2) : random_f32({1, 3, 130}, -2, 2));
+      g.initializer("w", gemm ? random_f32({70, 130}, -0.2, 0.2) : random_f32({130, 70}, -0.2, 0.2));
+      g.initializer("b", random_f32({70}));
+      if (gemm) {
+        g.node("Gemm", {"x", "w", "b"}, "y", {{"transB", int64_t{1}}});
+      } else {
+        g.node("MatMul", {"x", "w"}, "xw");
+        g.node("Add", {"xw", "b"}, "y");
+      }
+      g.node(act, {"y"}, "out");
+      g.output("out");
+      SessionOptions o;
+      o.device = Device::parse("vulkan:0");
+      Session s(g.model(), o);
+      const std::vector<NodePlan> plan = s.plan(g.inputs());
+      ASSERT_EQ(plan.size(), 1u) << plan.back().node << ": " << plan.back().reason;
+      EXPECT_NE(plan[0].reason.find("'rows'"), std::string::npos) << plan[0].reason;
+      Comparison c = compare(s.run(g.inputs()).at(0), g.reference("out"), 1e-5);
+      EXPECT_TRUE(c.ok) << c.message;
+    }
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ const Attributes kTransB{{"transB", int64_t{1}}};
 
 // The windowed "tiled" kernel alone, for one scope.
 struct TiledOnly : DisabledKernels {
-  TiledOnly() : DisabledKernels("vulkan:MatMul:texel,vulkan:Gemm:texel,vulkan:Gemm:rows") {}
+  TiledOnly() : DisabledKernels(kTexelGemmKernels) {}
 };
 
 // Every split kind under a 4 KiB binding, f32 and f16, sizes not multiples of 64, with and

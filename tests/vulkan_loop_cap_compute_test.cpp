@@ -58,7 +58,7 @@ void expect_declined(const Resolution& r, const char* what) {
 // (tests/vulkan_gemm_variants_test.cpp covers it under a loop cap).
 TEST(VulkanLoopCap, MatMulAndGemmSplitKMatchReference) {
   REQUIRE_VULKAN();
-  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel,vulkan:Gemm:rows");
+  DisabledKernels tiled_only(kTexelGemmKernels);
   LoopCapOverride cap(1221);
   EXPECT_EQ(resolve_on_vulkan("MatMul", {random_input({5, 100}), random_input({100, 6})}).path, Path::native);
   EXPECT_GT(check_cases({"MatMul", "Gemm"}), 20);
@@ -71,7 +71,7 @@ TEST(VulkanLoopCap, MatMulAndGemmSplitKMatchReference) {
 
 TEST(VulkanLoopCap, MatMulDeclinesWhenOneKTileDoesNotFit) {
   REQUIRE_VULKAN();
-  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel,vulkan:Gemm:rows");  // "texel" needs K/4 + 61
+  DisabledKernels tiled_only(kTexelGemmKernels);  // "texel" needs K/4 + 61
   LoopCapOverride cap(600);  // below one K tile (636)
   expect_declined(resolve_on_vulkan("MatMul", {random_input({4, 8}), random_input({8, 3})}), "MatMul");
   expect_declined(resolve_on_vulkan("Gemm", {random_input({4, 8}), random_input({8, 3})}), "Gemm");

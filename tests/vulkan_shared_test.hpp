@@ -21,6 +21,10 @@ inline constexpr Device kVk{DeviceType::vulkan, 0};
 inline constexpr const char* kTexelConvKernels =
     "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
     "vulkan:Conv:winograd,vulkan:Conv:im2col";
+/// For DisabledKernels: every MatMul and Gemm implementation for CPU-like devices
+/// (kernels/vulkan/matmul.cpp), leaving the GPUs' "tiled".
+inline constexpr const char* kTexelGemmKernels =
+    "vulkan:MatMul:rows,vulkan:MatMul:texel,vulkan:Gemm:rows,vulkan:Gemm:texel";
 
 // Fails (never skips) when the backend is built but the device cannot be used.
 #define REQUIRE_VULKAN()                                                                          \

@@ -83,16 +83,16 @@ std::vector<Case> cases(DType dt) {
 }
 
 void run_cases(DType dt) {
-  // "rows" takes Gemm transB = 1 with at most 4 rows of A before "texel"
+  // "rows" takes MatMul (1-D or 2-D B) and Gemm with at most 8 rows of A before "texel"
   // (tests/vulkan_gemm_rows_test.cpp); here "texel" runs them too.
-  DisabledKernels no_rows("vulkan:Gemm:rows");
+  DisabledKernels no_rows("vulkan:MatMul:rows,vulkan:Gemm:rows");
   for (const Case& c : cases(dt)) {
     SCOPED_TRACE(testing::Message() << c.op << " " << shape_str(c.inputs[0].shape()) << " x "
                                     << shape_str(c.inputs[1].shape()));
     expect_impl_match(c.op, c.inputs, c.attrs, c.texel ? "texel" : "tiled", c.why);
   }
   // The same products through "tiled" alone.
-  DisabledKernels tiled_only("vulkan:MatMul:texel,vulkan:Gemm:texel,vulkan:Gemm:rows");
+  DisabledKernels tiled_only(kTexelGemmKernels);
   for (const Case& c : cases(dt)) expect_impl_match(c.op, c.inputs, c.attrs, "tiled");
 }
 

@@ -413,10 +413,15 @@ void matmul_rows(KernelContext& ctx) {
   launch_rows_gemm(ctx, r, a, rows_weight(ctx, 1, g.N, t.K, g.b_t, false, g.M), bias_of(ctx), y, epilogue_of(ctx));
 }
 
-// Gemm with at most kRowsMaxM rows of A, B either way round (it is packed), K > 0.
+// Gemm, and MatMul against a 1-D or 2-D B (a Linear layer's weight), with at most kRowsMaxM
+// rows of A, B either way round (it is packed), K > 0.
 std::string rows_supports(const KernelContext& ctx) {
   if (auto why = float_texels_ok(ctx, ctx.in(0).dtype(), "the shared-memory tiled GEMM"); !why.empty()) return why;
-  if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
+  if (ctx.op->name == "Gemm") {
+    if (ctx.in(0).rank() != 2 || ctx.in(1).rank() != 2) return fits_bindings(ctx);  // inference reports it
+  } else if (ctx.in(1).rank() > 2) {
+    return str("B has batches (", shape_str(ctx.in(1).shape()), "; it takes a 1-D or 2-D B)");
+  }
   if (auto why = texel_call_ok(ctx, false); !why.empty()) return why;
   std::string unused;
   const TexelCall t = texel_call_of(ctx, unused);
@@ -688,16 +693,17 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   launch(ctx, std::move(l));
 }
 
-// Both MatMul implementations add a fused bias (porta_bias) of A's dtype and apply every fused
-// activation (activation.glsl).
+// Every MatMul implementation adds a fused bias (porta_bias) of A's dtype and applies every
+// fused activation (activation.glsl).
 const bool matmul_registered = [] {
   std::vector<std::string> fused = fused_activation_list();
   fused.push_back("porta_bias");
+  register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20}, fused));
   register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10}, fused));
   register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_vulkan, matmul_supports, {"tiled", 0}, fused));
   return true;
 }();
-// Both Gemm implementations apply every fused activation where they write Y.
+// Every Gemm implementation applies every fused activation where it writes Y.
 const bool gemm_registered = [] {
   register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20},
                                           fused_activation_list()));
