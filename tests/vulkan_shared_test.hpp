@@ -16,9 +16,8 @@ namespace porta::test {
 
 inline constexpr Device kVk{DeviceType::vulkan, 0};
 
-/// For DisabledKernels: every Conv implementation for CPU-like devices (kernels/vulkan/conv.cpp,
-/// conv_winograd.cpp),
-/// leaving the GPUs' "implicit_gemm" and "direct".
+/// For DisabledKernels: every Conv implementation for CPU-like devices (kernels/vulkan/conv.cpp
+/// and conv_winograd.cpp), leaving the GPUs' "implicit_gemm" and "direct".
 inline constexpr const char* kTexelConvKernels =
     "vulkan:Conv:rows,vulkan:Conv:grouped_rows,vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise,"
     "vulkan:Conv:winograd,vulkan:Conv:im2col";
