@@ -1,5 +1,7 @@
 // Gemm: Y = alpha * op(A) @ op(B) + beta * C, op() transposing when transA / transB is set;
 // C is optional and broadcasts (one way) to Y's M x N.
+// The porta-internal optional input 3, `porta_residual` (M x N, A's dtype), is added before the
+// activation, as MatMul's (ops/matmul.cpp): Y = Act(alpha * op(A) @ op(B) + beta * C + residual).
 // The porta-internal attributes `porta_activation`, `porta_activation_alpha` and
 // `porta_activation_beta` (ops/fused_activation.hpp) make it Act(Y): graph fusion folds the
 // activation after a Gemm (a classifier's Linear + ReLU) into it when every kernel that may
@@ -32,14 +34,17 @@ GemmDims gemm_dims(const Shape& a, const Shape& b, const Attributes& attrs) {
 PORTA_REGISTER_OP(Gemm) {
   OpSchema s;
   s.name = "Gemm";
-  s.inputs = {"A", "B", "C?"};
+  s.inputs = {"A", "B", "C?", "porta_residual?"};
   s.outputs = {"Y"};
   s.attrs = {attr_float("alpha", 1.0), attr_float("beta", 1.0), attr_int("transA", 0),
              attr_int("transB", 0), attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
              attr_float("porta_activation_beta", 0.0)};
   s.infer = [](InferContext& ctx) {
     parse_fused_activation(*ctx.attrs, "Gemm");  // rejects an unknown porta_activation
-    require_same_dtype(ctx);
+    for (size_t i : {size_t{1}, size_t{2}})
+      if (ctx.has_input(i) && ctx.dtype(i) != ctx.dtype(0))
+        throw DTypeError(str("[Gemm] A, B and C must share one dtype: A is ", dtype_name(ctx.dtype(0)), ", input ",
+                             i, " is ", dtype_name(ctx.dtype(i))));
     require_dtype(ctx, 0, kFloats);
     GemmDims d = gemm_dims(ctx.shape(0), ctx.shape(1), *ctx.attrs);
     if (ctx.has_input(2)) {
@@ -47,6 +52,14 @@ PORTA_REGISTER_OP(Gemm) {
       Shape y{d.m, d.n};
       if (c.size() > 2 || broadcast_shapes(y, c, "Gemm") != y)
         throw ShapeError(str("[Gemm] C must broadcast to ", shape_str(y), ", got ", shape_str(c)));
+    }
+    if (ctx.has_input(3)) {
+      if (ctx.shape(3) != Shape{d.m, d.n})
+        throw ShapeError(str("[Gemm] porta_residual must have Y's shape ", shape_str(Shape{d.m, d.n}), ", got ",
+                             shape_str(ctx.shape(3))));
+      if (ctx.dtype(3) != ctx.dtype(0) && ctx.dtype(3) != DType::f32)
+        throw DTypeError(str("[Gemm] porta_residual must be f32 or A's dtype ", dtype_name(ctx.dtype(0)), ", got ",
+                             dtype_name(ctx.dtype(3))));
     }
     ctx.set_output(0, {d.m, d.n}, ctx.dtype(0));
   };
@@ -59,13 +72,15 @@ PORTA_REGISTER_OP(Gemm) {
     Tensor c;
     if (ctx.has_input(2)) c = ctx.in(2).expand({d.m, d.n}).contiguous();
     double* y = ctx.out(0).data<double>();
+    const double* residual = ctx.has_input(3) ? ctx.in(3).data<double>() : nullptr;
     const FusedActivation act = parse_fused_activation(at, "Gemm");
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < d.k; ++p)
           acc += (ta ? a[p * d.m + i] : a[i * d.k + p]) * (tb ? b[j * d.k + p] : b[p * d.n + j]);
-        y[i * d.n + j] = act(alpha * acc + (c.defined() ? beta * c.data<double>()[i * d.n + j] : 0.0));
+        const double v = alpha * acc + (c.defined() ? beta * c.data<double>()[i * d.n + j] : 0.0);
+        y[i * d.n + j] = act(residual ? v + residual[i * d.n + j] : v);
       }
   };
   s.cases = [] {

@@ -5,8 +5,12 @@
 // f32 or A's dtype), is added to every row of the product: a Linear layer's bias. Graph fusion
 // sets it for an Add of a constant row that follows the MatMul, when every kernel that may run
 // the MatMul declares "porta_bias" (KernelDef::fused_activations; runtime/graph_fusion.hpp).
+// The porta-internal optional input 3, `porta_residual` (shaped like the result, A's dtype or
+// f32), is added before the activation: a transformer block's residual Add after its output
+// projection or its second feed-forward layer. Graph fusion sets it like Conv's
+// (runtime/graph_fusion.cpp, fuse_residual_add; tests/residual_fusion_test.cpp).
 // The porta-internal attributes `porta_activation`, `porta_activation_alpha` and
-// `porta_activation_beta` (ops/fused_activation.hpp) make it Act(A x B + bias): graph fusion
+// `porta_activation_beta` (ops/fused_activation.hpp) make it Act(A x B + bias + residual): graph fusion
 // folds the activation after a MatMul (a Linear layer's ReLU or GELU) into it when every
 // kernel that may run the MatMul declares that activation (tests/matmul_bias_test.cpp).
 #include "ops/common.hpp"
@@ -52,7 +56,7 @@ MatMulShapes matmul_shapes(const Shape& a0, const Shape& b0) {
 PORTA_REGISTER_OP(MatMul) {
   OpSchema s;
   s.name = "MatMul";
-  s.inputs = {"A", "B", "porta_bias?"};
+  s.inputs = {"A", "B", "porta_bias?", "porta_residual?"};
   s.outputs = {"Y"};
   s.attrs = {attr_string("porta_activation", ""), attr_float("porta_activation_alpha", 0.0),
              attr_float("porta_activation_beta", 0.0)};
@@ -74,6 +78,14 @@ PORTA_REGISTER_OP(MatMul) {
         throw DTypeError(str("[MatMul] porta_bias must be f32 or A's dtype ", dtype_name(ctx.dtype(0)), ", got ",
                              dtype_name(ctx.dtype(2))));
     }
+    if (ctx.has_input(3)) {
+      if (ctx.shape(3) != sh.result)
+        throw ShapeError(str("[MatMul] porta_residual must have the result's shape ", shape_str(sh.result), ", got ",
+                             shape_str(ctx.shape(3))));
+      if (ctx.dtype(3) != ctx.dtype(0) && ctx.dtype(3) != DType::f32)
+        throw DTypeError(str("[MatMul] porta_residual must be f32 or A's dtype ", dtype_name(ctx.dtype(0)),
+                             ", got ", dtype_name(ctx.dtype(3))));
+    }
     ctx.set_output(0, sh.result, ctx.dtype(0));
   };
   s.reference = [](KernelContext& ctx) {
@@ -88,13 +100,15 @@ PORTA_REGISTER_OP(MatMul) {
     const double *pa = a.data<double>(), *pb = b.data<double>();
     const double* bias = ctx.has_input(2) ? ctx.in(2).data<double>() : nullptr;
     double* py = ctx.out(0).data<double>();
+    const double* residual = ctx.has_input(3) ? ctx.in(3).data<double>() : nullptr;  // Y's layout
     const FusedActivation act = parse_fused_activation(*ctx.attrs, "MatMul");
     for (int64_t bi = 0; bi < batches; ++bi)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           double acc = bias ? bias[j] : 0.0;
           for (int64_t p = 0; p < k; ++p) acc += pa[(bi * m + i) * k + p] * pb[(bi * k + p) * n + j];
-          py[(bi * m + i) * n + j] = act(acc);
+          const int64_t at = (bi * m + i) * n + j;
+          py[at] = act(residual ? acc + residual[at] : acc);
         }
   };
   s.cases = [] {

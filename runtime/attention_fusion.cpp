@@ -322,47 +322,6 @@ std::optional<AttentionMatch> match_at(const Graph& g, size_t s, const Uses& use
   return m;
 }
 
-// A value name not yet in `g`.
-std::string fresh_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 1; g.find(name) >= 0; ++k) name = str(base, "_", k);
-  return name;
-}
-
-// An int64 constant (a Reshape's target shape).
-int constant_shape(Graph& g, const std::string& name, const Shape& shape) {
-  const int v = g.add_value(fresh_name(g, name));
-  std::vector<double> dims(shape.begin(), shape.end());
-  g.values[v].constant = Tensor::from_values(dims, {static_cast<int64_t>(shape.size())}, DType::i64);
-  g.values[v].dtype = DType::i64;
-  g.values[v].shape = {static_cast<int64_t>(shape.size())};
-  g.values[v].shape_known = true;
-  return v;
-}
-
-int new_value(Graph& g, const std::string& name, DType dtype, Shape shape) {
-  const int v = g.add_value(fresh_name(g, name));
-  g.values[v].dtype = dtype;
-  g.values[v].shape = std::move(shape);
-  g.values[v].shape_known = true;
-  return v;
-}
-
-Node new_node(const char* domain, const char* op, std::string name, std::vector<int> inputs, std::vector<int> outputs,
-              const Attributes& attrs = {}) {
-  Node n;
-  n.op = find_op(domain, op);
-  if (!n.op) throw Unsupported(str("[fuse_attention] no ", op, " op registered"));
-  n.name = std::move(name);
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  n.attrs = complete_attributes(*n.op, attrs, n.name);
-  return n;
-}
-
-// Reshape's attribute for targets taken literally (a 0 is an empty axis, not "keep this one").
-const Attributes kExactShape{{"allowzero", int64_t{1}}};
-
 // [B, H, S, D] for the fused op from an operand of rank r: rank 2 [S, D] -> [1, 1, S, D], rank 3
 // [G, S, D] -> [1, G, S, D], rank 5 and up: every axis before the last three merged into B.
 Shape as_rank4(const Shape& s) {
@@ -395,7 +354,7 @@ std::vector<Node> fused_nodes(Graph& g, const AttentionMatch& m) {
   auto reshaped = [&](int value, const std::string& what, const Shape& to) {
     const int target = constant_shape(g, str(base, "/", what, "_shape"), to);
     const int out = new_value(g, str(base, "/", what, "4"), m.dtype, to);
-    nodes.push_back(new_node("", "Reshape", str(base, "/Reshape_", what), {value, target}, {out}, kExactShape));
+    nodes.push_back(new_node("", "Reshape", str(base, "/Reshape_", what), {value, target}, {out}, exact_reshape()));
     return out;
   };
   if (m.rank != 4) {
@@ -448,7 +407,7 @@ std::vector<Node> fused_nodes(Graph& g, const AttentionMatch& m) {
   nodes.push_back(new_node(opdef::kPortaDomain, "ScaledDotProductAttention", base, inputs, {y4}, attrs));
   if (m.rank != 4) {
     const int target = constant_shape(g, base + "/Y_shape", shape_of(y));
-    nodes.push_back(new_node("", "Reshape", base + "/Reshape_Y", {y4, target}, {y}, kExactShape));
+    nodes.push_back(new_node("", "Reshape", base + "/Reshape_Y", {y4, target}, {y}, exact_reshape()));
   }
   return nodes;
 }

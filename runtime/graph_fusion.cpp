@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "porta/error.hpp"
+#include "porta/util.hpp"
 #include "runtime/eager.hpp"
 #include "runtime/registry.hpp"
 
@@ -22,6 +24,47 @@ namespace porta::detail {
 bool fusion_enabled() {
   const char* v = std::getenv("PORTA_FUSE");
   return !(v && std::string(v) == "0");
+}
+
+std::string fresh_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; g.find(name) >= 0; ++k) name = str(base, "_", k);
+  return name;
+}
+
+int constant_shape(Graph& g, const std::string& name, const Shape& shape) {
+  const int v = g.add_value(fresh_name(g, name));
+  std::vector<double> dims(shape.begin(), shape.end());
+  g.values[v].constant = Tensor::from_values(dims, {static_cast<int64_t>(shape.size())}, DType::i64);
+  g.values[v].dtype = DType::i64;
+  g.values[v].shape = {static_cast<int64_t>(shape.size())};
+  g.values[v].shape_known = true;
+  return v;
+}
+
+int new_value(Graph& g, const std::string& name, DType dtype, Shape shape) {
+  const int v = g.add_value(fresh_name(g, name));
+  g.values[v].dtype = dtype;
+  g.values[v].shape = std::move(shape);
+  g.values[v].shape_known = true;
+  return v;
+}
+
+Node new_node(const char* domain, const char* op, std::string name, std::vector<int> inputs, std::vector<int> outputs,
+              const Attributes& attrs) {
+  Node n;
+  n.op = find_op(domain, op);
+  if (!n.op) throw Unsupported(str("[graph rewrite] no ", op, " op registered"));
+  n.name = std::move(name);
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  n.attrs = complete_attributes(*n.op, attrs, n.name);
+  return n;
+}
+
+const Attributes& exact_reshape() {
+  static const Attributes attrs{{"allowzero", int64_t{1}}};
+  return attrs;
 }
 
 std::vector<int> consumer_counts(const Graph& g) {
@@ -310,32 +353,50 @@ bool fully_known(const Value& v) {
   return true;
 }
 
-// The Add fusing into the Conv at `conv` as its residual: {add node, residual value}, or none.
+// The Add fusing into the Conv, MatMul or Gemm at `conv` as its residual (the op's input 3,
+// porta_residual), directly or through one Reshape between them (a Gemm's rows reshaped back
+// to [batch, tokens, features]): the Add, the residual value and the Reshape (-1 for none).
+struct ResidualMatch {
+  size_t add = 0;
+  int residual = -1;
+  int reshape = -1;
+};
+
 // Without `shapes`, only the structure and the kernels are checked.
-std::optional<std::pair<size_t, int>> residual_add(const Graph& g, size_t conv, Device device,
-                                                   const std::vector<int>& consumers, const std::vector<bool>& is_output,
-                                                   bool shapes = true) {
+std::optional<ResidualMatch> residual_add(const Graph& g, size_t conv, Device device, const std::vector<int>& consumers,
+                                          const std::vector<bool>& is_output, bool shapes = true) {
   const Node& c = g.nodes[conv];
-  if (c.op->name != "Conv" || !c.op->domain.empty() || c.op->inputs.size() < 4 || c.inputs.size() > 3 ||
+  if ((c.op->name != "Conv" && c.op->name != "MatMul" && c.op->name != "Gemm") || !c.op->domain.empty() ||
+      c.op->inputs.size() < 4 || c.op->inputs[3].rfind("porta_residual", 0) != 0 || c.inputs.size() > 3 ||
       c.inputs.size() < 2 || c.outputs.size() != 1 || c.outputs[0] < 0)
     return std::nullopt;
   if (!c.attrs.get_string("porta_activation", "").empty()) return std::nullopt;
-  const int y = c.outputs[0];
-  if (is_output[y] || consumers[y] != 1 || (shapes && !fully_known(g.values[y]))) return std::nullopt;
-  size_t add = g.nodes.size();
-  for (size_t i = conv + 1; i < g.nodes.size() && add == g.nodes.size(); ++i)
-    if (std::find(g.nodes[i].inputs.begin(), g.nodes[i].inputs.end(), y) != g.nodes[i].inputs.end()) add = i;
-  if (add == g.nodes.size()) return std::nullopt;
-  const Node& a = g.nodes[add];
+  auto sole_reader = [&](int v, size_t from) {
+    if (is_output[v] || consumers[v] != 1 || (shapes && !fully_known(g.values[v]))) return g.nodes.size();
+    for (size_t i = from; i < g.nodes.size(); ++i)
+      if (std::find(g.nodes[i].inputs.begin(), g.nodes[i].inputs.end(), v) != g.nodes[i].inputs.end()) return i;
+    return g.nodes.size();
+  };
+  ResidualMatch m;
+  int y = c.outputs[0];
+  m.add = sole_reader(y, conv + 1);
+  if (m.add == g.nodes.size()) return std::nullopt;
+  if (is_onnx_op(g.nodes[m.add], "Reshape", 2) && g.nodes[m.add].inputs[0] == y) {
+    m.reshape = static_cast<int>(m.add);
+    y = g.nodes[m.add].outputs[0];
+    m.add = sole_reader(y, m.add + 1);
+    if (m.add == g.nodes.size()) return std::nullopt;
+  }
+  const Node& a = g.nodes[m.add];
   if (a.op->name != "Add" || !a.op->domain.empty() || a.inputs.size() != 2 || a.outputs.size() != 1 ||
       a.outputs[0] < 0)
     return std::nullopt;
-  const int r = a.inputs[0] == y ? a.inputs[1] : a.inputs[0];
-  if (r < 0 || r == y || (a.inputs[0] != y && a.inputs[1] != y)) return std::nullopt;
-  const Value &yv = g.values[y], &rv = g.values[r];
+  m.residual = a.inputs[0] == y ? a.inputs[1] : a.inputs[0];
+  if (m.residual < 0 || m.residual == y || (a.inputs[0] != y && a.inputs[1] != y)) return std::nullopt;
+  const Value &yv = g.values[y], &rv = g.values[m.residual];
   if (shapes && (!fully_known(rv) || rv.shape != yv.shape || rv.dtype != yv.dtype)) return std::nullopt;
   if (!kernels_fuse(*c.op, shapes ? yv.dtype : DType::f32, device, "porta_residual")) return std::nullopt;
-  return std::make_pair(add, r);
+  return m;
 }
 
 }  // namespace
@@ -356,22 +417,49 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
   std::vector<bool> is_output = graph_output_flags(g);
   std::shared_ptr<Graph> out;
   std::vector<bool> drop(g.nodes.size(), false), taken(g.nodes.size(), false);
+  std::vector<std::vector<Node>> in_place_of(g.nodes.size());  // the nodes an Add becomes
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     auto f = residual_add(g, k, device, consumers, is_output);
     // An Add of two Conv outputs (ResNet's downsampling shortcut) takes the first Conv; the
     // other then computes the residual.
-    if (!f || taken[f->first] || drop[f->first]) continue;
-    taken[f->first] = true;
+    if (!f || taken[f->add] || drop[f->add] || (f->reshape >= 0 && taken[static_cast<size_t>(f->reshape)])) continue;
+    taken[f->add] = true;
     if (!out) out = std::make_shared<Graph>(g);
     Node fused = out->nodes[k];
     fused.inputs.resize(4, -1);
-    fused.inputs[3] = f->second;
-    fused.outputs[0] = out->nodes[f->first].outputs[0];  // the Conv's own output is orphaned
-    out->nodes[f->first] = std::move(fused);  // in the Add's place: r is computed by then
+    fused.inputs[3] = f->residual;
+    if (f->reshape < 0) {
+      fused.outputs[0] = out->nodes[f->add].outputs[0];  // the node's own output is orphaned
+      in_place_of[f->add].push_back(std::move(fused));  // in the Add's place: r is computed by then
+    } else {
+      // The residual reshaped like the product (a view), the product, then its Reshape writing
+      // the Add's output.
+      const auto reshape = static_cast<size_t>(f->reshape);
+      taken[reshape] = true;
+      const int y = g.nodes[k].outputs[0];
+      const std::string base = g.nodes[f->add].name + "/residual";
+      const int r = new_value(*out, base, g.values[f->residual].dtype, g.values[y].shape);
+      in_place_of[f->add].push_back(new_node("", "Reshape", base + "/Reshape",
+                                             {f->residual, constant_shape(*out, base + "/shape", g.values[y].shape)},
+                                             {r}, exact_reshape()));
+      fused.inputs[3] = r;
+      in_place_of[f->add].push_back(std::move(fused));
+      Node back = out->nodes[reshape];
+      back.outputs[0] = out->nodes[f->add].outputs[0];
+      in_place_of[f->add].push_back(std::move(back));
+      drop[reshape] = true;
+    }
     drop[k] = true;
+    drop[f->add] = true;
   }
   if (!out) return graph;
-  drop_nodes(*out, drop);
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < out->nodes.size(); ++i) {
+    for (Node& n : in_place_of[i]) nodes.push_back(std::move(n));
+    if (!drop[i]) nodes.push_back(std::move(out->nodes[i]));
+  }
+  out->nodes = std::move(nodes);
+  drop_nodes(*out, std::vector<bool>(out->nodes.size(), false));  // renumbers the producers
   return out;
 }
 

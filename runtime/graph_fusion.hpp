@@ -59,6 +59,17 @@ std::vector<bool> graph_output_flags(const Graph& g);
 /// Removes the nodes marked in `drop` and renumbers every value's producer (a value no node
 /// produces any more has none).
 void drop_nodes(Graph& g, const std::vector<bool>& drop);
+/// For rewrites that add nodes: a value name not yet in `g` (`base`, else `base_1`, ...).
+std::string fresh_name(const Graph& g, const std::string& base);
+/// A new int64 constant holding `shape` (a Reshape's target).
+int constant_shape(Graph& g, const std::string& name, const Shape& shape);
+/// A new value of known dtype and shape that no node produces yet.
+int new_value(Graph& g, const std::string& name, DType dtype, Shape shape);
+/// A node of the registered op `domain`::`op` with its attributes completed from the schema.
+Node new_node(const char* domain, const char* op, std::string name, std::vector<int> inputs, std::vector<int> outputs,
+              const Attributes& attrs = {});
+/// Reshape's attributes for a target taken literally (a 0 is an empty axis, not "keep this one").
+const Attributes& exact_reshape();
 /// Marks in `drop` the Constant nodes producing one of `candidates` that nothing but nodes
 /// already marked reads and that are no graph output (a fused Clip's bounds, a folded Pad's pads).
 void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, std::vector<bool>& drop);
@@ -107,23 +118,36 @@ std::shared_ptr<const Graph> fold_pads(const std::shared_ptr<const Graph>& graph
 
 /// Fuses the Add that adds a Conv's output to another value (ResNet's shortcut) into that Conv,
 /// as its porta-internal input 3 `porta_residual` (ops/conv.cpp: Act(Conv + residual), so an
-/// activation after the Add fuses afterwards), when
-///  - the Conv (ONNX domain, no activation fused yet, at most 3 inputs) writes y, read by that
+/// activation after the Add fuses afterwards); the same for a MatMul or Gemm (a transformer
+/// block's residual after its output projection or second feed-forward layer; ops/matmul.cpp,
+/// ops/gemm.cpp), when
+///  - the node (ONNX domain, no activation fused yet, at most 3 inputs) writes y, read by that
 ///    Add alone (as either operand) and no graph output; the Add's other operand r is not y;
 ///  - y and r have the same fully known shape (load-time inference; no broadcasting) and dtype;
-///  - every kernel that may run the Conv on `device` for its dtype declares "porta_residual"
+///  - every kernel that may run the node on `device` for its dtype declares "porta_residual"
 ///    in KernelDef::fused_activations (the cpu's kernels too, as for activations).
-/// The fused Conv takes the Add's place in the node order (r may be computed after the Conv's
+/// The fused node takes the Add's place in the node order (r may be computed after the Conv's
 /// inputs) and writes the Add's output. Returns `graph` itself when nothing fuses; sessions
 /// keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off. Shapes are those of
 /// Value::shape_known: sessions run it per plan on a graph annotated for the plan's input
 /// shapes (detail::annotate_shapes), so models with dynamic dimensions fuse too.
 std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph>& graph, Device device,
                                                bool enabled);
-/// Whether `graph` has a Conv whose output feeds an Add alone and whose kernels on `device`
-/// take a residual: the structural part of fuse_residual_add's test, without shapes (sessions
+/// Whether `graph` has a Conv, MatMul or Gemm whose output feeds an Add alone and whose kernels
+/// on `device` take a residual: the structural part of fuse_residual_add's test, without shapes (sessions
 /// annotate shapes per plan only when this holds).
 bool residual_add_candidates(const Graph& graph, Device device);
+
+/// Transposes of rows moved across row-wise products (runtime/transpose_sinking.cpp): MatMul
+/// with a 2-D weight, Gemm with transA = 0 and a bias row. A Transpose feeding such a product
+/// whose output only data-movement nodes read moves after it; one reached from the product's
+/// output through Reshapes that keep the last axis moves onto A when A comes from a Transpose.
+/// Either way it joins a chain of copies that runs as one strided copy. Needs known shapes;
+/// only where `device` runs StridedCopy natively.
+std::shared_ptr<const Graph> move_row_transposes(const std::shared_ptr<const Graph>& graph, Device device,
+                                                 bool enabled);
+/// Whether `graph` has a Transpose move_row_transposes could move (a cheap pre-check).
+bool row_transpose_candidates(const Graph& graph);
 
 /// Rewrites scaled dot-product attention written as its pieces (runtime/attention_fusion.cpp)
 /// into one ScaledDotProductAttention (ai.porta): Y = MatMul(Softmax(S [+ Mask]), V) with

@@ -46,12 +46,13 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
   if (!on || !detail::fusion_enabled() ||
       (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g) &&
        !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
-       !detail::rotary_candidates(*g)))
+       !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
   auto fused = detail::fuse_rotary(detail::fuse_norms(annotated, o.device, on), o.device, on);
-  fused = detail::fuse_residual_add(detail::fuse_attention(fused, o.device, on), o.device, on);
+  fused = detail::move_row_transposes(detail::fuse_attention(fused, o.device, on), o.device, on);
+  fused = detail::fuse_residual_add(fused, o.device, on);
   if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);
   fused = detail::fuse_elementwise_chains(fused, o.device, on);
   return fused == annotated ? g : fused;

@@ -110,16 +110,6 @@ struct WindowPrimitive {
   bool low_refused = false;  // oneDNN has no implementation in the low format here (no AVX-512)
 };
 
-// y = Act(y + r) over n floats of one layout: a fused residual added after a primitive that
-// could not take it as a post-op (Winograd, oneDNN's gemm-based conv), with the activation
-// that must follow the sum.
-void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivation& act) {
-  parallel_for(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] += r[i];
-    activate_f32(act, y + b, e - b);
-  });
-}
-
 // The primitive of a conv (or deconv) from x to y: the layouts, the algorithm and the post-ops
 // chosen as the comments above say. `row_block`: a row block of a Winograd conv (below), which
 // tries Winograd whatever its rows and takes its scratchpad as an argument instead of sharing

@@ -108,6 +108,52 @@ void activate_tensor(Tensor& y, const opdef::FusedActivation& act) {
   if (y.dtype() != DType::f32) y.copy_(f.cast(y.dtype()));
 }
 
+void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivation& act) {
+  parallel_for(n, int64_t{1} << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] += r[i];
+    activate_f32(act, y + b, e - b);
+  });
+}
+
+KernelFn adding_residual(KernelFn fn) {
+  return [fn = std::move(fn)](KernelContext& ctx) {
+    size_t at = ctx.inputs.size();
+    for (size_t i = 0; i < ctx.op->inputs.size() && i < ctx.inputs.size(); ++i)
+      if (ctx.op->inputs[i].rfind("porta_residual", 0) == 0 && ctx.inputs[i].defined()) at = i;
+    if (at == ctx.inputs.size()) return fn(ctx);
+    const Tensor residual = ctx.inputs[at];
+    const Attributes* attrs = ctx.attrs;
+    const opdef::FusedActivation act = opdef::parse_fused_activation(*attrs, ctx.op->name.c_str());
+    Attributes plain = *attrs;
+    plain.set("porta_activation", std::string());
+    ctx.attrs = &plain;
+    ctx.inputs[at] = Tensor();
+    try {
+      fn(ctx);
+    } catch (...) {
+      ctx.attrs = attrs;
+      ctx.inputs[at] = residual;
+      throw;
+    }
+    ctx.attrs = attrs;
+    ctx.inputs[at] = residual;
+    Tensor& y = ctx.out(0);
+    if (y.numel() == 0) return;
+    if (y.dtype() == DType::f64) {
+      const Tensor r = residual.cast(DType::f64).contiguous();
+      double* py = y.data<double>();
+      const double* pr = r.data<double>();
+      for (int64_t i = 0; i < y.numel(); ++i) py[i] = act(py[i] + pr[i]);
+      return;
+    }
+    // Half results through f32 (as the separate Add would have rounded its sum once).
+    Tensor f = y.dtype() == DType::f32 ? y : y.cast(DType::f32);
+    const Tensor r = residual.dtype() == DType::f32 ? residual.contiguous() : residual.cast(DType::f32);
+    add_residual(f.data<float>(), r.data<float>(), f.numel(), act);
+    if (y.dtype() != DType::f32) y.copy_(f.cast(y.dtype()));
+  };
+}
+
 std::string fused_activation_key(const Attributes& attrs) {
   const opdef::FusedActivation act = opdef::parse_fused_activation(attrs);
   if (!act.active()) return "";

@@ -59,6 +59,17 @@ void activate_f32(const opdef::FusedActivation& act, float* y, int64_t n);
 /// result without a primitive, or after one (MatMul's loops, Gemm).
 void activate_tensor(Tensor& y, const opdef::FusedActivation& act);
 
+/// y = Act(y + r) over n floats of one layout, split across threads when large: a fused
+/// residual added after a primitive or loop that did not take it.
+void add_residual(float* y, const float* r, int64_t n, const opdef::FusedActivation& act);
+
+/// A MatMul or Gemm kernel that also takes a fused residual (the porta-internal input
+/// `porta_residual`, ops/matmul.cpp): `fn` computes the call without the residual and without
+/// the fused activation, then Y = Act(Y + residual) in one pass over Y while it is in cache
+/// (f32; f64 in double; half results through f32, rounded once). A call without a residual
+/// runs `fn` as it is.
+KernelFn adding_residual(KernelFn fn);
+
 /// The part of a primitive cache key that the fused activation decides ("" for none; else the
 /// name with alpha and beta exactly).
 std::string fused_activation_key(const Attributes& attrs);

@@ -378,9 +378,9 @@ void gemm_panels(KernelContext& ctx) {
 
 }  // namespace
 
-// Both implementations apply the cpu's fused activations over Y after computing it (in cache:
-// a Gemm's Y is a few rows). The onednn one also writes f32 from bf16/f16 inputs
-// (KernelDef::f32_output).
+// Every implementation applies the cpu's fused activations over Y after computing it (in
+// cache: a Gemm's Y is a few rows), after a fused residual (porta_residual: adding_residual).
+// The onednn one also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
 namespace {
 template <void (*Fn)(KernelContext&)>
 void then_activate(KernelContext& ctx) {
@@ -388,11 +388,17 @@ void then_activate(KernelContext& ctx) {
   activate_tensor(ctx.out(0), opdef::parse_fused_activation(*ctx.attrs, "Gemm"));
 }
 
+std::vector<std::string> gemm_fused() {
+  std::vector<std::string> names = cpu_fused_activations();
+  names.push_back("porta_residual");
+  return names;
+}
+
 const bool gemm_gemv_registered = register_kernel_at_load(
-    f32_product_loop("Gemm", {"gemv", 1}, then_activate<gemm_gemv>, gemm_gemv_supports, cpu_fused_activations()));
+    f32_product_loop("Gemm", {"gemv", 1}, adding_residual(then_activate<gemm_gemv>), gemm_gemv_supports, gemm_fused()));
 // The panels apply the fused activation to each panel's sums themselves.
 const bool gemm_panels_registered = register_kernel_at_load(
-    f32_product_loop("Gemm", {"panels", 2}, gemm_panels, gemm_panels_supports, cpu_fused_activations()));
+    f32_product_loop("Gemm", {"panels", 2}, adding_residual(gemm_panels), gemm_panels_supports, gemm_fused()));
 const bool gemm_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "Gemm";
@@ -400,9 +406,9 @@ const bool gemm_onednn_registered = register_kernel_at_load([] {
   k.impl = {"onednn", 0};
   k.dtypes = kF32 | kF64 | kBF16 | kF16;
   k.computes_in = kBF16;  // f32 calls in bf16 inside (compute_in_bf16)
-  k.fn = then_activate<gemm_cpu>;
+  k.fn = adding_residual(then_activate<gemm_cpu>);
   k.f32_output = true;
-  k.fused_activations = cpu_fused_activations();
+  k.fused_activations = gemm_fused();
   return k;
 }());
 }  // namespace

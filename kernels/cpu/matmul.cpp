@@ -311,19 +311,21 @@ void matmul_panels(KernelContext& ctx) {
 
 }  // namespace
 
-// Both implementations add a fused bias (porta_bias) and apply the cpu's fused activations.
-// The onednn one also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
+// Every implementation adds a fused bias (porta_bias) and a fused residual (porta_residual,
+// after the product: adding_residual) and applies the cpu's fused activations. The onednn one
+// also writes f32 from bf16/f16 inputs (KernelDef::f32_output).
 namespace {
 std::vector<std::string> matmul_fused() {
   std::vector<std::string> names = cpu_fused_activations();
   names.push_back("porta_bias");
+  names.push_back("porta_residual");
   return names;
 }
 
-const bool matmul_gemv_registered =
-    register_kernel_at_load(f32_product_loop("MatMul", {"gemv", 1}, matmul_gemv, matmul_gemv_supports, matmul_fused()));
+const bool matmul_gemv_registered = register_kernel_at_load(
+    f32_product_loop("MatMul", {"gemv", 1}, adding_residual(matmul_gemv), matmul_gemv_supports, matmul_fused()));
 const bool matmul_panels_registered = register_kernel_at_load(
-    f32_product_loop("MatMul", {"panels", 2}, matmul_panels, matmul_panels_supports, matmul_fused()));
+    f32_product_loop("MatMul", {"panels", 2}, adding_residual(matmul_panels), matmul_panels_supports, matmul_fused()));
 const bool matmul_onednn_registered = register_kernel_at_load([] {
   KernelDef k;
   k.op = "MatMul";
@@ -331,7 +333,7 @@ const bool matmul_onednn_registered = register_kernel_at_load([] {
   k.impl = {"onednn", 0};
   k.dtypes = kF32 | kF64 | kF16 | kBF16;
   k.computes_in = kBF16;  // f32 calls in bf16 inside (compute_in_bf16)
-  k.fn = matmul_cpu;
+  k.fn = adding_residual(matmul_cpu);
   k.f32_output = true;
   k.fused_activations = matmul_fused();
   return k;

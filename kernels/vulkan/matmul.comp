@@ -14,19 +14,22 @@
 // M, N here are the block's rows and columns, m and n local to it; a_shift and b_shift (added
 // modulo 2^32, so they may stand for negative values) map an element to its window,
 // c_base/y_base locate the block in C and in Y (row stride ldy; Partial is indexed like Y).
-// MatMul's fused activation (activation.glsl; ACT, act_alpha, act_beta) applies to what the last
-// dispatch writes: Y = Act(alpha * A x B + beta * C).
+// A fused residual (HAS_RES; MatMul's and Gemm's porta_residual, indexed like Y) and the fused
+// activation (activation.glsl; ACT, act_alpha, act_beta) apply to what the last dispatch
+// writes: Y = Act(alpha * A x B + beta * C + R).
 #version 450
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int ACT = 0;
+layout(constant_id = 3) const int HAS_RES = 0;
 layout(std430, binding = 0) readonly buffer A { STORAGE a[]; };
 layout(std430, binding = 1) readonly buffer B { STORAGE b[]; };
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
 layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 5) buffer Partial { float partial[]; };
+layout(std430, binding = 6) readonly buffer R { STORAGE res[]; };
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint sam, sak, sbk, sbn, scm, scn;
@@ -91,6 +94,7 @@ void main() {
       }
       float v = p.alpha * sum;
       if (HAS_BIAS != 0) v += p.beta * float(c[p.c_base + m * p.scm + n * p.scn]);
+      if (HAS_RES != 0) v += float(res[at]);
       y[at] = STORAGE(fused_activation(v, p.act_alpha, p.act_beta));
     }
   }

@@ -157,7 +157,7 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
   Dims dims{g.M, g.N, g.K, batches, g.ta, g.tb, dtype_size(y.dtype()), a_in.numel(), b_in.numel(),
             c ? c->numel() : 0};
   Plan plan = plan_gemm(ctx, dims);
-  const Epilogue epi = epilogue_of(ctx);  // a fused activation (MatMul, Gemm: no residual)
+  const Epilogue epi = epilogue_of(ctx);  // a fused residual and activation
   if (!plan.why.empty()) throw BackendError(str("[", ctx.op->name, "] ", plan.why, " (supports should decline)"));
   Tensor a = plan.window_a ? aligned(ctx, a_in) : a_in, b = plan.window_b ? aligned(ctx, b_in) : b_in;
   const size_t elem = dims.elem;
@@ -193,9 +193,10 @@ void run_gemm(KernelContext& ctx, const Gemm& g, const Tensor& a_in, const Tenso
           Launch l;
           l.shader = "matmul";
           l.variant = variant_for(y.dtype());
-          l.spec = {c ? 1 : 0, epi.act};
+          l.spec = {c ? 1 : 0, epi.act, epi.residual ? 1 : 0};
           l.args = {window(a, a_start, a_count), window(b, b_start, b_count), input(c ? *c : table), input(table),
-                    output(y), plan.partial ? output(partial) : input(table)};
+                    output(y), plan.partial ? output(partial) : input(table),
+                    input(epi.residual ? *epi.residual : table)};
           l.groups[0] = static_cast<uint32_t>((n1 - n0 + 63) / 64);
           l.groups[1] = static_cast<uint32_t>((m1 - m0 + 63) / 64);
           l.groups[2] = static_cast<uint32_t>(batches);
@@ -693,24 +694,24 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   launch(ctx, std::move(l));
 }
 
-// Every MatMul implementation adds a fused bias (porta_bias) of A's dtype and applies every
-// fused activation (activation.glsl).
+// Every MatMul implementation adds a fused bias (porta_bias) of A's dtype and a fused
+// residual (porta_residual, Y's dtype) and applies every fused activation (activation.glsl).
 const bool matmul_registered = [] {
   std::vector<std::string> fused = fused_activation_list();
   fused.push_back("porta_bias");
+  fused.push_back("porta_residual");
   register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20}, fused));
   register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10}, fused));
   register_kernel_at_load(kernel_applying("MatMul", kF32 | kF16, matmul_vulkan, matmul_supports, {"tiled", 0}, fused));
   return true;
 }();
-// Every Gemm implementation applies every fused activation where it writes Y.
+// Every Gemm implementation adds a fused residual and applies every fused activation where it
+// writes Y.
 const bool gemm_registered = [] {
-  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20},
-                                          fused_activation_list()));
-  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10},
-                                          fused_activation_list()));
-  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, gemm_vulkan, matmul_supports, {"tiled", 0},
-                                          fused_activation_list()));
+  std::vector<std::string> fused = conv_fused_activations();  // the activations and porta_residual
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_rows, rows_supports, {"rows", 20}, fused));
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, matmul_texel, texel_supports, {"texel", 10}, fused));
+  register_kernel_at_load(kernel_applying("Gemm", kF32 | kF16, gemm_vulkan, matmul_supports, {"tiled", 0}, fused));
   return true;
 }();
 
