@@ -3,6 +3,7 @@
 // fallback), copies at device boundaries, and liveness-based buffer reuse. The precision
 // policy's part (casts at precision boundaries, lowering) is runtime/session_compile_precision.cpp.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -19,6 +20,20 @@
 
 namespace porta::detail {
 namespace compiling {
+
+// The host prologue's bound on each output it computes (Compiler::place_on_host).
+constexpr int64_t kHostPrologueElements = 16384;  // per output
+
+// Whether every element of a (small) constant is the same value: a scalar, or one
+// ConstantOfShape folded. Such a constant carries no data of its own.
+bool uniform(const Tensor& t) {
+  if (t.numel() <= 1) return true;
+  if (t.numel() > kHostPrologueElements || !is_floating(t.dtype())) return false;
+  const std::vector<double> v = t.to_doubles();
+  for (double x : v)
+    if (!(x == v[0]) && !(std::isnan(x) && std::isnan(v[0]))) return false;
+  return true;
+}
 
 std::vector<ValueId> PlanBuilder::add(std::string_view op_name, std::vector<ValueId> inputs,
                                       Attributes attrs, int num_outputs) {
@@ -261,6 +276,7 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       // A view of a host prologue value is part of the prologue.
       step.prologue = src.host_side && step.device.type == DeviceType::cpu;
       dst.host_side = step.prologue;
+      dst.mask_like = step.prologue && src.mask_like;
       plan_->steps.push_back(std::move(step));
       mark(Path::native, "views its input's memory (no copy)", plan_->slots[s].device);
       return;
@@ -294,10 +310,20 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       }
       emit_kernel(op, call_attrs, hr.kernel, Device::cpu(), ins, outs, name, plan_node);
       plan_->steps.back().prologue = true;
+      // Float outputs are mask-like where every float input was (or a scalar constant).
+      bool from_masks = true;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (ins[i] < 0 || !infos[i].present || !is_floating(infos[i].dtype)) continue;
+        const CValue& cv = values_.at(ins[i]);
+        from_masks = from_masks && (cv.constant.defined() ? uniform(cv.constant) : cv.mask_like);
+      }
       for (int v : outs)
-        if (v >= 0) values_.at(v).host_side = true;
+        if (v >= 0) {
+          values_.at(v).host_side = true;
+          values_.at(v).mask_like = from_masks && is_floating(values_.at(v).dtype);
+        }
       mark(Path::native,
-           str(hr.reason, "; in the host prologue: its inputs are graph inputs and constants, so it runs on the cpu "
+           str(hr.reason, "; in the host prologue: its inputs are graph inputs, constants and masks made from them, so it runs on the cpu "
                           "before the device's work (a small op costs a device a whole dispatch)"),
            Device::cpu());
       return;
@@ -497,9 +523,10 @@ void Compiler::note_constant_bytes() {
 // one of them not a constant, and whose outputs are small. Masks and positions computed from
 // token ids, and the embedding rows they select, are such nodes: on the device each would
 // cost a dispatch; here they run on the cpu ahead of the device's steps, and only the values
-// a device step reads are uploaded. Float values it makes are not read by it again: what
-// follows from them is the device's work.
-constexpr int64_t kHostPrologueElements = 16384;  // per output
+// a device step reads are uploaded. Of the float values it makes, only mask-like ones (from
+// index and mask values and scalar constants alone: a mask turned into 0 / -inf, or scaled
+// by a constant) are read by it again; what follows from any other (an embedding row) is the
+// device's work, so the model itself never moves to the host.
 
 bool Compiler::place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
                              const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const {
@@ -509,7 +536,7 @@ bool Compiler::place_on_host(const OpSchema& op, const std::vector<ValueInfo>& i
     if (ins[i] < 0 || !infos[i].present) continue;
     const CValue& cv = values_.at(ins[i]);
     if (cv.constant.defined()) continue;
-    if (!cv.host_side || is_floating(infos[i].dtype)) return false;
+    if (!cv.host_side || (is_floating(infos[i].dtype) && !cv.mask_like)) return false;
     any_host = true;
   }
   if (!any_host) return false;

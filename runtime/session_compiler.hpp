@@ -32,6 +32,9 @@ struct CValue {
   // Known on the host before the device's work starts: a graph input (the caller's host
   // tensor), or an output of a node placed in the host prologue (place_on_host).
   bool host_side = false;
+  // A float host-side value computed from index and mask values and scalar constants alone
+  // (an attention mask scaled or shifted): other prologue nodes may read it (place_on_host).
+  bool mask_like = false;
   int graph_input = -1;         // index into the graph's inputs, or -1
 };
 
