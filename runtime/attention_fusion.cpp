@@ -465,13 +465,7 @@ std::shared_ptr<const Graph> fuse_attention(const std::shared_ptr<const Graph>& 
     for (const Node& n : nodes)
       for (int v : n.inputs) std::erase(read_by_dropped, v);
   drop_unread_constants(*out, read_by_dropped, drop);
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < out->nodes.size(); ++i) {
-    for (Node& n : replacement[i]) nodes.push_back(std::move(n));  // in the last MatMul's place
-    if (!drop[i]) nodes.push_back(std::move(out->nodes[i]));
-  }
-  out->nodes = std::move(nodes);
-  drop_nodes(*out, std::vector<bool>(out->nodes.size(), false));  // renumbers the producers
+  splice_nodes(*out, replacement, drop);  // in the last MatMul's place
   return out;
 }
 

@@ -62,6 +62,17 @@ Node new_node(const char* domain, const char* op, std::string name, std::vector<
   return n;
 }
 
+void splice_nodes(Graph& g, std::vector<std::vector<Node>>& inserted, const std::vector<bool>& drop) {
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (i < inserted.size())
+      for (Node& n : inserted[i]) nodes.push_back(std::move(n));
+    if (!drop[i]) nodes.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(nodes);
+  drop_nodes(g, std::vector<bool>(g.nodes.size(), false));  // renumbers the producers
+}
+
 const Attributes& exact_reshape() {
   static const Attributes attrs{{"allowzero", int64_t{1}}};
   return attrs;
@@ -453,13 +464,7 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
     drop[f->add] = true;
   }
   if (!out) return graph;
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < out->nodes.size(); ++i) {
-    for (Node& n : in_place_of[i]) nodes.push_back(std::move(n));
-    if (!drop[i]) nodes.push_back(std::move(out->nodes[i]));
-  }
-  out->nodes = std::move(nodes);
-  drop_nodes(*out, std::vector<bool>(out->nodes.size(), false));  // renumbers the producers
+  splice_nodes(*out, in_place_of, drop);
   return out;
 }
 

@@ -68,6 +68,9 @@ int new_value(Graph& g, const std::string& name, DType dtype, Shape shape);
 /// A node of the registered op `domain`::`op` with its attributes completed from the schema.
 Node new_node(const char* domain, const char* op, std::string name, std::vector<int> inputs, std::vector<int> outputs,
               const Attributes& attrs = {});
+/// Rebuilds `g`'s node list: in front of each node i the nodes of `inserted[i]` (moved from),
+/// then node i unless `drop[i]`; every value's producer is renumbered.
+void splice_nodes(Graph& g, std::vector<std::vector<Node>>& inserted, const std::vector<bool>& drop);
 /// Reshape's attributes for a target taken literally (a 0 is an empty axis, not "keep this one").
 const Attributes& exact_reshape();
 /// Marks in `drop` the Constant nodes producing one of `candidates` that nothing but nodes

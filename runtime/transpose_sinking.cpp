@@ -325,13 +325,7 @@ std::shared_ptr<const Graph> move_row_transposes(const std::shared_ptr<const Gra
   }
   if (!out || plan.orphaned.empty()) return graph;
   fold_orphaned_shapes(*out, g, plan.orphaned, plan.drop);
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < out->nodes.size(); ++i) {
-    for (Node& n : plan.before[i]) nodes.push_back(std::move(n));
-    if (!plan.drop[i]) nodes.push_back(std::move(out->nodes[i]));
-  }
-  out->nodes = std::move(nodes);
-  drop_nodes(*out, std::vector<bool>(out->nodes.size(), false));  // renumbers the producers
+  splice_nodes(*out, plan.before, plan.drop);
   return out;
 }
 
