@@ -137,6 +137,13 @@ std::shared_ptr<const Graph> fuse_elementwise_chains(const std::shared_ptr<const
   const size_t nodes = g.nodes.size();
   std::vector<std::optional<NodeStep>> steps(nodes);
   for (size_t i = 0; i < nodes; ++i) steps[i] = as_step(g, g.nodes[i]);
+  // Nodes the host prologue computes (a mask as (1 - m) * -10000) stay nodes: the cpu has no
+  // chain kernel, so a chain of them would be the device's work.
+  if (device.type != DeviceType::cpu) {
+    const std::vector<bool> host = host_prologue_values(g);
+    for (size_t i = 0; i < nodes; ++i)
+      if (steps[i] && host[g.nodes[i].outputs[0]]) steps[i].reset();
+  }
   const ValueReaders r(g);
   const std::vector<bool>& is_output = r.is_output;
   const std::vector<std::vector<int>>& readers = r.readers;

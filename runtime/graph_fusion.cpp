@@ -62,6 +62,48 @@ Node new_node(const char* domain, const char* op, std::string name, std::vector<
   return n;
 }
 
+bool uniform_constant(const Tensor& t) {
+  if (t.numel() <= 1) return true;
+  if (t.numel() > kHostPrologueElements || !dtype_in(kFloats, t.dtype())) return false;
+  const std::vector<double> v = t.to_doubles();
+  for (double x : v)
+    if (!(x == v[0]) && !(std::isnan(x) && std::isnan(v[0]))) return false;
+  return true;
+}
+
+std::vector<bool> host_prologue_values(const Graph& g) {
+  std::vector<bool> host(g.values.size(), false), mask(g.values.size(), false);
+  auto floating = [&](int v) { return dtype_in(kFloats, g.values[v].dtype); };
+  for (int v : g.inputs)
+    host[v] = g.values[v].dtype == DType::i64 || g.values[v].dtype == DType::i32 || g.values[v].dtype == DType::boolean;
+  for (const Node& n : g.nodes) {
+    bool any = false, ok = true, from_masks = true;
+    for (int u : n.inputs) {
+      if (u < 0) continue;
+      if (const Tensor* c = constant_tensor(g, u)) {
+        if (dtype_in(kFloats, c->dtype())) from_masks = from_masks && uniform_constant(*c);
+        continue;
+      }
+      any = true;
+      ok = ok && host[u] && (!floating(u) || mask[u]);
+      if (floating(u)) from_masks = from_masks && mask[u];
+    }
+    for (int o : n.outputs) {
+      if (o < 0) continue;
+      const Value& v = g.values[o];
+      ok = ok && v.shape_known && std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; }) &&
+           shape_numel(v.shape) <= kHostPrologueElements;
+    }
+    if (!ok || !any) continue;
+    for (int o : n.outputs)
+      if (o >= 0) {
+        host[o] = true;
+        mask[o] = from_masks && floating(o);
+      }
+  }
+  return host;
+}
+
 void splice_nodes(Graph& g, std::vector<std::vector<Node>>& inserted, const std::vector<bool>& drop) {
   std::vector<Node> nodes;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

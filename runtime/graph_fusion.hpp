@@ -59,6 +59,20 @@ std::vector<bool> graph_output_flags(const Graph& g);
 /// Removes the nodes marked in `drop` and renumbers every value's producer (a value no node
 /// produces any more has none).
 void drop_nodes(Graph& g, const std::vector<bool>& drop);
+/// The host prologue's bound on each output of a node it runs (runtime/session_compile.cpp,
+/// Compiler::place_on_host).
+inline constexpr int64_t kHostPrologueElements = 16384;
+/// Whether every element of a float constant of at most kHostPrologueElements elements is the
+/// same value (a scalar, or a ConstantOfShape folded): such a constant carries no data of its
+/// own, so a value made from masks and it is still a mask (the host prologue's "mask-like").
+bool uniform_constant(const Tensor& t);
+/// Per value of a graph on a device other than the cpu, whether the host prologue will compute
+/// it: made from i64/i32/bool graph inputs, constants, and mask-like float values, with at most
+/// kHostPrologueElements elements (the compiler's rule, Compiler::place_on_host, on the graph).
+/// Rewrites that would hide such a node from the prologue (an ElementwiseChain, which the cpu
+/// has no kernel for) leave it.
+std::vector<bool> host_prologue_values(const Graph& g);
+
 /// For rewrites that add nodes: a value name not yet in `g` (`base`, else `base_1`, ...).
 std::string fresh_name(const Graph& g, const std::string& base);
 /// A new int64 constant holding `shape` (a Reshape's target).

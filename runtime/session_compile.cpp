@@ -3,7 +3,6 @@
 // fallback), copies at device boundaries, and liveness-based buffer reuse. The precision
 // policy's part (casts at precision boundaries, lowering) is runtime/session_compile_precision.cpp.
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -21,19 +20,6 @@
 namespace porta::detail {
 namespace compiling {
 
-// The host prologue's bound on each output it computes (Compiler::place_on_host).
-constexpr int64_t kHostPrologueElements = 16384;  // per output
-
-// Whether every element of a (small) constant is the same value: a scalar, or one
-// ConstantOfShape folded. Such a constant carries no data of its own.
-bool uniform(const Tensor& t) {
-  if (t.numel() <= 1) return true;
-  if (t.numel() > kHostPrologueElements || !is_floating(t.dtype())) return false;
-  const std::vector<double> v = t.to_doubles();
-  for (double x : v)
-    if (!(x == v[0]) && !(std::isnan(x) && std::isnan(v[0]))) return false;
-  return true;
-}
 
 std::vector<ValueId> PlanBuilder::add(std::string_view op_name, std::vector<ValueId> inputs,
                                       Attributes attrs, int num_outputs) {
@@ -315,7 +301,7 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       for (size_t i = 0; i < ins.size(); ++i) {
         if (ins[i] < 0 || !infos[i].present || !is_floating(infos[i].dtype)) continue;
         const CValue& cv = values_.at(ins[i]);
-        from_masks = from_masks && (cv.constant.defined() ? uniform(cv.constant) : cv.mask_like);
+        from_masks = from_masks && (cv.constant.defined() ? uniform_constant(cv.constant) : cv.mask_like);
       }
       for (int v : outs)
         if (v >= 0) {

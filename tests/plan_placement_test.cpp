@@ -98,7 +98,20 @@ TextCase text_case(int64_t tokens) {
   g.initializer("halves", {2, tokens}, std::vector<float>(static_cast<size_t>(2 * tokens), 0.5f));
   g.node("Where", {"is_pad", "hidden", "open"}, "mask")->set_name("mask");
   g.node("Mul", {"mask", "halves"}, "mask_s")->set_name("mask_s");
-  g.node("Unsqueeze", {"mask_s", "axis"}, "mask3")->set_name("mask3");
+  // Hugging Face's form, (1 - float(m)) * c, added: elementwise nodes that would form a chain
+  // on a device, which the prologue has no kernel for, so they stay nodes.
+  g.initializer("one", {}, {1.0f});
+  g.initializer("three", {}, {3.0f});
+  onnx::NodeProto* cast = g.node("Cast", {"is_pad"}, "is_pad_f");
+  cast->set_name("is_pad_f");
+  onnx::AttributeProto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  g.node("Sub", {"one", "is_pad_f"}, "kept")->set_name("kept");
+  g.node("Mul", {"kept", "three"}, "extra")->set_name("extra");
+  g.node("Add", {"mask_s", "extra"}, "mask_t")->set_name("mask_t");
+  g.node("Unsqueeze", {"mask_t", "axis"}, "mask3")->set_name("mask3");
   g.node("Gather", {"table", "ids"}, "emb")->set_name("emb");
   g.node("Add", {"emb", "mask3"}, "em")->set_name("em");
   int_initializer(g.g, "em_shape", {3}, {2, tokens, 4});
@@ -113,7 +126,7 @@ TextCase text_case(int64_t tokens) {
   for (size_t i = 0; i < want.size(); ++i) {
     const size_t token = i / 4, c = i % 4;
     const int64_t id = static_cast<int64_t>(ids[token]);
-    want[i] = xv[i] + tv[static_cast<size_t>(id) * 4 + c] + (id == 0 ? -5e3 : 0.0);
+    want[i] = xv[i] + tv[static_cast<size_t>(id) * 4 + c] + (id == 0 ? -5e3 : 3.0);
   }
   return {g.model(),
           {{"ids", Tensor::from_values(ids, {2, tokens}, DType::i64)}, {"x", x}},
@@ -130,7 +143,7 @@ TEST(PlanPlacement, IndexAndMaskOpsRunInTheHostPrologue) {
     o.profile = true;
     Session s(t.model, o);
     const std::vector<NodePlan> plan = s.plan(t.inputs);
-    for (const char* node : {"is_pad", "mask", "mask_s", "emb"}) {
+    for (const char* node : {"is_pad", "mask", "mask_s", "is_pad_f", "kept", "extra", "mask_t", "emb"}) {
       const NodePlan& p = plan_of_node(plan, node);
       EXPECT_EQ(p.device, Device::cpu()) << node << ": " << p.reason;
       EXPECT_NE(p.reason.find("host prologue"), std::string::npos) << node << ": " << p.reason;
