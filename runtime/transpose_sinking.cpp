@@ -181,7 +181,10 @@ bool move_forward(Graph& out, const Graph& g, size_t t, const std::vector<int>& 
   const int y = prod.outputs[0];
   const std::optional<Shape> x_shape = shape_of(g, tr.inputs[0]);
   const std::optional<Shape> y_shape = shape_of(g, y);
-  if (!x_shape || !y_shape || is_output[y] || consumers[y] == 0) return false;
+  // (The Transpose's output shape is what Shape nodes reading it fold to.)
+  if (!x_shape || !y_shape || !shape_of(g, tr.outputs[0]) || is_output[y] || consumers[y] == 0 ||
+      shape_numel(*y_shape) == 0)
+    return false;
   for (size_t i = static_cast<size_t>(p) + 1; i < g.nodes.size(); ++i)
     for (int in : g.nodes[i].inputs)
       if (in == y && !is_shape_node(g.nodes[i])) {
@@ -215,7 +218,9 @@ bool move_backward(Graph& out, const Graph& g, size_t p, const std::vector<int>&
   if (!n) return false;
   const int a = prod.inputs[0];
   const std::optional<Shape> a_shape = shape_of(g, a);
-  if (!a_shape || a_shape->size() < 2 || (prod.op->name == "Gemm" && a_shape->size() != 2)) return false;
+  if (!a_shape || a_shape->size() < 2 || (prod.op->name == "Gemm" && a_shape->size() != 2) ||
+      shape_numel(*a_shape) == 0 || *n == 0 || !shape_of(g, prod.outputs[0]))
+    return false;
   if (!from_transpose(g, a, consumers)) return false;
   std::vector<size_t> chain;
   int v = prod.outputs[0];

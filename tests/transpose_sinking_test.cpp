@@ -203,6 +203,23 @@ TEST(TransposeSinking, CyclicPermutations) {
     }
 }
 
+// Empty products (no tokens; K = 0) run as written, against the reference.
+TEST(TransposeSinking, EmptyProductsRunAsWritten) {
+  OutProjection no_tokens;
+  no_tokens.s = 0;
+  OutProjection no_matmul_tokens = no_tokens;
+  no_matmul_tokens.product = "MatMul";
+  for (const OutProjection& c : {no_tokens, no_matmul_tokens})
+    for (Device device : test_devices()) {
+      SCOPED_TRACE(str(c.product, " with no tokens on ", device.str()));
+      checked_plan(out_projection(c), device);
+    }
+  for (Device device : test_devices()) {
+    SCOPED_TRACE(str("in-projection with no tokens on ", device.str()));
+    checked_plan(in_projection(2, 0, 3, 4), device);
+  }
+}
+
 // The product's output is also a graph output: both Transposes stay where they are.
 TEST(TransposeSinking, ProductReadTwiceStays) {
   for (Device device : test_devices()) {
