@@ -36,10 +36,11 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
 }
 
 // The rewrites that need every value's shape, for one plan's input shapes: LayerNormalization,
-// RMSNorm and rotary embeddings written out become one node each, attention written as its pieces one node, a
-// shortcut Add fuses into its Conv (only where the shapes match), then the activation after
-// it; what is left of elementwise chains becomes one node each. Returns `g` itself when nothing
-// fuses.
+// RMSNorm and rotary embeddings written out become one node each, attention written as its
+// pieces one node, Transposes of rows move across row-wise products (into the copies next to
+// them), a shortcut or residual Add fuses into its Conv, MatMul or Gemm (only where the shapes
+// match), then the activation after it; what is left of elementwise chains becomes one node
+// each. Returns `g` itself when nothing fuses.
 std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Graph>& g, const SessionOptions& o,
                                                   const std::vector<Shape>& shapes, const std::vector<Tensor>& values) {
   const bool on = !o.keep_values;
