@@ -333,6 +333,28 @@ Shape as_rank4(const Shape& s) {
   return {b, s[r - 3], s[r - 2], s[r - 1]};
 }
 
+// How many images the leading axis G of a rank-3 operand [G, S, D] holds, when it is PyTorch's
+// nn.MultiheadAttention head split: Transpose(perm 1, 0, 2) of a Reshape of [S, B, E] to
+// [S, G, D], B images of G / B heads each (1 when the producers are anything else). The fused
+// op then takes [B, G / B, S, D]: each of its axes one stride of the projection the split
+// reads, so a session can hand it q, k and v where they lie (Compiler::read_chains_in_place)
+// instead of copying each head split.
+int64_t images_of_heads(const Graph& g, int v) {
+  const Shape* vs = known_shape(g, v);
+  const int tp = g.values[v].producer;
+  if (!vs || vs->size() != 3 || tp < 0 || !is_onnx_op(g.nodes[tp], "Transpose", 1)) return 1;
+  const Node& t = g.nodes[tp];
+  if (!t.attrs.has("perm") || t.attrs.get_ints("perm") != std::vector<int64_t>{1, 0, 2}) return 1;
+  const int split = t.inputs[0], rp = g.values[split].producer;
+  if (rp < 0 || !is_onnx_op(g.nodes[rp], "Reshape")) return 1;
+  const Shape *ss = known_shape(g, split), *xs = known_shape(g, g.nodes[rp].inputs[0]);
+  if (!ss || !xs || ss->size() != 3 || xs->size() != 3) return 1;
+  const int64_t groups = (*vs)[0], d = (*vs)[2], b = (*xs)[1];
+  if ((*xs)[0] != (*ss)[0] || b < 1 || groups % b != 0 || d < 1 || (*xs)[2] % d != 0 || b * ((*xs)[2] / d) != groups)
+    return 1;
+  return b;
+}
+
 // The nodes replacing the pattern's last product: K's Transpose, Reshapes (views) of operands
 // of another rank than 4 to [B, H, S, D] and of the result back, the ScaledDotProductAttention.
 std::vector<Node> fused_nodes(Graph& g, const AttentionMatch& m) {
@@ -357,13 +379,25 @@ std::vector<Node> fused_nodes(Graph& g, const AttentionMatch& m) {
     nodes.push_back(new_node("", "Reshape", str(base, "/Reshape_", what), {value, target}, {out}, exact_reshape()));
     return out;
   };
+  // Rank 3: [G, S, D] as [B, G / B, S, D], B from the head split (images_of_heads), else 1.
+  const int64_t images = m.rank == 3 && m.window_mask < 0 ? images_of_heads(g, m.q) : 1;
+  auto rank4 = [&](const Shape& s) {
+    Shape r4 = as_rank4(s);
+    if (images > 1) r4[0] = images, r4[1] /= images;
+    return r4;
+  };
   if (m.rank != 4) {
-    q = reshaped(q, "Q", as_rank4(shape_of(q)));
-    k = reshaped(k, "K", as_rank4(shape_of(k)));
-    v = reshaped(v, "V", as_rank4(shape_of(v)));
-    y4 = new_value(g, base + "/Y4", m.dtype, as_rank4(shape_of(y)));
+    q = reshaped(q, "Q", rank4(shape_of(q)));
+    k = reshaped(k, "K", rank4(shape_of(k)));
+    v = reshaped(v, "V", rank4(shape_of(v)));
+    y4 = new_value(g, base + "/Y4", m.dtype, rank4(shape_of(y)));
   }
   int mask = m.mask;
+  if (images > 1 && mask >= 0) {
+    // A mask along G ([G, Sq, Skv], [1, G, ...] cannot broadcast to rank 3) follows it.
+    const Shape ms = shape_of(mask);
+    if (ms.size() == 3 && ms[0] != 1) mask = reshaped(mask, "Mask", rank4(ms));
+  }
   if (m.window_mask >= 0) {
     // One mask for the windows: the first mask (if any) viewed over [B, nW, rest], plus the
     // window mask, expanded along B and nW and merged back to [B * nW, rest].

@@ -441,7 +441,14 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         switch (step.kind) {
           case detail::StepKind::view: {
             Slot& out = slots[step.outputs[0]];
-            out.tensor = slots[step.inputs[0]].tensor.reshape(out.shape);
+            const Tensor& in = slots[step.inputs[0]].tensor;
+            if (step.strided_view) {
+              if (!in.is_contiguous())
+                throw BackendError("[session] internal: a strided view step reads a non-contiguous value");
+              out.tensor = in.as_strided(out.shape, step.view_strides, in.offset() + step.view_offset);
+            } else {
+              out.tensor = in.reshape(out.shape);
+            }
             break;
           }
           case detail::StepKind::copy:

@@ -478,6 +478,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     slice_in_place();
     chain_private_layouts(*plan_);
     concat_into_batch_norm(*plan_);
+    read_chains_in_place();
   }
   note_constant_bytes();
   plan_memory();

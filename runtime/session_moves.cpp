@@ -216,3 +216,152 @@ void Compiler::merge_movement_chains() {
 }
 
 }  // namespace porta::detail::compiling
+
+namespace porta::detail::compiling {
+namespace {
+
+// One stride per axis of `v` (0 on axes of one), or nullopt where an axis has two atoms.
+std::optional<std::vector<int64_t>> plain_strides(const AtomView& v) {
+  std::vector<int64_t> strides;
+  for (const auto& axis : v.axes) {
+    int64_t stride = 0, atoms = 0;
+    for (const Atom& a : axis)
+      if (a.size != 1) stride = a.stride, ++atoms;
+    if (atoms > 1) return std::nullopt;
+    strides.push_back(stride);
+  }
+  return strides;
+}
+
+// The view steps to rewrite (step, the chain's view of its output) and whether `slot`'s
+// readers all read their views in place: kernels that say so (KernelDef::reads_view) of
+// `slot` viewed as `v`, and reshape view steps, whose readers must then do the same with
+// `v` regrouped to their shapes.
+struct InPlaceReaders {
+  const Plan& plan;
+  const std::vector<std::vector<std::pair<size_t, size_t>>>& readers;
+  const std::vector<bool>& output_memory;
+  Device device;
+  std::vector<std::pair<size_t, AtomView>> views;
+  bool kernels = false;  // `slot` itself has kernel readers (it must be plain then)
+
+  bool all(int slot, const AtomView& v, bool top) {
+    if (readers[slot].empty() || output_memory[slot]) return false;
+    const std::optional<std::vector<int64_t>> strides = plain_strides(v);
+    for (auto [k, i] : readers[slot]) {
+      const Step& r = plan.steps[k];
+      if (r.prologue || r.device != device) return false;
+      if (r.kind == StepKind::view && !r.strided_view && r.outputs.size() == 1 && r.outputs[0] >= 0) {
+        const int out = r.outputs[0];
+        const std::optional<AtomView> next = reshape_view(v, plan.slots[out].shape);
+        if (!next || plan.slots[out].alias_offset >= 0 || !all(out, *next, false)) return false;
+        views.emplace_back(k, *next);
+        continue;
+      }
+      if (r.kind != StepKind::kernel || !strides || !r.kernel || !r.kernel->strided_inputs || !r.kernel->reads_view)
+        return false;
+      KernelContext probe;
+      probe.op = r.ctx.op;
+      probe.attrs = r.ctx.attrs;
+      probe.device = r.device;
+      probe.backend = r.ctx.backend;
+      for (int s : r.inputs)
+        probe.inputs.push_back(s < 0 ? Tensor() : shape_probe(plan.slots[s].shape, plan.slots[s].dtype));
+      probe.inputs[i] = Tensor::zeros({1}, plan.slots[slot].dtype).as_strided(plan.slots[slot].shape, *strides, v.offset);
+      for (int s : r.outputs)
+        probe.outputs.push_back(s < 0 ? Tensor() : shape_probe(plan.slots[s].shape, plan.slots[s].dtype));
+      if (!r.kernel->reads_view(probe, i)) return false;
+      if (top) kernels = true;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+// A chain's strided copy (or a lone Transpose or Slice: a chain of one copy) whose readers all
+// read its view where it lies becomes views: kernel
+// readers that take that input strided (KernelDef::reads_view) get the chain's first input
+// viewed with the chain's strides, and reshape view steps reading the copy become such views
+// themselves (attention's head split: the chain ends in [B*H, S, Dh], two strides on its
+// first axis, and its reader views it as [B, H, S, Dh], one stride per axis). The copy then
+// does not run; on lavapipe each is a dispatch, three per attention layer for q, k and v.
+// Only views of a value the plan computes (no constant or graph input), never of graph
+// outputs or of blocks of another value.
+void Compiler::read_chains_in_place() {
+  if (!fusion_enabled()) return;
+  const OpSchema* copy_op = find_op(opdef::kPortaDomain, "StridedCopy");
+  if (!copy_op) return;
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(slots.size());  // (step, input)
+  for (size_t k = 0; k < steps.size(); ++k)
+    for (size_t i = 0; i < steps[k].inputs.size(); ++i)
+      if (steps[k].inputs[i] >= 0) readers[steps[k].inputs[i]].emplace_back(k, i);
+  std::vector<bool> output_memory(slots.size(), false);
+  for (int s : plan_->output_slots)
+    for (int r = s; r >= 0; r = slots[r].alias_of) output_memory[r] = true;
+  std::vector<bool> dropped(steps.size(), false);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    Step& st = steps[k];
+    if (st.kind != StepKind::kernel || !st.ctx.op || st.prologue || st.inputs.empty() || st.outputs.size() != 1 ||
+        st.inputs[0] < 0 || st.outputs[0] < 0)
+      continue;
+    const bool strided_copy = st.ctx.op == copy_op && st.inputs.size() == 1;
+    const bool onnx = st.ctx.op->domain.empty() && (st.op == "Transpose" || st.op == "Slice");
+    if (!strided_copy && !onnx) continue;
+    const int in = st.inputs[0], out = st.outputs[0];
+    const Slot &src = slots[in], &dst = slots[out];
+    if (dst.alias_of >= 0 || dst.constant.defined() || src.constant.defined() || src.graph_input >= 0 ||
+        src.device != st.device || dst.device != st.device || src.dtype != dst.dtype)
+      continue;
+    // The step's view of its input, one group of atoms per output axis: a chain's copy (its
+    // atoms regrouped by the output's shape), or a chain of one copy, a Transpose or a Slice.
+    std::optional<AtomView> view;
+    if (strided_copy) {
+      const Attributes& a = *st.ctx.attrs;
+      const std::vector<int64_t> dims = a.get_ints("dims", {}), flat_strides = a.get_ints("strides", {});
+      if (dims.size() != flat_strides.size()) continue;
+      AtomView flat;
+      flat.offset = a.get_int("offset", 0);
+      for (size_t i = 0; i < dims.size(); ++i) flat.axes.push_back({Atom{dims[i], flat_strides[i]}});
+      view = reshape_view(flat, dst.shape);
+    } else if (st.op == "Transpose") {
+      const AtomView dense = AtomView::dense(src.shape);
+      std::vector<int64_t> perm =
+          opdef::transpose_perm(dense.axes.size(), st.ctx.attrs->get_ints("perm", {}), "Transpose");
+      AtomView t;
+      for (int64_t axis : perm) t.axes.push_back(dense.axes[static_cast<size_t>(axis)]);
+      view = std::move(t);
+    } else {
+      view = slice_of(*plan_, st, AtomView::dense(src.shape));
+    }
+    if (!view || view->shape() != dst.shape) continue;
+    InPlaceReaders found{*plan_, readers, output_memory, st.device, {}, false};
+    if (!found.all(out, *view, true)) continue;
+    auto make_view = [&](Step& step, int output, const AtomView& v) {
+      step.kind = StepKind::view;
+      step.kernel = nullptr;
+      step.ctx = KernelContext();
+      step.inputs = {in};
+      step.strided_view = true;
+      step.view_strides = *plain_strides(v);
+      step.view_offset = v.offset;
+      slots[output].alias_of = in;
+    };
+    for (auto& [r, v] : found.views) {
+      if (plain_strides(v)) make_view(steps[r], steps[r].outputs[0], v);
+      else dropped[r] = true;  // only reshapes read it, and they now view `in` themselves
+    }
+    if (found.kernels) {
+      make_view(st, out, *view);
+    } else {
+      dropped[k] = true;  // nothing reads its output any more
+    }
+    if (st.plan_node >= 0)
+      plan_->nodes[st.plan_node].reason += "; not run: its readers read its input where it lies, as a strided view (no copy)";
+  }
+  erase_steps(steps, dropped);
+}
+
+}  // namespace porta::detail::compiling

@@ -47,6 +47,12 @@ struct Step {
   int plan_node = -1;                ///< index into Plan::nodes for reports
   /// Runs in the host prologue: before every device step (its inputs are known on the host).
   bool prologue = false;
+  /// A view step whose output is a strided view of its (contiguous) input: `view_strides`
+  /// (elements, one per axis of the output) from `view_offset` elements in, rather than a
+  /// reshape (Compiler::read_chains_in_place).
+  bool strided_view = false;
+  std::vector<int64_t> view_strides;
+  int64_t view_offset = 0;
 };
 
 struct Buffer {

@@ -61,6 +61,65 @@ TEST(VulkanAttentionRows, ShapesAroundTheVectorsAndTheKeys) {
   expect_impl_match(kOp, {q, k, v}, {{"scale", 0.37}}, "rows");
 }
 
+// Q, K and V as strided views of one packed projection [S, B, lead + 3E] (the head splits a
+// session hands the kernel in place, Compiler::read_chains_in_place): read where they lie when
+// each starts on a texel (KernelDef::reads_view says so), copied first when not; a transposed
+// mask view is copied. Each against the float64 reference of the views' values, with poisoned
+// outputs.
+TEST(VulkanAttentionRows, StridedViewsOfAPackedProjection) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  struct Case {
+    int64_t s, b, h, dh, lead, tail;  // columns before q and after v
+    bool in_place;
+  };
+  // Strides of whole texels but splits between them (lead 2, tail 2); strides between texels.
+  for (const Case& c : {Case{5, 2, 3, 4, 0, 0, true}, Case{17, 3, 2, 8, 4, 0, true}, Case{1, 1, 1, 4, 0, 0, true},
+                        Case{9, 2, 4, 16, 8, 4, true}, Case{5, 2, 3, 4, 2, 2, false}, Case{5, 2, 3, 4, 2, 0, false},
+                        Case{6, 2, 2, 8, 1, 0, false}}) {
+    SCOPED_TRACE(str("S ", c.s, " B ", c.b, " H ", c.h, " Dh ", c.dh, " lead ", c.lead, " tail ", c.tail, ", seed ",
+                     seed()));
+    const int64_t e = c.h * c.dh, width = c.lead + 3 * e + c.tail;
+    Tensor packed = random_input({c.s, c.b, width});
+    Tensor dev = packed.to(kVk);
+    const Shape shape{c.b, c.h, c.s, c.dh};
+    const std::vector<int64_t> strides{width, c.dh, c.b * width, 1};
+    std::vector<Tensor> host, views;
+    for (int64_t part = 0; part < 3; ++part) {
+      const int64_t offset = c.lead + part * e;
+      host.push_back(packed.as_strided(shape, strides, offset).contiguous());
+      views.push_back(dev.as_strided(shape, strides, dev.offset() + offset));
+    }
+    for (bool masked : {false, true}) {
+      std::vector<Tensor> h = host, v = views;
+      if (masked) {
+        Tensor mask = random_input({c.s, c.s});
+        h.push_back(mask.as_strided({c.s, c.s}, {1, c.s}, 0).contiguous());
+        Tensor m = mask.to(kVk);
+        v.push_back(m.as_strided({c.s, c.s}, {1, c.s}, m.offset()));
+      }
+      Resolution r = resolve_vk(kOp, v, {});
+      ASSERT_NE(r.kernel, nullptr);
+      ASSERT_EQ(r.kernel->impl.name, "rows") << r.reason;
+      ASSERT_TRUE(r.kernel->strided_inputs && r.kernel->reads_view);
+      KernelContext probe;
+      probe.op = find_op("ai.porta", kOp);
+      probe.device = kVk;
+      probe.inputs = v;
+      for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r.kernel->reads_view(probe, i), c.in_place) << "input " << i;
+      if (masked) EXPECT_FALSE(r.kernel->reads_view(probe, 3));
+      const std::vector<Tensor> ref = reference_op(kOp, h, {}, 1);
+      std::vector<Tensor> got;
+      {
+        Poisoned poison;
+        got = call_op(kOp, v, {}, 1);
+      }
+      Comparison cmp = compare(got.at(0), ref.at(0), 1e-5);
+      EXPECT_TRUE(cmp.ok) << (masked ? "masked: " : "") << cmp.message;
+    }
+  }
+}
+
 // A row every key is hidden from gives NaN (as softmax does), the other rows their values.
 TEST(VulkanAttentionRows, RowWithEveryKeyHiddenIsNaN) {
   REQUIRE_VULKAN();

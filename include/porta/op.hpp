@@ -116,6 +116,11 @@ struct KernelDef {
   KernelFn fn;
   SupportsFn supports;        ///< optional
   bool strided_inputs = false;  ///< kernel handles non-contiguous inputs itself
+  /// With strided_inputs: true when the kernel reads input `i` of `call` (a strided view, as
+  /// call.in(i) describes it: shape, strides, offset) where it lies, without a copy of its own.
+  /// A session then passes such a reader the view of a chain of Slice, Transpose and reshape
+  /// steps instead of running the chain's copy (Compiler::read_chains_in_place).
+  std::function<bool(const KernelContext& call, size_t i)> reads_view;
   std::string source = "builtin";  ///< "builtin" or the plugin's name
   /// Takes calls whose dispatch input is bf16 or f16 and whose output 0 is f32: its f32
   /// accumulators written without rounding to the half type. A session with a low precision

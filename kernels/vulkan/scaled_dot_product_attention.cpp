@@ -116,7 +116,44 @@ uint64_t sdpa_rows_loops(int64_t skv, int64_t d, int64_t dv) {
   return d4 + 2 * dv4 + 4 + static_cast<uint64_t>(skv) * (d4 + 2 * dv4 + 4);
 }
 
+// Elements from the first to the last one `t` views, plus one (0 when empty).
+int64_t view_span(const Tensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t span = 1;
+  for (size_t i = 0; i < t.shape().size(); ++i) span += (t.shape()[i] - 1) * t.strides()[i];
+  return span;
+}
+
+// Whether sdpa_rows.comp reads Q, K or V `t` (4-D) where it lies: its last axis dense, the
+// other axes' strides and its offset whole texels, the offset on the device's texel
+// alignment, and the elements it spans within one texel binding.
+bool rows_view_ok(const KernelContext& ctx, const Tensor& t) {
+  const Shape& shape = t.shape();
+  const std::vector<int64_t>& strides = t.strides();
+  if (shape.size() != 4 || t.dtype() != DType::f32) return false;
+  if (shape[3] > 1 && strides[3] != 1) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (shape[i] > 1 && (strides[i] < 0 || strides[i] % 4 != 0)) return false;
+  const DeviceCaps& caps = device_caps(ctx);
+  const uint64_t bytes = static_cast<uint64_t>(t.offset()) * 4;
+  if (bytes % std::max<uint64_t>(caps.texel_alignment, 16) != 0) return false;
+  return static_cast<uint64_t>((view_span(t) + 3) / 4) <= caps.max_texels;
+}
+
+// Texels per b, h and row of Q, K or V as bound (0 on axes of one).
+void push_row_strides(Launch& l, const Tensor& t) {
+  for (size_t i = 0; i < 3; ++i) l.push_u(t.shape()[i] > 1 ? t.strides()[i] / 4 : 0);
+}
+
 void sdpa_rows_vulkan(KernelContext& ctx) {
+  // Q, K and V are read where they lie when rows_view_ok (a session's head splits); other
+  // non-contiguous inputs, and any mask, are copied first.
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    Tensor& t = ctx.inputs[i];
+    if (!t.defined() || t.is_contiguous() || (i < 3 && rows_view_ok(ctx, t))) continue;
+    t = t.contiguous();
+    if (i < 64) ctx.constant_inputs &= ~(uint64_t{1} << i);
+  }
   const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
   const int64_t B = qs[0], H = qs[1], Sq = qs[2], D = qs[3], Skv = ks[2], Dv = vs[3];
   Tensor& y = ctx.out(0);
@@ -130,13 +167,18 @@ void sdpa_rows_vulkan(KernelContext& ctx) {
   l.spec = {ctx.attrs->get_int("causal") != 0 ? 1 : 0, has_mask ? 1 : 0, static_cast<int32_t>(D / 4),
             static_cast<int32_t>(Dv / 4)};
   l.local_size = 64;
-  l.args = {texels(ctx.in(0)), texels(ctx.in(1)), texels(ctx.in(2)),
-            has_mask ? scalar_texels(ctx.in(3)) : texels(ctx.in(0)), output(y)};
+  auto view = [&](size_t i) {
+    Arg a = texels(ctx.in(i));
+    a.bytes = static_cast<size_t>(view_span(ctx.in(i))) * 4;
+    return a;
+  };
+  l.args = {view(0), view(1), view(2), has_mask ? scalar_texels(ctx.in(3)) : view(0), output(y)};
   l.push_u(rows);
   for (int64_t v : {H, Sq, Skv}) l.push_u(v);
   l.push_f(scale);
   std::vector<int64_t> strides = has_mask ? opdef::attention_mask_strides(ctx) : std::vector<int64_t>(4, 0);
   for (int64_t st : strides) l.push_u(st);
+  for (size_t i = 0; i < 3; ++i) push_row_strides(l, ctx.in(i));
   set_grid(l, device_caps(ctx), (rows + 63) / 64);
   launch(ctx, std::move(l));
 }
@@ -164,8 +206,18 @@ std::string sdpa_rows_supports(const KernelContext& ctx) {
 
 }  // namespace
 
-PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_rows_vulkan, sdpa_rows_supports,
-                      (::porta::KernelImpl{"rows", 10}))
+const bool sdpa_rows_registered = [] {
+  KernelDef k;
+  k.op = "ScaledDotProductAttention";
+  k.backend = DeviceType::vulkan;
+  k.impl = {"rows", 10};
+  k.dtypes = kF32;
+  k.fn = sdpa_rows_vulkan;
+  k.supports = sdpa_rows_supports;
+  k.strided_inputs = true;
+  k.reads_view = [](const KernelContext& ctx, size_t i) { return i < 3 && rows_view_ok(ctx, ctx.in(i)); };
+  return register_kernel_at_load(std::move(k));
+}();
 PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_vulkan, sdpa_supports)
 
 }  // namespace porta::vk

@@ -4,8 +4,10 @@
 // registers (D4 and DV4 vec4s, specialization constants); each key is one streaming-softmax
 // step: its score from D4 vec4 texel fetches of K, the running maximum m and sum l (the
 // accumulators rescaled only when m grows), then Dv4 fetches of V added with the key's weight.
-// Q, K and V are RGBA32F texel views (D and Dv multiples of 4); the Mask is read as one-element
-// texels at mask_stride (0 on broadcast axes). fp32 throughout.
+// Q, K and V are RGBA32F texel views (D and Dv multiples of 4) read at strides in texels per
+// (b, h, row) axis, so each may be a strided view of a wider tensor (the head splits of a
+// packed q/k/v projection, read where they lie); the Mask is read as one-element texels at
+// mask_stride (0 on broadcast axes). fp32 throughout.
 #version 450
 #include "common.glsl"
 
@@ -23,22 +25,26 @@ layout(push_constant, std430) uniform Params {
   uint H, Sq, Skv;
   float scale;
   uint mask_stride[4];
+  uint q_stride[3], k_stride[3], v_stride[3];  // texels per b, h and row (query or key)
 } p;
 
 void main() {
   uint row = global_index();
   if (row >= p.rows) return;
   uint bh = row / p.Sq, i = row % p.Sq;
+  uint b = bh / p.H, h = bh % p.H;
+  uint qb = b * p.q_stride[0] + h * p.q_stride[1] + i * p.q_stride[2];
+  uint kh = b * p.k_stride[0] + h * p.k_stride[1], vh = b * p.v_stride[0] + h * p.v_stride[1];
   vec4 q[D4];
-  for (int t = 0; t < D4; ++t) q[t] = texelFetch(Q, int(row * uint(D4) + uint(t)));
+  for (int t = 0; t < D4; ++t) q[t] = texelFetch(Q, int(qb + uint(t)));
   vec4 acc[DV4];
   for (int t = 0; t < DV4; ++t) acc[t] = vec4(0.0);
   const float NEG_INF = -1.0 / 0.0;
   float m = NEG_INF, l = 0.0;
   uint keys = CAUSAL != 0 ? min(p.Skv, i + 1u) : p.Skv;
-  uint mask_row = (bh / p.H) * p.mask_stride[0] + (bh % p.H) * p.mask_stride[1] + i * p.mask_stride[2];
+  uint mask_row = b * p.mask_stride[0] + h * p.mask_stride[1] + i * p.mask_stride[2];
   for (uint j = 0u; j < keys; ++j) {
-    uint kb = (bh * p.Skv + j) * uint(D4);
+    uint kb = kh + j * p.k_stride[2];
     vec4 d4 = vec4(0.0);
     for (int t = 0; t < D4; ++t) d4 += q[t] * texelFetch(K, int(kb + uint(t)));
     float s = p.scale * ((d4.x + d4.y) + (d4.z + d4.w));
@@ -52,7 +58,7 @@ void main() {
     }
     float w = exp(s - m);
     l += w;
-    uint vb = (bh * p.Skv + j) * uint(DV4);
+    uint vb = vh + j * p.v_stride[2];
     for (int t = 0; t < DV4; ++t) acc[t] += w * texelFetch(V, int(vb + uint(t)));
   }
   // No key at all: an empty weighted sum, 0; keys that are all hidden: NaN, as softmax gives.
