@@ -24,17 +24,6 @@ bool is_onnx(const Node& n, const char* name, size_t inputs) {
          n.outputs[0] >= 0 && std::all_of(n.inputs.begin(), n.inputs.end(), [](int v) { return v >= 0; });
 }
 
-const Shape* known_shape(const Graph& g, int v) {
-  const Value& value = g.values[v];
-  if (value.constant.defined()) return &value.constant.shape();
-  return value.shape_known ? &value.shape : nullptr;
-}
-
-DType dtype_of(const Graph& g, int v) {
-  const Value& value = g.values[v];
-  return value.constant.defined() ? value.constant.dtype() : value.dtype;
-}
-
 struct Uses {
   std::vector<int> consumers;
   std::vector<bool> is_output;

@@ -230,6 +230,17 @@ bool is_onnx_op(const Node& n, const char* name, int inputs) {
          (inputs < 0 || n.inputs.size() == static_cast<size_t>(inputs));
 }
 
+DType dtype_of(const Graph& g, int v) {
+  const Value& value = g.values[v];
+  return value.constant.defined() ? value.constant.dtype() : value.dtype;
+}
+
+const Shape* known_shape(const Graph& g, int v) {
+  const Value& value = g.values[v];
+  if (value.constant.defined()) return &value.constant.shape();
+  return value.shape_known ? &value.shape : nullptr;
+}
+
 ValueReaders::ValueReaders(const Graph& g) : readers(g.values.size()), is_output(graph_output_flags(g)) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)

@@ -20,6 +20,11 @@ const Tensor* constant_tensor(const Graph& g, int v);
 /// For pattern matchers: whether `n` is the ONNX-domain op `name` with one output that exists,
 /// and (when `inputs` >= 0) exactly that many inputs.
 bool is_onnx_op(const Node& n, const char* name, int inputs = -1);
+/// Value v's dtype (its constant's where it has one).
+DType dtype_of(const Graph& g, int v);
+/// Value v's shape where it is known (a constant's, or load-time inference's, whose dims may
+/// still be negative: unknown until inputs are bound), else null.
+const Shape* known_shape(const Graph& g, int v);
 
 /// For pattern matchers: the nodes reading each value (one entry per read) and which values are
 /// graph outputs.

@@ -29,18 +29,13 @@
 namespace porta::detail {
 namespace {
 
+// v's shape when every dimension is known.
 std::optional<Shape> shape_of(const Graph& g, int v) {
-  if (v < 0) return std::nullopt;
-  const Value& value = g.values[v];
-  const Shape& s = value.constant.defined() ? value.constant.shape() : value.shape;
-  if (!value.constant.defined() && !value.shape_known) return std::nullopt;
-  for (int64_t d : s)
+  const Shape* s = v < 0 ? nullptr : known_shape(g, v);
+  if (!s) return std::nullopt;
+  for (int64_t d : *s)
     if (d < 0) return std::nullopt;
-  return s;
-}
-
-DType dtype_of(const Graph& g, int v) {
-  return g.values[v].constant.defined() ? g.values[v].constant.dtype() : g.values[v].dtype;
+  return *s;
 }
 
 // A Transpose's permutation when it keeps the last axis in place and moves some other (a
