@@ -479,6 +479,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     chain_private_layouts(*plan_);
     concat_into_batch_norm(*plan_);
     read_chains_in_place();
+    write_chains_in_place();
   }
   note_constant_bytes();
   plan_memory();
@@ -598,7 +599,9 @@ void Compiler::plan_memory() {
   std::vector<int> free_list;
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
     Step& step = plan_->steps[i];
-    for (int out : step.outputs) {
+    std::vector<int> taken = step.outputs;
+    if (step.writes_through) taken.push_back(step.inputs[0]);  // written through its view later
+    for (int out : taken) {
       // A block of another slot's memory (Concat in place): that slot's buffer is taken at
       // the first step writing any of its blocks.
       const int s = out >= 0 && slots[out].alias_offset >= 0 ? root(out) : out;

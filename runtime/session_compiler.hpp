@@ -119,6 +119,7 @@ class Compiler {
   void slice_in_place();
   void merge_movement_chains();  // runtime/session_moves.cpp
   void read_chains_in_place();   // runtime/session_moves.cpp
+  void write_chains_in_place();  // runtime/session_moves.cpp
 
   const Graph& graph_;
   const SessionOptions& options_;

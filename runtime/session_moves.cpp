@@ -8,6 +8,7 @@
 // view of its first input: the last copy of the chain reads that view straight from the first
 // input (ai.porta::StridedCopy) and the copies before it, which nothing else reads then, are
 // dropped (drop_unread_steps).
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -362,6 +363,166 @@ void Compiler::read_chains_in_place() {
       plan_->nodes[st.plan_node].reason += "; not run: its readers read its input where it lies, as a strided view (no copy)";
   }
   erase_steps(steps, dropped);
+}
+
+}  // namespace porta::detail::compiling
+
+namespace porta::detail::compiling {
+
+// The head merge, written in place: a value that only a chain's copy reads (through reshape
+// views), and that the copy merely permutes (every element once, no offset), is written by its
+// producer straight into the copy's result, through the inverse view, where the producer's
+// kernel says it writes such a view (KernelDef::writes_view); the copy and the views before
+// it do not run. Attention's [B, H, S, Dv] result permuted to [S, B, H*Dv] for the output
+// projection is one per layer. A view step ahead of the producer binds the value as that view
+// of the result's memory (Step::writes_through: the result's buffer is taken there). Only for
+// results the plan owns (no graph output, constant or block of another value) and values of
+// one stride per axis in it.
+void Compiler::write_chains_in_place() {
+  if (!fusion_enabled()) return;
+  const OpSchema* copy_op = find_op(opdef::kPortaDomain, "StridedCopy");
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<std::vector<size_t>> readers(slots.size());
+  std::vector<std::vector<std::pair<size_t, size_t>>> writers(slots.size());  // (step, output)
+  for (size_t k = 0; k < steps.size(); ++k) {
+    for (int s : steps[k].inputs)
+      if (s >= 0) readers[s].push_back(k);
+    for (size_t i = 0; i < steps[k].outputs.size(); ++i)
+      if (steps[k].outputs[i] >= 0) writers[steps[k].outputs[i]].emplace_back(k, i);
+  }
+  std::vector<bool> output_memory(slots.size(), false);
+  for (int s : plan_->output_slots)
+    for (int r = s; r >= 0; r = slots[r].alias_of) output_memory[r] = true;
+  auto owned = [&](int s) {
+    const Slot& sl = slots[s];
+    return sl.alias_of < 0 && sl.alias_offset < 0 && !sl.constant.defined() && sl.graph_input < 0 && !output_memory[s];
+  };
+  std::vector<bool> dropped(steps.size(), false);
+  std::vector<std::vector<Step>> before(steps.size());  // view steps to insert ahead of step k
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const Step& st = steps[t];
+    if (st.kind != StepKind::kernel || !st.ctx.op || st.prologue || st.inputs.empty() || st.inputs[0] < 0 ||
+        st.outputs.size() != 1 || st.outputs[0] < 0)
+      continue;
+    const bool strided_copy = copy_op && st.ctx.op == copy_op && st.inputs.size() == 1;
+    if (!strided_copy && !(st.ctx.op->domain.empty() && st.op == "Transpose")) continue;
+    const int out = st.outputs[0];
+    if (!owned(out) || slots[out].device != st.device || writers[out].size() != 1) continue;
+    // Up from the copy's input through plain reshape views, each read only by the next.
+    std::vector<size_t> path;  // the view steps
+    int value = st.inputs[0];
+    bool ok = readers[value].size() == 1;
+    while (ok && slots[value].alias_of >= 0) {
+      ok = slots[value].alias_offset < 0 && writers[value].size() == 1;
+      if (!ok) break;
+      const Step& v = steps[writers[value][0].first];
+      ok = v.kind == StepKind::view && !v.strided_view && v.inputs.size() == 1 && v.inputs[0] == slots[value].alias_of;
+      if (!ok) break;
+      path.push_back(writers[value][0].first);
+      value = v.inputs[0];
+      ok = readers[value].size() == 1;
+    }
+    const int root = value;
+    if (!ok || !owned(root) || writers[root].size() != 1 || slots[root].dtype != slots[out].dtype ||
+        slots[root].device != st.device)
+      continue;
+    const auto [p, j] = writers[root][0];
+    const Step& producer = steps[p];
+    if (producer.kind != StepKind::kernel || producer.prologue || !producer.kernel || !producer.kernel->writes_view)
+      continue;
+    // The copy's view of the root's dense layout, one group of atoms per output axis.
+    const Shape& in_shape = slots[st.inputs[0]].shape;
+    std::optional<AtomView> view;
+    if (strided_copy) {
+      const Attributes& a = *st.ctx.attrs;
+      const std::vector<int64_t> dims = a.get_ints("dims", {}), flat_strides = a.get_ints("strides", {});
+      if (dims.size() != flat_strides.size() || a.get_int("offset", 0) != 0) continue;
+      AtomView flat;
+      for (size_t i = 0; i < dims.size(); ++i) flat.axes.push_back({Atom{dims[i], flat_strides[i]}});
+      view = reshape_view(flat, slots[out].shape);
+    } else {
+      const AtomView dense = AtomView::dense(in_shape);
+      AtomView v;
+      for (int64_t axis : opdef::transpose_perm(dense.axes.size(), st.ctx.attrs->get_ints("perm", {}), "Transpose"))
+        v.axes.push_back(dense.axes[static_cast<size_t>(axis)]);
+      view = std::move(v);
+    }
+    if (!view || view->offset != 0 || view->shape() != slots[out].shape) continue;
+    // Each atom's stride in the result (row-major over the result's axes, atoms in order).
+    struct Placed {
+      Atom atom;
+      int64_t out_stride;
+    };
+    std::vector<Placed> placed;
+    int64_t stride = 1;
+    for (size_t i = view->axes.size(); i-- > 0;)
+      for (size_t k = view->axes[i].size(); k-- > 0;) {
+        const Atom& a = view->axes[i][k];
+        if (a.size != 1) placed.push_back({a, stride});
+        stride *= a.size;
+      }
+    // A permutation: the atoms, by their stride in the root, tile it densely.
+    std::sort(placed.begin(), placed.end(), [](const Placed& x, const Placed& y) { return x.atom.stride < y.atom.stride; });
+    int64_t expect = 1;
+    for (const Placed& q : placed) {
+      ok = ok && q.atom.stride == expect;
+      expect *= q.atom.size;
+    }
+    const Shape& root_shape = slots[root].shape;
+    if (!ok || expect != shape_numel(root_shape) || shape_numel(root_shape) == 0) continue;
+    // Each axis of the root inside one atom (an atom may hold several: the [B*H, S, D] view
+    // of attention's [B, H, S, D]), so one stride in the result.
+    std::vector<int64_t> strides(root_shape.size(), 0);
+    int64_t dense_stride = 1;
+    for (size_t i = root_shape.size(); ok && i-- > 0;) {
+      if (root_shape[i] != 1) {
+        auto at = std::find_if(placed.begin(), placed.end(), [&](const Placed& q) {
+          return q.atom.stride <= dense_stride && dense_stride < q.atom.stride * q.atom.size;
+        });
+        ok = at != placed.end() && dense_stride % at->atom.stride == 0 &&
+             dense_stride * root_shape[i] <= at->atom.stride * at->atom.size;
+        if (ok) strides[i] = at->out_stride * (dense_stride / at->atom.stride);
+      }
+      dense_stride *= root_shape[i];
+    }
+    if (!ok) continue;
+    KernelContext probe;
+    probe.op = producer.ctx.op;
+    probe.attrs = producer.ctx.attrs;
+    probe.device = producer.device;
+    probe.backend = producer.ctx.backend;
+    for (int s : producer.inputs) probe.inputs.push_back(s < 0 ? Tensor() : shape_probe(slots[s].shape, slots[s].dtype));
+    for (int s : producer.outputs) probe.outputs.push_back(s < 0 ? Tensor() : shape_probe(slots[s].shape, slots[s].dtype));
+    probe.outputs[j] = Tensor::zeros({1}, slots[root].dtype).as_strided(root_shape, strides, 0);
+    if (!producer.kernel->writes_view(probe, j)) continue;
+    Step bind;
+    bind.kind = StepKind::view;
+    bind.name = producer.name;
+    bind.op = producer.op;
+    bind.device = producer.device;
+    bind.inputs = {out};
+    bind.outputs = {root};
+    bind.plan_node = -1;
+    bind.strided_view = true;
+    bind.writes_through = true;
+    bind.view_strides = strides;
+    before[p].push_back(std::move(bind));
+    slots[root].alias_of = out;
+    dropped[t] = true;
+    for (size_t v : path) dropped[v] = true;
+    if (st.plan_node >= 0)
+      plan_->nodes[st.plan_node].reason += "; not run: its input's producer writes it here in place, through a strided view";
+    if (producer.plan_node >= 0)
+      plan_->nodes[producer.plan_node].reason += "; writes its result through a strided view of the permuted copy's";
+    readers[out].clear();  // (no other chain reaches these)
+  }
+  std::vector<Step> kept;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    for (Step& b : before[k]) kept.push_back(std::move(b));
+    if (!dropped[k]) kept.push_back(std::move(steps[k]));
+  }
+  steps = std::move(kept);
 }
 
 }  // namespace porta::detail::compiling

@@ -53,6 +53,10 @@ struct Step {
   bool strided_view = false;
   std::vector<int64_t> view_strides;
   int64_t view_offset = 0;
+  /// With strided_view: the view is written, not read: a later step writes its output through
+  /// it into the input's memory, so this step is where that memory's life starts
+  /// (Compiler::write_chains_in_place).
+  bool writes_through = false;
 };
 
 struct Buffer {

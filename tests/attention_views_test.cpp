@@ -7,7 +7,9 @@
 // projection [S, B, lead + 3E + tail], batch sizes 1 to 3, head sizes 4 to 16, masks over
 // [B*H, 1, S] and [B*H, S, S]; Hugging Face's form, one Transpose per separate projection.
 // The copies stay where the projection's rows or the splits start between texels, or the
-// kernel declines the head size (6).
+// kernel declines the head size (6). The head merge after attention (Transpose(1, 0, 2) and
+// the output projection) is written in place by the attention, except where the merge is a
+// graph output or the attention's result has another reader.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -30,6 +32,10 @@ struct Case {
   int64_t lead = 0;      // columns of the packed projection before q
   std::string mask;      // "", "keys" ([B*H, 1, S]) or "full" ([B*H, S, S])
   int64_t tail = 0;      // and after v
+  // "": the attention's result is the output; "projected": merged back to [S, B, E] and
+  // projected (Transpose(1, 0, 2), Reshape, MatMul); "merged": the merge is the output; "read":
+  // projected, and the attention's result also read by an Add.
+  std::string merge;
 };
 
 // x [S, B, E] -> MatMul(W [E, lead + 3E]) + bias -> q, k, v Slices -> Reshape [S, B*H, Dh] ->
@@ -68,7 +74,27 @@ ReferenceGraph packed_mha(const Case& c) {
     logits = "masked";
   }
   g.node("Softmax", {logits}, "p", {{"axis", int64_t{-1}}});
-  g.node("MatMul", {"p", "vt"}, "out");
+  if (c.merge.empty()) {
+    g.node("MatMul", {"p", "vt"}, "out");
+    g.output("out");
+    return g;
+  }
+  g.node("MatMul", {"p", "vt"}, "attn");
+  g.node("Transpose", {"attn"}, c.merge == "merged" ? "out" : "merged", {{"perm", Ints{1, 0, 2}}});
+  if (c.merge == "merged") {
+    g.output("out");
+    return g;
+  }
+  g.initializer("rows", i64s({c.s, c.b, e}));
+  g.node("Reshape", {"merged", "rows"}, "rows_in");
+  g.initializer("wo", random_f32({e, e}, -0.3, 0.3));
+  g.node("MatMul", {"rows_in", "wo"}, c.merge == "read" ? "projected" : "out");
+  if (c.merge == "read") {
+    g.initializer("back", i64s({c.s, c.b, e}));
+    g.node("Transpose", {"attn"}, "attn_t", {{"perm", Ints{1, 0, 2}}});
+    g.node("Reshape", {"attn_t", "back"}, "attn_rows");
+    g.node("Add", {"projected", "attn_rows"}, "out");
+  }
   g.output("out");
   return g;
 }
@@ -110,9 +136,15 @@ const NodePlan* fused(const std::vector<NodePlan>& plan) {
   return nullptr;
 }
 
+int written_in_place(const std::vector<NodePlan>& plan) {
+  int n = 0;
+  for (const NodePlan& p : plan) n += p.reason.find("its input's producer writes it here in place") != std::string::npos;
+  return n;
+}
+
 // Whether the fused node runs a kernel that reads strided views (vulkan's "rows").
 bool reads_views(const NodePlan* node, Device device) {
-  if (!node || device_type_name(device.type) != "vulkan" || node->reason.find("kernel 'rows'") == std::string::npos)
+  if (!node || device_type_name(device.type) != "vulkan" || node->reason.find("kernel 'rows' for") == std::string::npos)
     return false;
   for (const KernelDef* k : kernels_for("ai.porta::ScaledDotProductAttention"))
     if (k->backend == device.type && k->impl.name == "rows") return static_cast<bool>(k->reads_view);
@@ -137,6 +169,24 @@ TEST(AttentionViews, HeadSplitsReadInPlace) {
     for (Case c : {Case{2, 5, 3, 4}, Case{1, 9, 4, 8}, Case{3, 7, 2, 16}, Case{2, 17, 3, 4, 0, "keys"},
                    Case{2, 6, 2, 8, 0, "full"}, Case{2, 5, 3, 4, 4}})
       expect_case(c, device, 3);
+  }
+}
+
+// The head merge after attention: written in place by the attention where it feeds the output
+// projection; kept where it is a graph output or where the attention's result is read twice.
+TEST(AttentionViews, HeadMergeWrittenInPlace) {
+  for (Device device : test_devices()) {
+    if (!device_unusable(device).empty()) continue;
+    for (const Case& c : {Case{2, 5, 3, 4, 0, "", 0, "projected"}, Case{1, 9, 4, 8, 0, "keys", 0, "projected"},
+                          Case{3, 7, 2, 16, 0, "", 0, "merged"}, Case{2, 6, 2, 8, 0, "", 0, "read"},
+                          Case{2, 5, 3, 6, 0, "", 0, "projected"}}) {
+      SCOPED_TRACE(str("B ", c.b, " S ", c.s, " H ", c.h, " Dh ", c.dh, " merge '", c.merge, "' on ", device.str(),
+                       ", seed ", seed()));
+      ReferenceGraph g = packed_mha(c);
+      const std::vector<NodePlan> plan = plan_and_check_on(g, device, 1e-5, 2);
+      const bool writes = reads_views(fused(plan), device) && c.merge == "projected";
+      EXPECT_EQ(written_in_place(plan), writes ? 1 : 0);
+    }
   }
 }
 

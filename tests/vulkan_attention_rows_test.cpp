@@ -120,6 +120,63 @@ TEST(VulkanAttentionRows, StridedViewsOfAPackedProjection) {
   }
 }
 
+// Y written through a strided view (a session's head merge, Compiler::write_chains_in_place):
+// [B, H, S, Dv] into a poisoned [S, lead + B*H*Dv + tail] buffer, where it lies when the
+// view starts on the storage alignment (KernelDef::writes_view), through a contiguous result
+// when not; every element of the view against the float64 reference, the rest untouched.
+TEST(VulkanAttentionRows, WritesThroughAStridedView) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  const OpSchema* op = find_op("ai.porta", kOp);
+  struct Case {
+    int64_t b, h, s, dv, lead, tail;  // columns before and after the merged heads
+    bool in_place;
+  };
+  // Rows of whole vec4s starting between them (lead 2, tail 2); rows between vec4s (lead 1).
+  for (const Case& c : {Case{2, 3, 5, 4, 0, 0, true}, Case{1, 4, 9, 8, 4, 4, true}, Case{3, 2, 7, 16, 0, 0, true},
+                        Case{2, 3, 5, 4, 2, 2, false}, Case{2, 3, 5, 4, 1, 0, false}}) {
+    SCOPED_TRACE(str("B ", c.b, " H ", c.h, " S ", c.s, " Dv ", c.dv, " lead ", c.lead, " tail ", c.tail, ", seed ",
+                     seed()));
+    Tensor q = random_input({c.b, c.h, c.s, c.dv}), k = random_input({c.b, c.h, c.s + 2, c.dv}),
+           v = random_input({c.b, c.h, c.s + 2, c.dv});
+    const Tensor ref = reference_op(kOp, {q, k, v}, {}, 1).at(0);
+    const int64_t width = c.lead + c.b * c.h * c.dv + c.tail;
+    std::vector<double> nan(static_cast<size_t>(c.s * width), std::numeric_limits<double>::quiet_NaN());
+    Tensor merged = Tensor::from_values(nan, {c.s, width}, DType::f32).to(kVk);
+    Tensor y = merged.as_strided({c.b, c.h, c.s, c.dv}, {c.h * c.dv, c.dv, width, 1}, merged.offset() + c.lead);
+    KernelContext ctx;
+    ctx.op = op;
+    Attributes attrs{{"causal", int64_t{0}}};
+    ctx.attrs = &attrs;
+    ctx.device = kVk;
+    ctx.inputs = to_vk({q, k, v});
+    ctx.outputs = {y};
+    Resolution r = resolve_vk(kOp, ctx.inputs, attrs);
+    ASSERT_EQ(r.kernel->impl.name, "rows") << r.reason;
+    ASSERT_TRUE(r.kernel->writes_view);
+    EXPECT_EQ(r.kernel->writes_view(ctx, 0), c.in_place);
+    ctx.backend = &backend_for(kVk);
+    r.kernel->fn(ctx);
+    Tensor got = merged.to(Device::cpu());
+    const float* g = got.data<float>();
+    const double* want = ref.data<double>();
+    int64_t wrong = 0, touched = 0;
+    for (int64_t t = 0; t < c.s; ++t)
+      for (int64_t col = 0; col < width; ++col) {
+        const float x = g[t * width + col];
+        if (col < c.lead || col >= width - c.tail) {
+          touched += !std::isnan(x);
+          continue;
+        }
+        const int64_t bh = (col - c.lead) / c.dv, d = (col - c.lead) % c.dv;
+        const double w = want[(bh * c.s + t) * c.dv + d];
+        wrong += !(std::abs(x - w) <= 1e-5 * (1 + std::abs(w)));
+      }
+    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(touched, 0);
+  }
+}
+
 // A row every key is hidden from gives NaN (as softmax does), the other rows their values.
 TEST(VulkanAttentionRows, RowWithEveryKeyHiddenIsNaN) {
   REQUIRE_VULKAN();

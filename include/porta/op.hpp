@@ -121,6 +121,12 @@ struct KernelDef {
   /// A session then passes such a reader the view of a chain of Slice, Transpose and reshape
   /// steps instead of running the chain's copy (Compiler::read_chains_in_place).
   std::function<bool(const KernelContext& call, size_t i)> reads_view;
+  /// True when the kernel writes output `i` of `call` through the strided view call.out(i)
+  /// describes (its elements where the view puts them, nothing else of the memory). A session
+  /// then has it write a value that only a Transpose (or chain of copies) reads straight into
+  /// that copy's result (Compiler::write_chains_in_place). Kernels without it get contiguous
+  /// outputs.
+  std::function<bool(const KernelContext& call, size_t i)> writes_view;
   std::string source = "builtin";  ///< "builtin" or the plugin's name
   /// Takes calls whose dispatch input is bf16 or f16 and whose output 0 is f32: its f32
   /// accumulators written without rounding to the half type. A session with a low precision

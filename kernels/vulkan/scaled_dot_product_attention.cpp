@@ -140,6 +140,21 @@ bool rows_view_ok(const KernelContext& ctx, const Tensor& t) {
   return static_cast<uint64_t>((view_span(t) + 3) / 4) <= caps.max_texels;
 }
 
+// Whether sdpa_rows.comp writes Y `t` (4-D, f32) where it lies: Dv dense, the other strides
+// whole vec4s, the start on the storage alignment, the span within one binding.
+bool rows_output_ok(const KernelContext& ctx, const Tensor& t) {
+  const Shape& shape = t.shape();
+  const std::vector<int64_t>& strides = t.strides();
+  if (shape.size() != 4 || t.dtype() != DType::f32) return false;
+  if (shape[3] > 1 && strides[3] != 1) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (shape[i] > 1 && (strides[i] < 0 || strides[i] % 4 != 0)) return false;
+  const DeviceCaps& caps = device_caps(ctx);
+  const uint64_t bytes = static_cast<uint64_t>(t.offset()) * 4;
+  return bytes % std::max<uint64_t>(caps.storage_alignment, 16) == 0 &&
+         static_cast<uint64_t>(view_span(t)) * 4 <= binding_limit(ctx);
+}
+
 // Texels per b, h and row of Q, K or V as bound (0 on axes of one).
 void push_row_strides(Launch& l, const Tensor& t) {
   for (size_t i = 0; i < 3; ++i) l.push_u(t.shape()[i] > 1 ? t.strides()[i] / 4 : 0);
@@ -156,8 +171,12 @@ void sdpa_rows_vulkan(KernelContext& ctx) {
   }
   const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
   const int64_t B = qs[0], H = qs[1], Sq = qs[2], D = qs[3], Skv = ks[2], Dv = vs[3];
-  Tensor& y = ctx.out(0);
-  if (y.numel() == 0) return;
+  if (ctx.out(0).numel() == 0) return;
+  // Y is written where it lies when rows_output_ok (a session's head merge); any other
+  // non-contiguous Y gets the result through a contiguous one.
+  Tensor& given = ctx.out(0);
+  const bool direct = given.is_contiguous() || rows_output_ok(ctx, given);
+  Tensor y = direct ? given : Tensor::empty(given.shape(), DType::f32, ctx.device);
   const bool has_mask = ctx.has_input(3);
   const double scale =
       ctx.attrs->has("scale") ? ctx.attrs->get_float("scale") : 1.0 / std::sqrt(static_cast<double>(D));
@@ -172,15 +191,19 @@ void sdpa_rows_vulkan(KernelContext& ctx) {
     a.bytes = static_cast<size_t>(view_span(ctx.in(i))) * 4;
     return a;
   };
-  l.args = {view(0), view(1), view(2), has_mask ? scalar_texels(ctx.in(3)) : view(0), output(y)};
+  Arg dst = output(y);
+  dst.bytes = static_cast<size_t>(view_span(y)) * 4;
+  l.args = {view(0), view(1), view(2), has_mask ? scalar_texels(ctx.in(3)) : view(0), dst};
   l.push_u(rows);
   for (int64_t v : {H, Sq, Skv}) l.push_u(v);
   l.push_f(scale);
   std::vector<int64_t> strides = has_mask ? opdef::attention_mask_strides(ctx) : std::vector<int64_t>(4, 0);
   for (int64_t st : strides) l.push_u(st);
   for (size_t i = 0; i < 3; ++i) push_row_strides(l, ctx.in(i));
+  push_row_strides(l, y);
   set_grid(l, device_caps(ctx), (rows + 63) / 64);
   launch(ctx, std::move(l));
+  if (!direct) given.copy_(y);
 }
 
 std::string sdpa_rows_supports(const KernelContext& ctx) {
@@ -216,6 +239,7 @@ const bool sdpa_rows_registered = [] {
   k.supports = sdpa_rows_supports;
   k.strided_inputs = true;
   k.reads_view = [](const KernelContext& ctx, size_t i) { return i < 3 && rows_view_ok(ctx, ctx.in(i)); };
+  k.writes_view = [](const KernelContext& ctx, size_t i) { return i == 0 && rows_output_ok(ctx, ctx.outputs.at(0)); };
   return register_kernel_at_load(std::move(k));
 }();
 PORTA_REGISTER_KERNEL(ScaledDotProductAttention, vulkan, kF32, sdpa_vulkan, sdpa_supports)

@@ -7,7 +7,8 @@
 // Q, K and V are RGBA32F texel views (D and Dv multiples of 4) read at strides in texels per
 // (b, h, row) axis, so each may be a strided view of a wider tensor (the head splits of a
 // packed q/k/v projection, read where they lie); the Mask is read as one-element texels at
-// mask_stride (0 on broadcast axes). fp32 throughout.
+// mask_stride (0 on broadcast axes); Dst is written at strides too (the head merge's
+// permuted layout, written in place). fp32 throughout.
 #version 450
 #include "common.glsl"
 
@@ -26,6 +27,7 @@ layout(push_constant, std430) uniform Params {
   float scale;
   uint mask_stride[4];
   uint q_stride[3], k_stride[3], v_stride[3];  // texels per b, h and row (query or key)
+  uint y_stride[3];                             // vec4s per b, h and query row of Dst
 } p;
 
 void main() {
@@ -63,5 +65,6 @@ void main() {
   }
   // No key at all: an empty weighted sum, 0; keys that are all hidden: NaN, as softmax gives.
   float inv = p.Skv == 0u ? 0.0 : (m == NEG_INF ? uintBitsToFloat(0x7fc00000u) : 1.0 / l);
-  for (int t = 0; t < DV4; ++t) dst[row * uint(DV4) + uint(t)] = acc[t] * inv;
+  uint yb = b * p.y_stride[0] + h * p.y_stride[1] + i * p.y_stride[2];
+  for (int t = 0; t < DV4; ++t) dst[yb + uint(t)] = acc[t] * inv;
 }
