@@ -234,6 +234,34 @@ std::optional<std::vector<int64_t>> plain_strides(const AtomView& v) {
   return strides;
 }
 
+// What a copy step reads of its first input, as a view of that input's dense layout, one
+// group of atoms per output axis: a chain's StridedCopy (its atoms regrouped by the output's
+// shape), a Transpose, or a Slice (whose bounds are the plan's constants); else nullopt.
+std::optional<AtomView> copy_step_view(const Plan& plan, const Step& st, const OpSchema* copy_op) {
+  const Shape& in = plan.slots[st.inputs[0]].shape;
+  const Shape& out = plan.slots[st.outputs[0]].shape;
+  std::optional<AtomView> view;
+  if (st.ctx.op == copy_op && st.inputs.size() == 1) {
+    const Attributes& a = *st.ctx.attrs;
+    const std::vector<int64_t> dims = a.get_ints("dims", {}), flat_strides = a.get_ints("strides", {});
+    if (dims.size() != flat_strides.size()) return std::nullopt;
+    AtomView flat;
+    flat.offset = a.get_int("offset", 0);
+    for (size_t i = 0; i < dims.size(); ++i) flat.axes.push_back({Atom{dims[i], flat_strides[i]}});
+    view = reshape_view(flat, out);
+  } else if (st.ctx.op->domain.empty() && st.op == "Transpose") {
+    const AtomView dense = AtomView::dense(in);
+    AtomView t;
+    for (int64_t axis : opdef::transpose_perm(dense.axes.size(), st.ctx.attrs->get_ints("perm", {}), "Transpose"))
+      t.axes.push_back(dense.axes[static_cast<size_t>(axis)]);
+    view = std::move(t);
+  } else if (st.ctx.op->domain.empty() && st.op == "Slice") {
+    view = slice_of(plan, st, AtomView::dense(in));
+  }
+  if (!view || view->shape() != out) return std::nullopt;
+  return view;
+}
+
 // The view steps to rewrite (step, the chain's view of its output) and whether `slot`'s
 // readers all read their views in place: kernels that say so (KernelDef::reads_view) of
 // `slot` viewed as `v`, and reshape view steps, whose readers must then do the same with
@@ -281,10 +309,9 @@ struct InPlaceReaders {
 }  // namespace
 
 // A chain's strided copy (or a lone Transpose or Slice: a chain of one copy) whose readers all
-// read its view where it lies becomes views: kernel
-// readers that take that input strided (KernelDef::reads_view) get the chain's first input
-// viewed with the chain's strides, and reshape view steps reading the copy become such views
-// themselves (attention's head split: the chain ends in [B*H, S, Dh], two strides on its
+// read its view where it lies becomes views: kernel readers that take that input strided
+// (KernelDef::reads_view) get the chain's first input viewed with the chain's strides, and
+// reshape view steps reading the copy become such views themselves (attention's head split: the chain ends in [B*H, S, Dh], two strides on its
 // first axis, and its reader views it as [B, H, S, Dh], one stride per axis). The copy then
 // does not run; on lavapipe each is a dispatch, three per attention layer for q, k and v.
 // Only views of a value the plan computes (no constant or graph input), never of graph
@@ -308,36 +335,15 @@ void Compiler::read_chains_in_place() {
     if (st.kind != StepKind::kernel || !st.ctx.op || st.prologue || st.inputs.empty() || st.outputs.size() != 1 ||
         st.inputs[0] < 0 || st.outputs[0] < 0)
       continue;
-    const bool strided_copy = st.ctx.op == copy_op && st.inputs.size() == 1;
-    const bool onnx = st.ctx.op->domain.empty() && (st.op == "Transpose" || st.op == "Slice");
-    if (!strided_copy && !onnx) continue;
     const int in = st.inputs[0], out = st.outputs[0];
     const Slot &src = slots[in], &dst = slots[out];
     if (dst.alias_of >= 0 || dst.constant.defined() || src.constant.defined() || src.graph_input >= 0 ||
         src.device != st.device || dst.device != st.device || src.dtype != dst.dtype)
       continue;
-    // The step's view of its input, one group of atoms per output axis: a chain's copy (its
-    // atoms regrouped by the output's shape), or a chain of one copy, a Transpose or a Slice.
-    std::optional<AtomView> view;
-    if (strided_copy) {
-      const Attributes& a = *st.ctx.attrs;
-      const std::vector<int64_t> dims = a.get_ints("dims", {}), flat_strides = a.get_ints("strides", {});
-      if (dims.size() != flat_strides.size()) continue;
-      AtomView flat;
-      flat.offset = a.get_int("offset", 0);
-      for (size_t i = 0; i < dims.size(); ++i) flat.axes.push_back({Atom{dims[i], flat_strides[i]}});
-      view = reshape_view(flat, dst.shape);
-    } else if (st.op == "Transpose") {
-      const AtomView dense = AtomView::dense(src.shape);
-      std::vector<int64_t> perm =
-          opdef::transpose_perm(dense.axes.size(), st.ctx.attrs->get_ints("perm", {}), "Transpose");
-      AtomView t;
-      for (int64_t axis : perm) t.axes.push_back(dense.axes[static_cast<size_t>(axis)]);
-      view = std::move(t);
-    } else {
-      view = slice_of(*plan_, st, AtomView::dense(src.shape));
-    }
-    if (!view || view->shape() != dst.shape) continue;
+    // The step's view of its input: a chain's copy, or a chain of one copy (a Transpose or a
+    // Slice).
+    const std::optional<AtomView> view = copy_step_view(*plan_, st, copy_op);
+    if (!view) continue;
     InPlaceReaders found{*plan_, readers, output_memory, st.device, {}, false};
     if (!found.all(out, *view, true)) continue;
     auto make_view = [&](Step& step, int output, const AtomView& v) {
@@ -405,8 +411,8 @@ void Compiler::write_chains_in_place() {
     if (st.kind != StepKind::kernel || !st.ctx.op || st.prologue || st.inputs.empty() || st.inputs[0] < 0 ||
         st.outputs.size() != 1 || st.outputs[0] < 0)
       continue;
-    const bool strided_copy = copy_op && st.ctx.op == copy_op && st.inputs.size() == 1;
-    if (!strided_copy && !(st.ctx.op->domain.empty() && st.op == "Transpose")) continue;
+    if (!(st.ctx.op == copy_op && st.inputs.size() == 1) && !(st.ctx.op->domain.empty() && st.op == "Transpose"))
+      continue;
     const int out = st.outputs[0];
     if (!owned(out) || slots[out].device != st.device || writers[out].size() != 1) continue;
     // Up from the copy's input through plain reshape views, each read only by the next.
@@ -431,24 +437,9 @@ void Compiler::write_chains_in_place() {
     const Step& producer = steps[p];
     if (producer.kind != StepKind::kernel || producer.prologue || !producer.kernel || !producer.kernel->writes_view)
       continue;
-    // The copy's view of the root's dense layout, one group of atoms per output axis.
-    const Shape& in_shape = slots[st.inputs[0]].shape;
-    std::optional<AtomView> view;
-    if (strided_copy) {
-      const Attributes& a = *st.ctx.attrs;
-      const std::vector<int64_t> dims = a.get_ints("dims", {}), flat_strides = a.get_ints("strides", {});
-      if (dims.size() != flat_strides.size() || a.get_int("offset", 0) != 0) continue;
-      AtomView flat;
-      for (size_t i = 0; i < dims.size(); ++i) flat.axes.push_back({Atom{dims[i], flat_strides[i]}});
-      view = reshape_view(flat, slots[out].shape);
-    } else {
-      const AtomView dense = AtomView::dense(in_shape);
-      AtomView v;
-      for (int64_t axis : opdef::transpose_perm(dense.axes.size(), st.ctx.attrs->get_ints("perm", {}), "Transpose"))
-        v.axes.push_back(dense.axes[static_cast<size_t>(axis)]);
-      view = std::move(v);
-    }
-    if (!view || view->offset != 0 || view->shape() != slots[out].shape) continue;
+    // The copy's view of the root's dense layout (the views between them are reshapes of it).
+    const std::optional<AtomView> view = copy_step_view(*plan_, st, copy_op);
+    if (!view || view->offset != 0) continue;
     // Each atom's stride in the result (row-major over the result's axes, atoms in order).
     struct Placed {
       Atom atom;

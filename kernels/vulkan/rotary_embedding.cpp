@@ -7,14 +7,6 @@
 namespace porta::vk {
 namespace {
 
-// Elements from the first to the last one `t` views, plus one (0 when empty).
-int64_t view_span(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  int64_t span = 1;
-  for (size_t i = 0; i < t.shape().size(); ++i) span += (t.shape()[i] - 1) * t.strides()[i];
-  return span;
-}
-
 // Whether the shader reads X `t` where it lies: 4-D, D dense, no negative stride, the binding's
 // start on the device's storage alignment and its span within one binding.
 bool x_view_ok(const KernelContext& ctx, const Tensor& t) {
@@ -31,12 +23,7 @@ bool x_view_ok(const KernelContext& ctx, const Tensor& t) {
 void rotary_embedding_vulkan(KernelContext& ctx) {
   // X is read where it lies when x_view_ok (a session's head split); other layouts, and the
   // tables, are copied first.
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    Tensor& t = ctx.inputs[i];
-    if (!t.defined() || t.is_contiguous() || (i == 0 && x_view_ok(ctx, t))) continue;
-    t = t.contiguous();
-    if (i < 64) ctx.constant_inputs &= ~(uint64_t{1} << i);
-  }
+  contiguous_inputs_unless(ctx, [&](size_t i, const Tensor& t) { return i == 0 && x_view_ok(ctx, t); });
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   int64_t pairs = y.numel() / 2;

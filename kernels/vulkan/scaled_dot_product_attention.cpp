@@ -116,42 +116,31 @@ uint64_t sdpa_rows_loops(int64_t skv, int64_t d, int64_t dv) {
   return d4 + 2 * dv4 + 4 + static_cast<uint64_t>(skv) * (d4 + 2 * dv4 + 4);
 }
 
-// Elements from the first to the last one `t` views, plus one (0 when empty).
-int64_t view_span(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  int64_t span = 1;
-  for (size_t i = 0; i < t.shape().size(); ++i) span += (t.shape()[i] - 1) * t.strides()[i];
-  return span;
+// Whether `t` is a 4-D f32 tensor of rows of whole vec4s: its last axis dense, the other
+// axes' strides multiples of 4 (what sdpa_rows.comp reads and writes at strides).
+bool vec4_rows(const Tensor& t) {
+  const Shape& shape = t.shape();
+  const std::vector<int64_t>& strides = t.strides();
+  if (shape.size() != 4 || t.dtype() != DType::f32) return false;
+  if (shape[3] > 1 && strides[3] != 1) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (shape[i] > 1 && (strides[i] < 0 || strides[i] % 4 != 0)) return false;
+  return true;
 }
 
-// Whether sdpa_rows.comp reads Q, K or V `t` (4-D) where it lies: its last axis dense, the
-// other axes' strides and its offset whole texels, the offset on the device's texel
-// alignment, and the elements it spans within one texel binding.
+// Whether sdpa_rows.comp reads Q, K or V `t` where it lies: vec4 rows, the offset on the
+// device's texel alignment, the elements it spans within one texel binding.
 bool rows_view_ok(const KernelContext& ctx, const Tensor& t) {
-  const Shape& shape = t.shape();
-  const std::vector<int64_t>& strides = t.strides();
-  if (shape.size() != 4 || t.dtype() != DType::f32) return false;
-  if (shape[3] > 1 && strides[3] != 1) return false;
-  for (size_t i = 0; i < 3; ++i)
-    if (shape[i] > 1 && (strides[i] < 0 || strides[i] % 4 != 0)) return false;
   const DeviceCaps& caps = device_caps(ctx);
-  const uint64_t bytes = static_cast<uint64_t>(t.offset()) * 4;
-  if (bytes % std::max<uint64_t>(caps.texel_alignment, 16) != 0) return false;
-  return static_cast<uint64_t>((view_span(t) + 3) / 4) <= caps.max_texels;
+  return vec4_rows(t) && static_cast<uint64_t>(t.offset()) * 4 % std::max<uint64_t>(caps.texel_alignment, 16) == 0 &&
+         static_cast<uint64_t>((view_span(t) + 3) / 4) <= caps.max_texels;
 }
 
-// Whether sdpa_rows.comp writes Y `t` (4-D, f32) where it lies: Dv dense, the other strides
-// whole vec4s, the start on the storage alignment, the span within one binding.
+// Whether sdpa_rows.comp writes Y `t` where it lies: vec4 rows, the start on the storage
+// alignment, the span within one binding.
 bool rows_output_ok(const KernelContext& ctx, const Tensor& t) {
-  const Shape& shape = t.shape();
-  const std::vector<int64_t>& strides = t.strides();
-  if (shape.size() != 4 || t.dtype() != DType::f32) return false;
-  if (shape[3] > 1 && strides[3] != 1) return false;
-  for (size_t i = 0; i < 3; ++i)
-    if (shape[i] > 1 && (strides[i] < 0 || strides[i] % 4 != 0)) return false;
   const DeviceCaps& caps = device_caps(ctx);
-  const uint64_t bytes = static_cast<uint64_t>(t.offset()) * 4;
-  return bytes % std::max<uint64_t>(caps.storage_alignment, 16) == 0 &&
+  return vec4_rows(t) && static_cast<uint64_t>(t.offset()) * 4 % std::max<uint64_t>(caps.storage_alignment, 16) == 0 &&
          static_cast<uint64_t>(view_span(t)) * 4 <= binding_limit(ctx);
 }
 
@@ -163,12 +152,7 @@ void push_row_strides(Launch& l, const Tensor& t) {
 void sdpa_rows_vulkan(KernelContext& ctx) {
   // Q, K and V are read where they lie when rows_view_ok (a session's head splits); other
   // non-contiguous inputs, and any mask, are copied first.
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    Tensor& t = ctx.inputs[i];
-    if (!t.defined() || t.is_contiguous() || (i < 3 && rows_view_ok(ctx, t))) continue;
-    t = t.contiguous();
-    if (i < 64) ctx.constant_inputs &= ~(uint64_t{1} << i);
-  }
+  contiguous_inputs_unless(ctx, [&](size_t i, const Tensor& t) { return i < 3 && rows_view_ok(ctx, t); });
   const Shape &qs = ctx.in(0).shape(), &ks = ctx.in(1).shape(), &vs = ctx.in(2).shape();
   const int64_t B = qs[0], H = qs[1], Sq = qs[2], D = qs[3], Skv = ks[2], Dv = vs[3];
   if (ctx.out(0).numel() == 0) return;

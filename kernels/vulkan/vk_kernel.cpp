@@ -185,6 +185,22 @@ std::string texel_formats_ok(const KernelContext& ctx, DType t) {
   return "";
 }
 
+int64_t view_span(const Tensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t span = 1;
+  for (size_t i = 0; i < t.shape().size(); ++i) span += (t.shape()[i] - 1) * t.strides()[i];
+  return span;
+}
+
+void contiguous_inputs_unless(KernelContext& ctx, const std::function<bool(size_t, const Tensor&)>& keep) {
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    Tensor& t = ctx.inputs[i];
+    if (!t.defined() || t.is_contiguous() || keep(i, t)) continue;
+    t = t.contiguous();
+    if (i < 64) ctx.constant_inputs &= ~(uint64_t{1} << i);
+  }
+}
+
 std::string fits_bindings(const KernelContext& ctx) {
   const uint64_t limit = binding_limit(ctx);
   auto check_one = [&](const Tensor& t, const char* what, size_t i) -> std::string {

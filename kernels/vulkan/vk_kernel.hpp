@@ -3,6 +3,7 @@
 #pragma once
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,13 @@ void launch(const KernelContext& ctx, Launch l);
 /// Bytes one storage-buffer binding may cover: maxStorageBufferRange, or less while the test
 /// override of vk_validation.hpp (set_binding_limit_override) asks for less.
 uint64_t binding_limit(const KernelContext& ctx);
+/// Elements from the first to the last one `t` views, plus one (0 when empty): what a binding
+/// of a strided view must cover (Arg::bytes).
+int64_t view_span(const Tensor& t);
+/// For kernels registered with strided_inputs: replaces each non-contiguous input the kernel
+/// does not read where it lies (`keep(i, input)` false) by a contiguous copy, which is then no
+/// session constant.
+void contiguous_inputs_unless(KernelContext& ctx, const std::function<bool(size_t, const Tensor&)>& keep);
 /// Declines (returns the reason) when any input or output is larger than one binding may be
 /// or has more elements than 32-bit indexing reaches; "" otherwise.
 std::string fits_bindings(const KernelContext& ctx);
