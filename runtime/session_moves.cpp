@@ -221,6 +221,24 @@ void Compiler::merge_movement_chains() {
 namespace porta::detail::compiling {
 namespace {
 
+// A shape-only call of kernel step `st` as its kernel's hooks see it, with operand `view_at`
+// (input, or output when `output`) a strided view of `strides` from `offset`.
+KernelContext step_probe(const Plan& plan, const Step& st, size_t view_at, bool output,
+                         const std::vector<int64_t>& strides, int64_t offset) {
+  KernelContext probe;
+  probe.op = st.ctx.op;
+  probe.attrs = st.ctx.attrs;
+  probe.device = st.device;
+  probe.backend = st.ctx.backend;
+  auto of = [&](int s) { return s < 0 ? Tensor() : shape_probe(plan.slots[s].shape, plan.slots[s].dtype); };
+  for (int s : st.inputs) probe.inputs.push_back(of(s));
+  for (int s : st.outputs) probe.outputs.push_back(of(s));
+  const Slot& slot = plan.slots[(output ? st.outputs : st.inputs)[view_at]];
+  (output ? probe.outputs : probe.inputs)[view_at] =
+      Tensor::zeros({1}, slot.dtype).as_strided(slot.shape, strides, offset);
+  return probe;
+}
+
 // One stride per axis of `v` (0 on axes of one), or nullopt where an axis has two atoms.
 std::optional<std::vector<int64_t>> plain_strides(const AtomView& v) {
   std::vector<int64_t> strides;
@@ -289,17 +307,7 @@ struct InPlaceReaders {
       }
       if (r.kind != StepKind::kernel || !strides || !r.kernel || !r.kernel->strided_inputs || !r.kernel->reads_view)
         return false;
-      KernelContext probe;
-      probe.op = r.ctx.op;
-      probe.attrs = r.ctx.attrs;
-      probe.device = r.device;
-      probe.backend = r.ctx.backend;
-      for (int s : r.inputs)
-        probe.inputs.push_back(s < 0 ? Tensor() : shape_probe(plan.slots[s].shape, plan.slots[s].dtype));
-      probe.inputs[i] = Tensor::zeros({1}, plan.slots[slot].dtype).as_strided(plan.slots[slot].shape, *strides, v.offset);
-      for (int s : r.outputs)
-        probe.outputs.push_back(s < 0 ? Tensor() : shape_probe(plan.slots[s].shape, plan.slots[s].dtype));
-      if (!r.kernel->reads_view(probe, i)) return false;
+      if (!r.kernel->reads_view(step_probe(plan, r, i, false, *strides, v.offset), i)) return false;
       if (top) kernels = true;
     }
     return true;
@@ -478,15 +486,7 @@ void Compiler::write_chains_in_place() {
       dense_stride *= root_shape[i];
     }
     if (!ok) continue;
-    KernelContext probe;
-    probe.op = producer.ctx.op;
-    probe.attrs = producer.ctx.attrs;
-    probe.device = producer.device;
-    probe.backend = producer.ctx.backend;
-    for (int s : producer.inputs) probe.inputs.push_back(s < 0 ? Tensor() : shape_probe(slots[s].shape, slots[s].dtype));
-    for (int s : producer.outputs) probe.outputs.push_back(s < 0 ? Tensor() : shape_probe(slots[s].shape, slots[s].dtype));
-    probe.outputs[j] = Tensor::zeros({1}, slots[root].dtype).as_strided(root_shape, strides, 0);
-    if (!producer.kernel->writes_view(probe, j)) continue;
+    if (!producer.kernel->writes_view(step_probe(*plan_, producer, j, true, strides, 0), j)) continue;
     Step bind;
     bind.kind = StepKind::view;
     bind.name = producer.name;
@@ -506,7 +506,6 @@ void Compiler::write_chains_in_place() {
       plan_->nodes[st.plan_node].reason += "; not run: its input's producer writes it here in place, through a strided view";
     if (producer.plan_node >= 0)
       plan_->nodes[producer.plan_node].reason += "; writes its result through a strided view of the permuted copy's";
-    readers[out].clear();  // (no other chain reaches these)
   }
   std::vector<Step> kept;
   for (size_t k = 0; k < steps.size(); ++k) {
