@@ -71,34 +71,47 @@ bool uniform_constant(const Tensor& t) {
   return true;
 }
 
+PrologueRule prologue_rule(const std::vector<PrologueInput>& inputs, const std::vector<int64_t>& output_numels) {
+  PrologueRule r;
+  bool any_host = false;
+  r.masks = true;
+  for (const PrologueInput& in : inputs) {
+    if (in.constant) {
+      if (in.floating) r.masks = r.masks && uniform_constant(*in.constant);
+      continue;
+    }
+    if (!in.host || (in.floating && !in.mask)) return {};
+    any_host = true;
+    if (in.floating) r.masks = r.masks && in.mask;
+  }
+  for (int64_t n : output_numels)
+    if (n < 0 || n > kHostPrologueElements) return {};
+  r.place = any_host;
+  return r;
+}
+
 std::vector<bool> host_prologue_values(const Graph& g) {
   std::vector<bool> host(g.values.size(), false), mask(g.values.size(), false);
-  auto floating = [&](int v) { return dtype_in(kFloats, g.values[v].dtype); };
   for (int v : g.inputs)
     host[v] = g.values[v].dtype == DType::i64 || g.values[v].dtype == DType::i32 || g.values[v].dtype == DType::boolean;
   for (const Node& n : g.nodes) {
-    bool any = false, ok = true, from_masks = true;
-    for (int u : n.inputs) {
-      if (u < 0) continue;
-      if (const Tensor* c = constant_tensor(g, u)) {
-        if (dtype_in(kFloats, c->dtype())) from_masks = from_masks && uniform_constant(*c);
-        continue;
-      }
-      any = true;
-      ok = ok && host[u] && (!floating(u) || mask[u]);
-      if (floating(u)) from_masks = from_masks && mask[u];
-    }
+    std::vector<PrologueInput> ins;
+    for (int u : n.inputs)
+      if (u >= 0)
+        ins.push_back({constant_tensor(g, u), dtype_in(kFloats, dtype_of(g, u)), bool(host[u]), bool(mask[u])});
+    std::vector<int64_t> numels;
     for (int o : n.outputs) {
       if (o < 0) continue;
       const Value& v = g.values[o];
-      ok = ok && v.shape_known && std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; }) &&
-           shape_numel(v.shape) <= kHostPrologueElements;
+      const bool known = v.shape_known && std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; });
+      numels.push_back(known ? shape_numel(v.shape) : -1);
     }
-    if (!ok || !any) continue;
+    const PrologueRule r = prologue_rule(ins, numels);
+    if (!r.place) continue;
     for (int o : n.outputs)
       if (o >= 0) {
         host[o] = true;
-        mask[o] = from_masks && floating(o);
+        mask[o] = r.masks && dtype_in(kFloats, g.values[o].dtype);
       }
   }
   return host;

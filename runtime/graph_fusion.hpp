@@ -71,11 +71,28 @@ inline constexpr int64_t kHostPrologueElements = 16384;
 /// same value (a scalar, or a ConstantOfShape folded): such a constant carries no data of its
 /// own, so a value made from masks and it is still a mask (the host prologue's "mask-like").
 bool uniform_constant(const Tensor& t);
+/// What the host prologue's rule knows of one present input of a node.
+struct PrologueInput {
+  const Tensor* constant = nullptr;  ///< its value, when it is a constant
+  bool floating = false;             ///< a float dtype
+  bool host = false;                 ///< made on the host: an index/mask graph input or a prologue output
+  bool mask = false;                 ///< a mask-like float value made on the host
+};
+/// The host prologue's rule for one node, which Compiler::place_on_host and
+/// host_prologue_values both apply: the node runs there when at least one input is not a
+/// constant, every such input is made on the host (and, if it is a float, mask-like), and
+/// each output has a known size of at most kHostPrologueElements (`output_numels`, -1 where
+/// unknown). `masks` (when the node runs there): whether its float outputs are mask-like,
+/// i.e. every float input is a mask or a uniform constant.
+struct PrologueRule {
+  bool place = false;
+  bool masks = false;
+};
+PrologueRule prologue_rule(const std::vector<PrologueInput>& inputs, const std::vector<int64_t>& output_numels);
 /// Per value of a graph on a device other than the cpu, whether the host prologue will compute
-/// it: made from i64/i32/bool graph inputs, constants, and mask-like float values, with at most
-/// kHostPrologueElements elements (the compiler's rule, Compiler::place_on_host, on the graph).
-/// Rewrites that would hide such a node from the prologue (an ElementwiseChain, which the cpu
-/// has no kernel for) leave it.
+/// it: prologue_rule applied over the graph, from its i64/i32/bool inputs. Rewrites that would
+/// hide such a node from the prologue (an ElementwiseChain, which the cpu has no kernel for)
+/// leave it.
 std::vector<bool> host_prologue_values(const Graph& g);
 
 /// For rewrites that add nodes: a value name not yet in `g` (`base`, else `base_1`, ...).

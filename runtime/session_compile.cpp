@@ -281,7 +281,9 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
     for (auto& o : out_infos) probe.outputs.push_back(o.present ? shape_probe(o.shape, o.dtype) : Tensor());
     return probe;
   };
-  if (depth == 0 && !f32_destination && place_on_host(op, infos, out_infos, ins)) {
+  const PrologueRule prologue =
+      depth == 0 && !f32_destination ? place_on_host(infos, out_infos, ins) : PrologueRule{};
+  if (prologue.place) {
     Resolution hr = resolve_call(call_probe(Device::cpu()), dispatch_dtype(op, infos, out_infos));
     if (hr.path == Path::native) {
       // Graph inputs it reads: the caller's tensor, bound on the cpu (no copy from the device).
@@ -296,17 +298,10 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       }
       emit_kernel(op, call_attrs, hr.kernel, Device::cpu(), ins, outs, name, plan_node);
       plan_->steps.back().prologue = true;
-      // Float outputs are mask-like where every float input was (or a scalar constant).
-      bool from_masks = true;
-      for (size_t i = 0; i < ins.size(); ++i) {
-        if (ins[i] < 0 || !infos[i].present || !is_floating(infos[i].dtype)) continue;
-        const CValue& cv = values_.at(ins[i]);
-        from_masks = from_masks && (cv.constant.defined() ? uniform_constant(cv.constant) : cv.mask_like);
-      }
       for (int v : outs)
         if (v >= 0) {
           values_.at(v).host_side = true;
-          values_.at(v).mask_like = from_masks && is_floating(values_.at(v).dtype);
+          values_.at(v).mask_like = prologue.masks && is_floating(values_.at(v).dtype);
         }
       mark(Path::native,
            str(hr.reason, "; in the host prologue: its inputs are graph inputs, constants and masks made from them, so it runs on the cpu "
@@ -516,21 +511,19 @@ void Compiler::note_constant_bytes() {
 // by a constant) are read by it again; what follows from any other (an embedding row) is the
 // device's work, so the model itself never moves to the host.
 
-bool Compiler::place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
-                             const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const {
-  if (options_.device.type == DeviceType::cpu || options_.strict) return false;
-  bool any_host = false;
+PrologueRule Compiler::place_on_host(const std::vector<ValueInfo>& infos, const std::vector<ValueInfo>& out_infos,
+                                     const std::vector<int>& ins) const {
+  if (options_.device.type == DeviceType::cpu || options_.strict) return {};
+  std::vector<PrologueInput> in;
   for (size_t i = 0; i < ins.size(); ++i) {
     if (ins[i] < 0 || !infos[i].present) continue;
     const CValue& cv = values_.at(ins[i]);
-    if (cv.constant.defined()) continue;
-    if (!cv.host_side || (is_floating(infos[i].dtype) && !cv.mask_like)) return false;
-    any_host = true;
+    in.push_back({cv.constant.defined() ? &cv.constant : nullptr, is_floating(infos[i].dtype), cv.host_side, cv.mask_like});
   }
-  if (!any_host) return false;
+  std::vector<int64_t> numels;
   for (const ValueInfo& o : out_infos)
-    if (o.present && shape_numel(o.shape) > kHostPrologueElements) return false;
-  return true;
+    if (o.present) numels.push_back(shape_numel(o.shape));
+  return prologue_rule(in, numels);
 }
 
 // Prologue steps first, each group in its order: their inputs are graph inputs, constants

@@ -11,6 +11,7 @@
 #include "porta/op.hpp"
 #include "porta/session.hpp"
 #include "porta/util.hpp"
+#include "runtime/graph_fusion.hpp"
 #include "runtime/precision.hpp"
 #include "runtime/session_plan.hpp"
 
@@ -111,8 +112,9 @@ class Compiler {
   void note_constant_bytes();
   void keep_node_values();
   void drop_unread_steps();
-  bool place_on_host(const OpSchema& op, const std::vector<ValueInfo>& infos,
-                     const std::vector<ValueInfo>& out_infos, const std::vector<int>& ins) const;
+  // Whether a node runs in the host prologue (prologue_rule over the compiler's values).
+  PrologueRule place_on_host(const std::vector<ValueInfo>& infos, const std::vector<ValueInfo>& out_infos,
+                             const std::vector<int>& ins) const;
   void host_prologue_first();
   size_t view_alignment() const;
   void concat_in_place();
