@@ -465,6 +465,34 @@ TEST(VulkanTexelElementwise, LayerNormRowsMatchReferenceAndTheWorkgroupKernel) {
   }
 }
 
+// RmsNorm (kernels/vulkan/rms_norm.cpp): "rows" against the workgroup kernel and the float64
+// reference; rows of 4 to 4096 elements, ranks 1 to 3, one row and more rows than a workgroup
+// has invocations, a large common offset (the mean of squares of values near 100), and the
+// calls it declines (rows not a multiple of 4 long).
+TEST(VulkanTexelElementwise, RmsNormRowsMatchReferenceAndTheWorkgroupKernel) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  const std::vector<Shape> shapes = {{4}, {1, 8}, {3, 4}, {2, 17, 64}, {130, 96}, {5, 4096}};
+  for (DType dt : {DType::f32, DType::f16}) {
+    if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;
+    for (const Shape& x : shapes) {
+      const Shape scale{x.back()};
+      std::vector<Tensor> in = {random_input(x, dt, -3, 3), random_input(scale, dt)};
+      SCOPED_TRACE(shape_str(x));
+      expect_impl_match("RmsNorm", in, {{"epsilon", 1e-5}}, "rows");
+      if (dt == DType::f32) {
+        std::vector<Tensor> offset = in;
+        offset[0] = random_input(x, dt, 99, 101);
+        expect_impl_match("RmsNorm", offset, {}, "rows");
+      }
+      DisabledKernels plain("vulkan:RmsNorm:rows");
+      expect_impl_match("RmsNorm", in, {{"epsilon", 1e-5}}, "");
+    }
+  }
+  expect_impl_match("RmsNorm", {random_input({3, 6}), random_input({6})}, {}, "", "rows of 6 elements");
+  expect_impl_match("RmsNorm", {random_input({2, 1}), random_input({1})}, {{"epsilon", 0.5}}, "", "rows of 1 elements");
+}
+
 // GlobalAveragePool / GlobalMaxPool (kernels/vulkan/pool.cpp): "rows", one invocation per
 // plane on CPU-like devices, against the workgroup reduction and the reference; planes of 1 to
 // 12544 elements (the fp32 Kahan sum over a 112x112 plane), a NaN in a max, and the loop cap.
