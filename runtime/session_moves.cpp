@@ -7,7 +7,8 @@
 // reshape keeps it one: merged axes must be laid out one after another), so a chain is one
 // view of its first input: the last copy of the chain reads that view straight from the first
 // input (ai.porta::StridedCopy) and the copies before it, which nothing else reads then, are
-// dropped (drop_unread_steps).
+// dropped (drop_unread_steps). A Split's outputs are blocks of its input, so each starts such a
+// chain too (a packed q/k/v projection split in three, each then split into heads).
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -106,6 +107,19 @@ std::optional<AtomView> reshape_view(const AtomView& v, const Shape& shape) {
   return out;
 }
 
+// `v` with axis i narrowed to `count` elements from `start`, every `step`-th; nullopt where
+// that axis is more than one atom.
+std::optional<AtomView> narrowed(AtomView v, size_t i, int64_t start, int64_t count, int64_t step) {
+  std::vector<Atom> real;
+  for (const Atom& a : v.axes[i])
+    if (a.size != 1) real.push_back(a);
+  if (real.size() > 1) return std::nullopt;
+  const int64_t stride = real.empty() ? 0 : real[0].stride;
+  v.offset += start * stride;
+  v.axes[i] = std::vector<Atom>{Atom{count, step * stride}};
+  return v;
+}
+
 // Slice's inputs 1-4 (starts, ends, axes, steps) must be constants the plan holds; an axis it
 // narrows must be one atom.
 std::optional<AtomView> slice_of(const Plan& plan, const Step& st, const AtomView& v) {
@@ -122,18 +136,34 @@ std::optional<AtomView> slice_of(const Plan& plan, const Step& st, const AtomVie
   }
   const auto g = opdef::slice_geometry_of(probe);
   const Shape counts = g.out_shape();
-  AtomView out = v;
-  for (size_t i = 0; i < shape.size(); ++i) {
+  std::optional<AtomView> out = v;
+  for (size_t i = 0; i < shape.size() && out; ++i) {
     if (counts[i] == shape[i] && g.start[i] == 0 && g.step[i] == 1) continue;  // untouched
-    std::vector<Atom> real;
-    for (const Atom& a : v.axes[i])
-      if (a.size != 1) real.push_back(a);
-    const int64_t stride = real.empty() ? 0 : real[0].stride;
-    if (real.size() > 1) return std::nullopt;
-    out.offset += g.start[i] * stride;
-    out.axes[i] = std::vector<Atom>{Atom{counts[i], g.step[i] * stride}};
+    out = narrowed(std::move(*out), i, g.start[i], counts[i], g.step[i]);
   }
   return out;
+}
+
+// Split's outputs as views of `v`, one block of the split axis each, in order (their sizes are
+// the output slots' extents along it); nullopt where an output is left out or the axis is
+// more than one atom.
+std::optional<std::vector<AtomView>> split_views(const Plan& plan, const Step& st, const AtomView& v) {
+  const int64_t rank = static_cast<int64_t>(v.axes.size());
+  int64_t axis = st.ctx.attrs->get_int("axis", 0);
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  if (axis < 0) axis += rank;
+  std::vector<AtomView> parts;
+  int64_t start = 0;
+  for (int o : st.outputs) {
+    if (o < 0 || plan.slots[o].shape.size() != v.axes.size()) return std::nullopt;
+    const int64_t count = plan.slots[o].shape[static_cast<size_t>(axis)];
+    std::optional<AtomView> part = narrowed(v, static_cast<size_t>(axis), start, count, 1);
+    if (!part) return std::nullopt;
+    parts.push_back(std::move(*part));
+    start += count;
+  }
+  if (start != v.shape()[static_cast<size_t>(axis)]) return std::nullopt;
+  return parts;
 }
 
 }  // namespace
@@ -153,15 +183,24 @@ void Compiler::merge_movement_chains() {
   for (size_t k = 0; k < steps.size(); ++k) {
     Step& st = steps[k];
     const bool view = st.kind == StepKind::view;
-    const bool kernel = st.kind == StepKind::kernel && st.ctx.op && st.ctx.op->domain.empty() &&
-                        (st.op == "Transpose" || st.op == "Slice");
-    if ((!view && !kernel) || st.prologue || st.inputs.empty() || st.outputs.empty()) continue;
+    const bool onnx_kernel = st.kind == StepKind::kernel && st.ctx.op && st.ctx.op->domain.empty();
+    const bool kernel = onnx_kernel && (st.op == "Transpose" || st.op == "Slice");
+    const bool split = onnx_kernel && st.op == "Split";
+    if ((!view && !kernel && !split) || st.prologue || st.inputs.empty() || st.outputs.empty()) continue;
     const int in = st.inputs[0], out = st.outputs[0];
     if (in < 0 || out < 0 || slots[in].device != st.device || slots[in].dtype != slots[out].dtype) continue;
+    Chain c = chain[in] ? *chain[in] : Chain{in, AtomView::dense(slots[in].shape), 0};
+    if (split) {
+      // Each output starts a chain of its own (a block of the input, as a Slice would be); the
+      // Split runs only where something still reads one of its outputs (LLaMA's packed q, k
+      // and v, each then read through its head split).
+      if (auto parts = split_views(*plan_, st, c.view))
+        for (size_t i = 0; i < parts->size(); ++i) chain[st.outputs[i]] = Chain{c.root, std::move((*parts)[i]), c.copies + 1};
+      continue;
+    }
     bool single_output = true;
     for (size_t i = 1; i < st.outputs.size(); ++i) single_output &= st.outputs[i] < 0;
     if (!single_output) continue;
-    Chain c = chain[in] ? *chain[in] : Chain{in, AtomView::dense(slots[in].shape), 0};
     std::optional<AtomView> next;
     if (view) {
       next = reshape_view(c.view, slots[out].shape);

@@ -32,6 +32,13 @@ void ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<in
   for (int64_t x : v) a->add_ints(x);
 }
 
+void int_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
 // Steps that ran, by op, from a profiled session's last run.
 std::map<std::string, int> ran(const Session& s) {
   std::map<std::string, int> n;
@@ -142,6 +149,122 @@ TEST(PlanMoves, IntermediatesSomethingElseReadsStillRun) {
       Comparison c = compare(out.at(i), *ref, 0);
       EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
     }
+  }
+}
+
+// LLaMA's packed projection: a [S, B, 3*E] value split in three along its last axis, each part
+// then split into heads (Reshape [S, B*H, Dh], Transpose [B*H, S, Dh]). Each part is a block of
+// the projection, so each chain is one view of it: three strided copies run, the Split and the
+// Transposes do not.
+TEST(PlanMoves, SplitOutputsStartChains) {
+  const int64_t S = 5, B = 2, H = 3, Dh = 4, E = H * Dh;
+  OnnxGraph g;
+  g.input("x", {S, B, 3 * E});
+  ints_initializer(g.g, "split", {E, E, E});
+  ints_initializer(g.g, "heads", {S, B * H, Dh});
+  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "q");
+  sp->add_output("k");
+  sp->add_output("v");
+  sp->set_name("split");
+  int_attr(sp, "axis", 2);
+  const char* parts[] = {"q", "k", "v"};
+  for (const char* p : parts) {
+    g.node("Reshape", {p, "heads"}, str(p, "h"));
+    onnx::NodeProto* t = g.node("Transpose", {str(p, "h")}, str(p, "t"));
+    t->set_name(str("transpose_", p));
+    ints_attr(t, "perm", {1, 0, 2});
+    g.output(str(p, "t"), {B * H, S, Dh});
+  }
+  const Tensor x = random_f32({S, B, 3 * E});
+  const std::vector<double> xs = x.to_doubles();
+  std::vector<Tensor> refs;
+  for (int64_t part = 0; part < 3; ++part) {
+    std::vector<double> want;
+    for (int64_t bh = 0; bh < B * H; ++bh)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < Dh; ++d)
+          want.push_back(xs[static_cast<size_t>((s * B + bh / H) * 3 * E + part * E + bh % H * Dh + d)]);
+    refs.push_back(Tensor::from_values(want, {B * H, S, Dh}, DType::f64));
+  }
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device dev : test_devices()) {
+    if (!device_unusable(dev).empty()) continue;
+    SCOPED_TRACE(dev.str());
+    SessionOptions o;
+    o.device = dev;
+    o.profile = true;
+    Session s(g.model(), o);
+    const std::vector<NodePlan> plan = s.plan(in);
+    EXPECT_NE(plan_of_node(plan, "split").reason.find("not run"), std::string::npos) << plan_of_node(plan, "split").reason;
+    std::vector<Tensor> out = s.run(in);
+    ASSERT_EQ(out.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      Comparison c = compare(out[i], refs[i], 0);
+      EXPECT_TRUE(c.ok) << parts[i] << ": " << c.message;
+    }
+    const std::map<std::string, int> n = ran(s);
+    EXPECT_EQ(n.count("Split"), 0u);
+    EXPECT_EQ(n.count("Transpose"), 0u);
+    EXPECT_EQ(n.count("StridedCopy") ? n.at("StridedCopy") : 0, 3);
+  }
+}
+
+// Unequal parts along a middle axis: one part read by a Relu (so the Split still runs), one
+// through a Transpose, one through two Transposes. Every output against the reference.
+TEST(PlanMoves, SplitStillRunsWhereAPartIsReadAsItIs) {
+  OnnxGraph g;
+  g.input("x", {4, 12, 6});
+  ints_initializer(g.g, "split", {3, 5, 4});
+  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "a");
+  sp->add_output("b");
+  sp->add_output("c");
+  sp->set_name("split");
+  int_attr(sp, "axis", -2);
+  onnx::NodeProto* ta = g.node("Transpose", {"a"}, "at");
+  ints_attr(ta, "perm", {2, 0, 1});
+  g.node("Relu", {"b"}, "br");
+  onnx::NodeProto* tc1 = g.node("Transpose", {"c"}, "c1");
+  ints_attr(tc1, "perm", {1, 2, 0});
+  onnx::NodeProto* tc2 = g.node("Transpose", {"c1"}, "c2");
+  ints_attr(tc2, "perm", {0, 2, 1});
+  g.output("at", {6, 4, 3});
+  g.output("br", {4, 5, 6});
+  g.output("c2", {4, 4, 6});
+  const Tensor x = random_f32({4, 12, 6});
+  const std::vector<double> xs = x.to_doubles();
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return xs[static_cast<size_t>((i * 12 + j) * 6 + k)]; };
+  std::vector<double> a, b, c;
+  for (int64_t k = 0; k < 6; ++k)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 3; ++j) a.push_back(at(i, j, k));
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 6; ++k) b.push_back(std::max(0.0, at(i, 3 + j, k)));
+  // c1 = c permuted (1, 2, 0): [4 (j), 6 (k), 4 (i)]; c2 = c1 permuted (0, 2, 1): [j, i, k].
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t k = 0; k < 6; ++k) c.push_back(at(i, 8 + j, k));
+  const std::vector<Tensor> refs = {Tensor::from_values(a, {6, 4, 3}, DType::f64),
+                                    Tensor::from_values(b, {4, 5, 6}, DType::f64),
+                                    Tensor::from_values(c, {4, 4, 6}, DType::f64)};
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device dev : test_devices()) {
+    if (!device_unusable(dev).empty()) continue;
+    SCOPED_TRACE(dev.str());
+    SessionOptions o;
+    o.device = dev;
+    o.profile = true;
+    Session s(g.model(), o);
+    std::vector<Tensor> out = s.run(in);
+    ASSERT_EQ(out.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      Comparison cmp = compare(out[i], refs[i], 0);
+      EXPECT_TRUE(cmp.ok) << "output " << i << ": " << cmp.message;
+    }
+    const std::map<std::string, int> n = ran(s);
+    EXPECT_EQ(n.count("Split") ? n.at("Split") : 0, 1);
+    EXPECT_EQ(n.count("Transpose"), 0u);
+    EXPECT_EQ(n.count("StridedCopy") ? n.at("StridedCopy") : 0, 2);
   }
 }
 
