@@ -199,7 +199,12 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 8, 3, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 15: chunks of 8 and 7
       {{1, 8, 4, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},   // 20 positions
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
+      // Pointwise over maps whose positions are no multiple of 4 (49, 25, 21): X in place, one
+      // element per texel (the texel GEMM's B_SCALAR), images and groups at any element offset.
       {{1, 16, 7, 7}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "im2col"},
+      {{3, 12, 5, 5}, {13, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},
+      {{2, 32, 3, 7}, {32, 16, 1, 1}, a(2, {1, 1}, {0, 0, 0, 0}), true, "im2col"},
+      {{2, 12, 5, 5}, {20, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},
       {{1, 4, 6, 6}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "rows"},  // dilated: 2x2
       {{1, 4, 9, 9}, {3, 4, 3, 3}, a(1, {1, 1}, {0, 0, 0, 0}, {2, 2}), true, "im2col"},
       {{2, 6, 20}, {4, 3, 3}, Attributes{{"group", int64_t{2}}, {"pads", V{1, 1}}}, true, "im2col"},  // 1-D
@@ -407,6 +412,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"im2col", "", {2, 8, 6, 6}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place
+      {"im2col", "", {2, 8, 5, 5}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place by element
       {"im2col", "", {1, 6, 7, 7}, {5, 6, 3, 3}, a(1, {1, 1, 1, 1})},   // columns
       {"winograd", "", {1, 16, 7, 8}, {16, 16, 3, 3}, a(1, {1, 1, 1, 1})},  // vec4 stores
       {"winograd", "", {1, 16, 7, 7}, {16, 16, 3, 3}, a(1, {1, 1, 1, 1})},  // element stores

@@ -192,9 +192,10 @@ void conv_transpose_vulkan(KernelContext& ctx) { conv_direct_vulkan(ctx, true); 
 // ---- "im2col": columns in a scratch, then matmul_texel.comp (CPU-like devices) ----------------
 
 // The columns and the GEMM over them for one call (1-D, 2-D and 3-D convolutions). A pointwise
-// convolution (1x1 taps, stride 1, no padding) whose channels per group and positions are
-// multiples of 4 needs no columns: each (image, group) block of X is already the (K, P)
-// operand, read in place (`in_place`).
+// convolution (1x1 taps, stride 1, no padding) whose channels per group are a multiple of 4
+// needs no columns: each (image, group) block of X is already the (K, P) operand, read in
+// place (`in_place`), as vec4 texels where the positions are a multiple of 4 too, else one
+// element per texel (TexelGemm::b_scalar: 7x7 and 15x15 maps).
 struct Im2col {
   int64_t n = 0, groups = 1, cin_g = 0, oc_g = 0, K = 0, Kp = 0, P = 0, ldc = 0;
   int64_t D = 1, H = 1, W = 1, OH = 1, OW = 1, KD = 1, KH = 1, KW = 1;
@@ -202,6 +203,9 @@ struct Im2col {
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
   bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
+  // X in place as vec4 texels (positions a multiple of 4 too): what the "rows" form needs to
+  // skip the columns.
+  bool x_as_texels() const { return in_place && P % 4 == 0; }
   // conv_im2col.comp's ROWS: output rows of 3 positions or more take an invocation per (block,
   // k, output row), its indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4
   // may run into the next row); narrower ones an invocation per 4 positions.
@@ -214,12 +218,13 @@ struct Im2col {
   // The GEMM over the columns of images [n0, n0 + images): one batch per (image, group).
   TexelGemm gemm(bool bias, int64_t n0, int64_t images) const {
     TexelGemm g;
-    g.M = oc_g, g.N = P, g.K = Kp, g.ldb = ldc / 4;
+    g.b_scalar = in_place && P % 4 != 0;  // X in place, rows of P elements
+    g.M = oc_g, g.N = P, g.K = Kp, g.ldb = g.b_scalar ? P : ldc / 4;
     g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 1, g.scn = 0;
     g.offsets.clear();
     for (int64_t b = 0; b < images * groups; ++b) {
       int64_t grp = b % groups;
-      g.offsets.insert(g.offsets.end(), {static_cast<int32_t>(grp * oc_g * Kp), static_cast<int32_t>(b * Kp * ldc),
+      g.offsets.insert(g.offsets.end(), {static_cast<int32_t>(grp * oc_g * Kp), static_cast<int32_t>(b * Kp * (g.b_scalar ? P : ldc)),
                                          static_cast<int32_t>(grp * oc_g),
                                          static_cast<int32_t>((n0 * groups + b) * oc_g * P)});
     }
@@ -252,10 +257,14 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
   m.Kp = (m.K + 3) / 4 * 4;
   bool unpadded = std::all_of(c.g.pad_begin.begin(), c.g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                   c.g.out == c.g.in;
+  // By element, X's columns cost 4x the fetches of vec4 texels, but less than the columns'
+  // pass and its dispatch: squeezenet1_1's 1x1 convs over 15x15 and 7x7 on lavapipe
+  // (--profile, per node, median of 5 processes) went from 193-357 us to 109-202 us, its
+  // 64 -> 256 as well as its 256 -> 32.
   m.in_place = m.KD == 1 && m.KH == 1 && m.KW == 1 && m.sd == 1 && m.sh == 1 && m.sw == 1 && unpadded &&
-               m.cin_g % 4 == 0 && m.P % 4 == 0;
+               m.cin_g % 4 == 0;
   uint64_t per_image = m.col_elems(1) * dtype_size(ctx.in(0).dtype());
-  m.chunk = m.in_place ? m.n
+  m.chunk = m.x_as_texels() ? m.n
                        : std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
   return m;
 }
@@ -316,6 +325,8 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
     const ConvCall c = conv_call(ctx, false);
     const Im2col m = im2col_of(ctx, c);
     if (m.in_place) {
+      if (!m.x_as_texels())
+        if (auto why = scalar_texels_ok(ctx, x); !why.empty()) return why;
       if (auto why = texel_gemm_fits(ctx, m.gemm(false, 0, m.n), c.c_out * m.Kp, x.numel()); !why.empty()) return why;
       return fits_bindings(ctx);
     }
@@ -529,7 +540,7 @@ void conv_rows_vulkan(KernelContext& ctx) {
     const Im2col m = im2col_of(ctx, c);
     const RowsWeight wp = rows_weight(ctx, 1, oc, K, true, true, m.P);
     RowsGemm g = conv_rows_small_map(m, oc);
-    if (m.in_place) {
+    if (m.x_as_texels()) {
       g.images = m.n;
       launch_rows_gemm(ctx, g, x, wp, bias, y, epi);
       return;
@@ -562,17 +573,17 @@ std::string conv_rows_supports(const KernelContext& ctx) {
   const DeviceCaps& caps = device_caps(ctx);
   if (form == ConvRowsForm::small_map) {
     const Im2col m = im2col_of(ctx, c);
-    if (!m.in_place) {
+    if (!m.x_as_texels()) {
       if (auto why2 = scalar_texels_ok(ctx, x); !why2.empty()) return why2;
       if (m.chunk < 1)
         return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                    " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
     }
-    const uint64_t a_texels = m.in_place ? static_cast<uint64_t>(x.numel()) / 4 : m.col_elems(m.chunk) / 4;
+    const uint64_t a_texels = m.x_as_texels() ? static_cast<uint64_t>(x.numel()) / 4 : m.col_elems(m.chunk) / 4;
     if (a_texels > caps.max_texels || a_texels >= (uint64_t{1} << 31))
       return str("its columns take ", a_texels, " texels, more than maxTexelBufferElements (", caps.max_texels,
                  ") or 2^31");
-    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, true, m.in_place ? m.n : m.chunk, m.P); !why2.empty()) return why2;
+    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, true, m.x_as_texels() ? m.n : m.chunk, m.P); !why2.empty()) return why2;
   } else {
     if (static_cast<uint64_t>(x.dim(0) * ((K + 3) / 4)) > caps.max_texels) return "X exceeds maxTexelBufferElements";
     if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, false, 1, x.dim(0)); !why2.empty()) return why2;

@@ -7,6 +7,7 @@
 // aligned windows: B (N,K) by column blocks of Y, A (M,K) by row blocks, A (K,M) and B (K,N) by
 // K windows summed through the same scratch (plan_gemm). Y, C and the scratch are bound whole.
 #include <algorithm>
+#include <tuple>
 #include <numeric>
 
 #include "kernels/vulkan/texel_gemm.hpp"
@@ -488,10 +489,11 @@ int64_t texel_tile_m(const TexelGemm& g) {
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel,
                             bool operands_only) {
   const DeviceCaps& caps = device_caps(ctx);
-  for (auto [what, n] : {std::pair<const char*, int64_t>{"A", a_numel}, {"B", b_numel}}) {
+  for (auto [what, n, per] : {std::tuple<const char*, int64_t, int64_t>{"A", a_numel, 4}, {"B", b_numel, g.b_scalar ? 1 : 4}}) {
     if (n >= (int64_t{1} << 31)) return str(what, " has more than 2^31 elements");
-    if (static_cast<uint64_t>(n + 3) / 4 > caps.max_texels)
-      return str(what, " has ", (n + 3) / 4, " texels, more than the device's maxTexelBufferElements (", caps.max_texels, ")");
+    if (static_cast<uint64_t>(n + per - 1) / per > caps.max_texels)
+      return str(what, " has ", (n + per - 1) / per, " texels, more than the device's maxTexelBufferElements (",
+                 caps.max_texels, ")");
   }
   if (operands_only) return "";
   if (g.batches() > static_cast<int64_t>(caps.max_groups[2])) return str(g.batches(), " batches exceed the device's workgroup count");
@@ -677,7 +679,7 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   l.variant = variant_for(y.dtype());
   l.spec = {c ? 1 : 0, g.b_t ? 1 : 0};
   l.local_size = kTexelLocal;
-  l.args = {texels(a), texels(b), input(c ? *c : table), input(table), output(y)};
+  l.args = {texels(a), g.b_scalar ? scalar_texels(b) : texels(b), input(c ? *c : table), input(table), output(y)};
   set_grid(l, device_caps(ctx), (static_cast<uint64_t>(tiles) + kTexelLocal - 1) / kTexelLocal);
   l.groups[2] = static_cast<uint32_t>(g.batches());
   for (int64_t v : {g.M, g.N, g.K, tiles_n, g.ldb, g.scm, g.scn}) l.push_u(v);
@@ -689,6 +691,7 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   bool vec = g.N % 4 == 0;
   for (size_t b = 3; b < g.offsets.size(); b += 4) vec = vec && g.offsets[b] % 4 == 0;
   l.spec.push_back(vec ? 1 : 0);
+  l.spec.push_back(g.b_scalar ? 1 : 0);
   l.args.push_back(output(y));
   l.args.push_back(input(epi.residual ? *epi.residual : table));
   launch(ctx, std::move(l));

@@ -18,6 +18,10 @@
 // access as a scalar loop over the SIMD lanes, so 4 elements per access instead of 1 (1x1
 // convs over small maps are bound by these stores, not by their multiply-adds). A C constant
 // along a row (a Conv's bias per output channel) is read once per row.
+// With B_SCALAR, B (K, N) is bound one element per texel (R32F / R16F) and its rows are ldb
+// elements apart from any element offset: a pointwise Conv over a map whose positions are no
+// multiple of 4 (7x7, 15x15) reads X in place instead of through a padded copy of its columns.
+// Each step then fetches B's 8 columns of 4 rows element by element (32 fetches, not 8).
 #version 450
 #include "common.glsl"
 
@@ -33,6 +37,7 @@ layout(constant_id = 3) const int ACT = 0;
 layout(constant_id = 4) const int HAS_RES = 0;
 layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
 layout(constant_id = 6) const int VEC = 0;
+layout(constant_id = 7) const int B_SCALAR = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -57,7 +62,7 @@ void main() {
   if (tile >= p.tiles_n * ((p.M + TM - 1) / TM)) return;
   uint batch = gl_WorkGroupID.z;
   uint m0 = tile / p.tiles_n * TM, n0 = tile % p.tiles_n * 8;
-  uint a_off = uint(offsets[4 * batch]) / 4, b_off = uint(offsets[4 * batch + 1]) / 4;
+  uint a_off = uint(offsets[4 * batch]) / 4, b_off = uint(offsets[4 * batch + 1]) / (B_SCALAR != 0 ? 1 : 4);
   uint c_off = uint(offsets[4 * batch + 2]), y_base = uint(offsets[4 * batch + 3]);
   uint kt = p.K / 4;  // texels per row of A (and of B when B_T)
   // Rows and columns past the edge read the last valid one; their results are not stored.
@@ -65,7 +70,27 @@ void main() {
   for (int i = 0; i < TM; ++i) arow[i] = a_off + min(m0 + i, p.M - 1) * kt;
   vec4 acc[TM][2];
   for (int i = 0; i < TM; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
-  if (B_T == 0) {
+  if (B_SCALAR != 0) {
+    // Columns past the edge read the last valid one (their results are not stored).
+    uint col[8];
+    for (int j = 0; j < 8; ++j) col[j] = b_off + min(n0 + j, p.N - 1);
+    for (uint k = 0; k < kt; ++k) {
+      vec4 a[TM];
+      for (int i = 0; i < TM; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      vec4 b0[4], b1[4];
+      for (int j = 0; j < 4; ++j) {
+        uint row = (4 * k + j) * p.ldb;
+        b0[j] = vec4(texelFetch(B, int(row + col[0])).x, texelFetch(B, int(row + col[1])).x,
+                     texelFetch(B, int(row + col[2])).x, texelFetch(B, int(row + col[3])).x);
+        b1[j] = vec4(texelFetch(B, int(row + col[4])).x, texelFetch(B, int(row + col[5])).x,
+                     texelFetch(B, int(row + col[6])).x, texelFetch(B, int(row + col[7])).x);
+      }
+      for (int i = 0; i < TM; ++i) {
+        acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
+        acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
+      }
+    }
+  } else if (B_T == 0) {
     uint nt = p.ldb;
     uint col0 = b_off + min(n0 / 4, nt - 1), col1 = b_off + min(n0 / 4 + 1, nt - 1);
     for (uint k = 0; k < kt; ++k) {

@@ -18,6 +18,9 @@ namespace porta::vk {
 struct TexelGemm {
   int64_t M = 0, N = 0, K = 0, ldb = 0;
   bool b_t = false;
+  /// B (K, N) read one element per texel: rows `ldb` elements apart, its offsets in elements
+  /// (any), N any (matmul_texel.comp's B_SCALAR).
+  bool b_scalar = false;
   double alpha = 1, beta = 0;
   int64_t scm = 0, scn = 0;
   std::vector<int32_t> offsets{0, 0, 0, 0};
