@@ -203,8 +203,7 @@ struct Im2col {
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
   bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
-  // X in place as vec4 texels (positions a multiple of 4 too): what the "rows" form needs to
-  // skip the columns.
+  // X in place as vec4 texels (its positions a multiple of 4 too); else in place by element.
   bool x_as_texels() const { return in_place && P % 4 == 0; }
   // conv_im2col.comp's ROWS: output rows of 3 positions or more take an invocation per (block,
   // k, output row), its indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4
@@ -264,7 +263,7 @@ Im2col im2col_of(const KernelContext& ctx, const ConvCall& c) {
   m.in_place = m.KD == 1 && m.KH == 1 && m.KW == 1 && m.sd == 1 && m.sh == 1 && m.sw == 1 && unpadded &&
                m.cin_g % 4 == 0;
   uint64_t per_image = m.col_elems(1) * dtype_size(ctx.in(0).dtype());
-  m.chunk = m.x_as_texels() ? m.n
+  m.chunk = m.in_place ? m.n
                        : std::min<int64_t>(m.n, static_cast<int64_t>(binding_limit(ctx) / std::max<uint64_t>(per_image, 1)));
   return m;
 }
@@ -496,7 +495,8 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
 //  - "small map": at most kConvRowsPositions output positions per image (a CNN's last stages
 //    at small inputs; 7x7 maps at 224x224 take the texel GEMM): per image Y [OC, P] = W x
 //    cols [K, P], the product's rows being the columns of "im2col"'s scratch (or X itself, for
-//    a pointwise conv whose channels and positions are multiples of 4).
+//    a pointwise conv whose channels are a multiple of 4: by element where its positions are
+//    not).
 constexpr int64_t kConvRowsImages = kRowsChunk, kConvRowsPositions = 2 * kRowsChunk;
 
 enum class ConvRowsForm { none, whole_image, small_map };
@@ -520,6 +520,11 @@ RowsGemm conv_rows_small_map(const Im2col& m, int64_t oc) {
   RowsGemm g;
   g.N = oc, g.Kp = m.Kp, g.rows = m.P, g.a_t = true, g.lda = m.ldc / 4;
   g.a_img = m.Kp * m.ldc / 4;
+  if (m.in_place && !m.x_as_texels()) {  // X in place by element: rows of P elements
+    g.a_scalar = true;
+    g.lda = m.P;
+    g.a_img = m.K * m.P;
+  }
   g.y_img = oc * m.P, g.ym = 1, g.yn = m.P;
   g.scm = 0, g.scn = 1;
   return g;
@@ -540,7 +545,7 @@ void conv_rows_vulkan(KernelContext& ctx) {
     const Im2col m = im2col_of(ctx, c);
     const RowsWeight wp = rows_weight(ctx, 1, oc, K, true, true, m.P);
     RowsGemm g = conv_rows_small_map(m, oc);
-    if (m.x_as_texels()) {
+    if (m.in_place) {
       g.images = m.n;
       launch_rows_gemm(ctx, g, x, wp, bias, y, epi);
       return;
@@ -573,17 +578,19 @@ std::string conv_rows_supports(const KernelContext& ctx) {
   const DeviceCaps& caps = device_caps(ctx);
   if (form == ConvRowsForm::small_map) {
     const Im2col m = im2col_of(ctx, c);
-    if (!m.x_as_texels()) {
+    if (!m.x_as_texels()) {  // the columns, or X by element
       if (auto why2 = scalar_texels_ok(ctx, x); !why2.empty()) return why2;
-      if (m.chunk < 1)
+      if (!m.in_place && m.chunk < 1)
         return str("the columns of one image take ", m.col_elems(1) * dtype_size(x.dtype()),
                    " bytes, more than the device's maxStorageBufferRange (", binding_limit(ctx), ")");
     }
-    const uint64_t a_texels = m.x_as_texels() ? static_cast<uint64_t>(x.numel()) / 4 : m.col_elems(m.chunk) / 4;
+    const uint64_t a_texels = m.x_as_texels() ? static_cast<uint64_t>(x.numel()) / 4
+                              : m.in_place    ? static_cast<uint64_t>(x.numel())
+                                              : m.col_elems(m.chunk) / 4;
     if (a_texels > caps.max_texels || a_texels >= (uint64_t{1} << 31))
       return str("its columns take ", a_texels, " texels, more than maxTexelBufferElements (", caps.max_texels,
                  ") or 2^31");
-    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, true, m.x_as_texels() ? m.n : m.chunk, m.P); !why2.empty()) return why2;
+    if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, true, m.in_place ? m.n : m.chunk, m.P); !why2.empty()) return why2;
   } else {
     if (static_cast<uint64_t>(x.dim(0) * ((K + 3) / 4)) > caps.max_texels) return "X exceeds maxTexelBufferElements";
     if (auto why2 = rows_gemm_ok(ctx, 1, oc, K, true, false, 1, x.dim(0)); !why2.empty()) return why2;

@@ -599,12 +599,14 @@ void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, co
                       Tensor& y, const Epilogue& epi) {
   if (y.numel() == 0 || g.rows == 0 || g.images == 0) return;
   const int64_t tm = std::min(g.rows, kRowsChunk), chunks = (g.rows + tm - 1) / tm, kt = g.Kp / 4;
-  if (g.a_t && chunks > 1 && tm % 4) throw BackendError("[rows] internal: chunks of A's columns must be whole texels");
+  if (g.a_t && !g.a_scalar && chunks > 1 && tm % 4)
+    throw BackendError("[rows] internal: chunks of A's columns must be whole texels");
+  if (g.a_scalar && !g.a_t) throw BackendError("[rows] internal: A by element is read as stored (K, M) only");
   Launch l;
   l.shader = "matmul_rows";
   l.variant = variant_for(y.dtype());
   l.spec = {c ? 1 : 0, static_cast<int32_t>(tm), g.a_t ? 1 : 0};
-  l.args = {texels(a), texels(w.w), input(c ? *c : y), output(y)};
+  l.args = {g.a_scalar ? scalar_texels(a) : texels(a), texels(w.w), input(c ? *c : y), output(y)};
   const uint64_t quads = static_cast<uint64_t>((g.N + w.rb - 1) / w.rb);
   if (w.packed) {
     l.local_size = kRowsLocal;
@@ -618,15 +620,16 @@ void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, co
     set_grid(l, device_caps(ctx), (quads + subgroups - 1) / subgroups);
   }
   l.groups[2] = static_cast<uint32_t>(g.images * chunks);
-  const int64_t a_last = (a.numel() + 3) / 4 - 1;
-  for (int64_t v : {g.N, kt, g.rows, g.lda, chunks, g.a_img, g.a_t ? tm / 4 : tm * kt, a_last, g.y_base, g.y_img, g.ym,
-                    g.yn, g.scm, g.scn})
+  const int64_t a_last = g.a_scalar ? a.numel() - 1 : (a.numel() + 3) / 4 - 1;
+  const int64_t a_chunk = g.a_scalar ? tm : g.a_t ? tm / 4 : tm * kt;
+  for (int64_t v : {g.N, kt, g.rows, g.lda, chunks, g.a_img, a_chunk, a_last, g.y_base, g.y_img, g.ym, g.yn, g.scm, g.scn})
     l.push_u(static_cast<uint64_t>(v));
   l.push_f(g.alpha);
   l.push_f(g.beta);
   epi.add_to(l, y);
   l.spec.push_back(w.packed ? 1 : 0);
   l.spec.push_back(static_cast<int32_t>(w.rb));
+  l.spec.push_back(g.a_scalar ? 1 : 0);
   launch(ctx, std::move(l));
 }
 

@@ -15,7 +15,10 @@
 // A_T = 0: A (rows, kt texels) row-major. A_T = 1: A stored (K, lda texels), its columns the
 // rows of the product (a Conv's columns, or the X of a 1x1 conv: channels by positions); the
 // 4 texels of K rows 4k..4k+3 at texel column q hold rows 4q..4q+3 of the product at K
-// elements 4k..4k+3, transposed here.
+// elements 4k..4k+3, transposed here. A_SCALAR (with A_T): A bound one element per texel, lda,
+// a_img and a_chunk in elements, so its columns may start anywhere (the X of a 1x1 conv over a
+// map whose positions are no multiple of 4); K rows 4k..4k+3 of each product row are then four
+// element fetches.
 // Grid z: image * chunks + chunk. Chunk c covers rows [c * TM, c * TM + TM) of the product;
 // A starts at image * a_img + c * a_chunk texels. Y (and R) at
 //   y_base + image * y_img + m * ym + n * yn   for product row m (counted over all chunks)
@@ -36,6 +39,7 @@ layout(constant_id = 4) const int ACT = 0;
 layout(constant_id = 5) const int HAS_RES = 0;
 layout(constant_id = 6) const int PACKED = 1;
 layout(constant_id = 7) const int RB = 4;  // rows of W per invocation (in place: 4 per subgroup)
+layout(constant_id = 8) const int A_SCALAR = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer W;  // packed as above
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -113,6 +117,13 @@ void main() {
     if (A_T == 0) {
       // Rows past the chunk's read its last one (not stored).
       for (int m = 0; m < TM; ++m) a[m] = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
+    } else if (A_SCALAR != 0) {
+      for (int m = 0; m < TM; ++m) {
+        uint col = a0 + uint(min(m, rows - 1)) + 4u * k * p.lda;
+        a[m] = vec4(texelFetch(A, int(min(col, p.a_last))).x, texelFetch(A, int(min(col + p.lda, p.a_last))).x,
+                    texelFetch(A, int(min(col + 2u * p.lda, p.a_last))).x,
+                    texelFetch(A, int(min(col + 3u * p.lda, p.a_last))).x);
+      }
     } else {
       for (int q = 0; q < (TM + 3) / 4; ++q) {
         vec4 t[4];

@@ -86,6 +86,9 @@ RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool 
 struct RowsGemm {
   int64_t N = 0, Kp = 0, rows = 0;
   bool a_t = false;
+  /// With a_t: A read one element per texel, lda and a_img in elements (columns starting
+  /// anywhere: matmul_rows.comp's A_SCALAR).
+  bool a_scalar = false;
   int64_t lda = 0;
   int64_t images = 1, a_img = 0;
   int64_t y_base = 0, y_img = 0, ym = 0, yn = 1;
