@@ -248,7 +248,8 @@ TEST(VulkanTexelElementwise, BatchNormTexelAndElementsApplyFusedActivations) {
 // MaxPool / AveragePool (kernels/vulkan/pool.cpp): "window" (pool_window.comp, 2-D, inputs
 // gathered as one-element texels) against the float64 reference and "taps" (pool.comp) on the
 // same calls, NaN-poisoned outputs: strides, pads, dilations, ceil_mode, windows past the input,
-// count_include_pad both ways, rows shorter than 4, f16, NaN inputs (MaxPool takes NaN only as a
+// count_include_pad both ways, rows shorter than 4, f16, windows whose rows unroll (up to 8
+// wide, strides and dilations up to 4) and wider ones, NaN inputs (MaxPool takes NaN only as a
 // window's first tap, as "taps" and the cpu do: the same bits from both); 1-D pools stay on "taps".
 TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
   REQUIRE_VULKAN();
@@ -268,6 +269,13 @@ TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
       {{1, 2, 7, 7}, a({3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1)},  // ceil_mode: windows past the input
       {{1, 5, 2, 3}, a({2, 2}, {1, 1}, {1, 1, 1, 1})},             // rows shorter than 4
       {{1, 8, 16, 16}, a({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {{1, 6, 8, 8}, a({3, 3}, {1, 1}, {1, 1, 1, 1})},              // Inception's pool branch
+      // A row's taps unrolled (ROW) up to 8 wide, strides and dilations up to 4; past those
+      // the taps loop: 9 wide, stride 5.
+      {{2, 3, 10, 19}, a({5, 8}, {1, 4}, {2, 3, 2, 3})},
+      {{1, 4, 8, 21}, a({3, 3}, {1, 1}, {1, 1, 1, 1}, {4, 4})},
+      {{1, 3, 12, 30}, a({3, 9}, {1, 2}, {1, 4, 1, 4})},
+      {{1, 2, 9, 26}, a({2, 3}, {2, 5}, {0, 1, 0, 1})},
   };
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;

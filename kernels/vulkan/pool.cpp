@@ -83,6 +83,8 @@ void pool_vulkan(KernelContext& ctx, bool max) {
 
 // ---- "window": 2-D pools on CPU-like devices (pool_window.comp) -------------------------------
 
+constexpr int64_t kRowWindow = 8, kRowStep = 4;
+
 void pool_window_vulkan(KernelContext& ctx, bool max) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
@@ -97,7 +99,11 @@ void pool_window_vulkan(KernelContext& ctx, bool max) {
   Launch l;
   l.shader = "pool_window";
   l.variant = variant_for(x.dtype());
-  l.spec = {max ? 1 : 0, total < kDiv21Bound ? 1 : 0};
+  // The row's taps unrolled (pool_window.comp's ROW) for the windows of CNNs: up to 8 wide,
+  // strides and dilations up to 4 along the row.
+  const bool row = g.kernel[1] <= kRowWindow && g.strides[1] <= kRowStep && g.dilations[1] <= kRowStep;
+  l.spec = {max ? 1 : 0, total < kDiv21Bound ? 1 : 0, row ? 1 : 0, row ? static_cast<int32_t>(g.kernel[1]) : 1,
+            row ? static_cast<int32_t>(g.strides[1]) : 1, row ? static_cast<int32_t>(g.dilations[1]) : 1};
   l.local_size = 64;
   l.args = {scalar_texels(x), output(y)};
   l.push_u(total);

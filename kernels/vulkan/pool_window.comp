@@ -6,11 +6,20 @@
 // 2^21 (SMALL). Window geometry comes from the host (ops/pool.hpp), as for pool.comp, with the
 // same rules: MaxPool takes the first tap inside the input, then any strictly greater one (so
 // NaN counts only as the first tap); AveragePool divides by the taps inside [lo, hi) per axis.
+// ROW (pool.cpp sets it for windows up to 8 wide, strides and dilations up to 4): the window's
+// width, horizontal stride and dilation are specialization constants, so the taps of a row
+// unroll, and the SPAN inputs of a row that the 4 outputs share are fetched once (6 for a 3x3
+// window of stride 1, where the taps read 12).
 #version 450
 #include "common.glsl"
 
 layout(constant_id = 1) const int MAX = 1;
 layout(constant_id = 2) const int SMALL = 0;
+layout(constant_id = 3) const int ROW = 0;
+layout(constant_id = 4) const int RKW = 1;  // with ROW: KW, sw and dw
+layout(constant_id = 5) const int RSW = 1;
+layout(constant_id = 6) const int RDW = 1;
+const int SPAN = 3 * RSW + (RKW - 1) * RDW + 1;
 layout(binding = 0) uniform samplerBuffer X;
 layout(std430, binding = 1) writeonly buffer Y { STORAGE y[]; };
 layout(push_constant) uniform Params {
@@ -34,6 +43,28 @@ void main() {
     int ih = int(oh * p.sh + kh * p.dh) - int(p.ph);
     if (ih < 0 || ih >= int(p.H)) continue;
     int row = int((plane * p.H + uint(ih)) * p.W);
+    if (ROW != 0) {
+      int iw0 = ow0 * RSW - int(p.pw);
+      float seg[SPAN];
+      bool in_row[SPAN];
+      for (int t = 0; t < SPAN; ++t) {
+        int iw = iw0 + t;
+        in_row[t] = iw >= 0 && iw < int(p.W);
+        seg[t] = texelFetch(X, row + clamp(iw, 0, int(p.W) - 1)).x;
+      }
+      for (int kw = 0; kw < RKW; ++kw)
+        for (int j = 0; j < 4; ++j) {
+          float v = seg[j * RSW + kw * RDW];
+          bool inside = in_row[j * RSW + kw * RDW];
+          if (MAX != 0) {
+            if (inside && (!seen[j] || v > acc[j])) acc[j] = v;
+            seen[j] = seen[j] || inside;
+          } else {
+            acc[j] += inside ? v : 0.0;
+          }
+        }
+      continue;
+    }
     for (uint kw = 0u; kw < p.KW; ++kw) {
       for (int j = 0; j < 4; ++j) {
         int iw = (ow0 + j) * int(p.sw) + int(kw * p.dw) - int(p.pw);
