@@ -268,6 +268,43 @@ TEST(PlanMoves, SplitStillRunsWhereAPartIsReadAsItIs) {
   }
 }
 
+// An empty part (split sizes 4, 0, 8): its chain is an empty view, every part still right.
+TEST(PlanMoves, SplitWithAnEmptyPart) {
+  OnnxGraph g;
+  g.input("x", {3, 12, 5});
+  ints_initializer(g.g, "split", {4, 0, 8});
+  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "p0");
+  sp->add_output("p1");
+  sp->add_output("p2");
+  int_attr(sp, "axis", 1);
+  const int64_t sizes[] = {4, 0, 8}, starts[] = {0, 4, 4};
+  for (int i = 0; i < 3; ++i) {
+    onnx::NodeProto* t = g.node("Transpose", {str("p", i)}, str("t", i));
+    ints_attr(t, "perm", {2, 0, 1});
+    g.output(str("t", i), {5, 3, sizes[i]});
+  }
+  const Tensor x = random_f32({3, 12, 5});
+  const std::vector<double> xs = x.to_doubles();
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device dev : test_devices()) {
+    if (!device_unusable(dev).empty()) continue;
+    SCOPED_TRACE(dev.str());
+    SessionOptions o;
+    o.device = dev;
+    Session s(g.model(), o);
+    std::vector<Tensor> out = s.run(in);
+    ASSERT_EQ(out.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      std::vector<double> want;
+      for (int64_t c = 0; c < 5; ++c)
+        for (int64_t a = 0; a < 3; ++a)
+          for (int64_t b = 0; b < sizes[i]; ++b) want.push_back(xs[static_cast<size_t>((a * 12 + starts[i] + b) * 5 + c)]);
+      Comparison cmp = compare(out[static_cast<size_t>(i)], Tensor::from_values(want, {5, 3, sizes[i]}, DType::f64), 0);
+      EXPECT_TRUE(cmp.ok) << "part " << i << ": " << cmp.message;
+    }
+  }
+}
+
 // Random chains of Transpose, Slice (steps 1 and 2, empty results included) and Reshape
 // (merging neighbours, splitting by a divisor), each compared with the same chain through the
 // cpu's tensor views (Tensor::permute / slice / reshape, copied out by contiguous()).
