@@ -46,6 +46,28 @@ std::map<std::string, int> ran(const Session& s) {
   return n;
 }
 
+// Steps of `op` that ran (a map from ran()).
+int ran_of(const std::map<std::string, int>& n, const char* op) { return n.count(op) ? n.at(op) : 0; }
+
+// A Split named "split" of input "x" along `axis` into `outputs`, sized by the initializer "split".
+void add_split(OnnxGraph& g, const std::vector<int64_t>& sizes, int64_t axis, const std::vector<std::string>& outputs) {
+  ints_initializer(g.g, "split", sizes);
+  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, outputs[0]);
+  for (size_t i = 1; i < outputs.size(); ++i) sp->add_output(outputs[i]);
+  sp->set_name("split");
+  int_attr(sp, "axis", axis);
+}
+
+// Runs `s` once; each output must equal its reference exactly.
+void expect_outputs(Session& s, const std::map<std::string, Tensor>& in, const std::vector<Tensor>& refs) {
+  std::vector<Tensor> out = s.run(in);
+  ASSERT_EQ(out.size(), refs.size());
+  for (size_t i = 0; i < refs.size(); ++i) {
+    Comparison c = compare(out[i], refs[i], 0);
+    EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+  }
+}
+
 // Attention's head split as PyTorch exports it: the k block of a [S, B, 3*E] projection,
 // Slice -> Reshape [S, B*H, Dh] -> Transpose [B*H, S, Dh] -> Reshape [B, H, S, Dh]. The merge
 // of B and H in the first Reshape is no single stride; the chain as a whole is a view.
@@ -160,13 +182,8 @@ TEST(PlanMoves, SplitOutputsStartChains) {
   const int64_t S = 5, B = 2, H = 3, Dh = 4, E = H * Dh;
   OnnxGraph g;
   g.input("x", {S, B, 3 * E});
-  ints_initializer(g.g, "split", {E, E, E});
+  add_split(g, {E, E, E}, 2, {"q", "k", "v"});
   ints_initializer(g.g, "heads", {S, B * H, Dh});
-  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "q");
-  sp->add_output("k");
-  sp->add_output("v");
-  sp->set_name("split");
-  int_attr(sp, "axis", 2);
   const char* parts[] = {"q", "k", "v"};
   for (const char* p : parts) {
     g.node("Reshape", {p, "heads"}, str(p, "h"));
@@ -196,16 +213,11 @@ TEST(PlanMoves, SplitOutputsStartChains) {
     Session s(g.model(), o);
     const std::vector<NodePlan> plan = s.plan(in);
     EXPECT_NE(plan_of_node(plan, "split").reason.find("not run"), std::string::npos) << plan_of_node(plan, "split").reason;
-    std::vector<Tensor> out = s.run(in);
-    ASSERT_EQ(out.size(), 3u);
-    for (size_t i = 0; i < 3; ++i) {
-      Comparison c = compare(out[i], refs[i], 0);
-      EXPECT_TRUE(c.ok) << parts[i] << ": " << c.message;
-    }
+    expect_outputs(s, in, refs);
     const std::map<std::string, int> n = ran(s);
-    EXPECT_EQ(n.count("Split"), 0u);
-    EXPECT_EQ(n.count("Transpose"), 0u);
-    EXPECT_EQ(n.count("StridedCopy") ? n.at("StridedCopy") : 0, 3);
+    EXPECT_EQ(ran_of(n, "Split"), 0);
+    EXPECT_EQ(ran_of(n, "Transpose"), 0);
+    EXPECT_EQ(ran_of(n, "StridedCopy"), 3);
   }
 }
 
@@ -214,12 +226,7 @@ TEST(PlanMoves, SplitOutputsStartChains) {
 TEST(PlanMoves, SplitStillRunsWhereAPartIsReadAsItIs) {
   OnnxGraph g;
   g.input("x", {4, 12, 6});
-  ints_initializer(g.g, "split", {3, 5, 4});
-  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "a");
-  sp->add_output("b");
-  sp->add_output("c");
-  sp->set_name("split");
-  int_attr(sp, "axis", -2);
+  add_split(g, {3, 5, 4}, -2, {"a", "b", "c"});
   onnx::NodeProto* ta = g.node("Transpose", {"a"}, "at");
   ints_attr(ta, "perm", {2, 0, 1});
   g.node("Relu", {"b"}, "br");
@@ -255,16 +262,11 @@ TEST(PlanMoves, SplitStillRunsWhereAPartIsReadAsItIs) {
     o.device = dev;
     o.profile = true;
     Session s(g.model(), o);
-    std::vector<Tensor> out = s.run(in);
-    ASSERT_EQ(out.size(), 3u);
-    for (size_t i = 0; i < 3; ++i) {
-      Comparison cmp = compare(out[i], refs[i], 0);
-      EXPECT_TRUE(cmp.ok) << "output " << i << ": " << cmp.message;
-    }
+    expect_outputs(s, in, refs);
     const std::map<std::string, int> n = ran(s);
-    EXPECT_EQ(n.count("Split") ? n.at("Split") : 0, 1);
-    EXPECT_EQ(n.count("Transpose"), 0u);
-    EXPECT_EQ(n.count("StridedCopy") ? n.at("StridedCopy") : 0, 2);
+    EXPECT_EQ(ran_of(n, "Split"), 1);
+    EXPECT_EQ(ran_of(n, "Transpose"), 0);
+    EXPECT_EQ(ran_of(n, "StridedCopy"), 2);
   }
 }
 
@@ -272,11 +274,7 @@ TEST(PlanMoves, SplitStillRunsWhereAPartIsReadAsItIs) {
 TEST(PlanMoves, SplitWithAnEmptyPart) {
   OnnxGraph g;
   g.input("x", {3, 12, 5});
-  ints_initializer(g.g, "split", {4, 0, 8});
-  onnx::NodeProto* sp = g.node("Split", {"x", "split"}, "p0");
-  sp->add_output("p1");
-  sp->add_output("p2");
-  int_attr(sp, "axis", 1);
+  add_split(g, {4, 0, 8}, 1, {"p0", "p1", "p2"});
   const int64_t sizes[] = {4, 0, 8}, starts[] = {0, 4, 4};
   for (int i = 0; i < 3; ++i) {
     onnx::NodeProto* t = g.node("Transpose", {str("p", i)}, str("t", i));
@@ -285,6 +283,14 @@ TEST(PlanMoves, SplitWithAnEmptyPart) {
   }
   const Tensor x = random_f32({3, 12, 5});
   const std::vector<double> xs = x.to_doubles();
+  std::vector<Tensor> refs;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<double> want;
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t b = 0; b < sizes[i]; ++b) want.push_back(xs[static_cast<size_t>((a * 12 + starts[i] + b) * 5 + c)]);
+    refs.push_back(Tensor::from_values(want, {5, 3, sizes[i]}, DType::f64));
+  }
   const std::map<std::string, Tensor> in{{"x", x}};
   for (Device dev : test_devices()) {
     if (!device_unusable(dev).empty()) continue;
@@ -292,16 +298,7 @@ TEST(PlanMoves, SplitWithAnEmptyPart) {
     SessionOptions o;
     o.device = dev;
     Session s(g.model(), o);
-    std::vector<Tensor> out = s.run(in);
-    ASSERT_EQ(out.size(), 3u);
-    for (int i = 0; i < 3; ++i) {
-      std::vector<double> want;
-      for (int64_t c = 0; c < 5; ++c)
-        for (int64_t a = 0; a < 3; ++a)
-          for (int64_t b = 0; b < sizes[i]; ++b) want.push_back(xs[static_cast<size_t>((a * 12 + starts[i] + b) * 5 + c)]);
-      Comparison cmp = compare(out[static_cast<size_t>(i)], Tensor::from_values(want, {5, 3, sizes[i]}, DType::f64), 0);
-      EXPECT_TRUE(cmp.ok) << "part " << i << ": " << cmp.message;
-    }
+    expect_outputs(s, in, refs);
   }
 }
 
