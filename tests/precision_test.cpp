@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/fma_probe.hpp"
 #include "kernels/cpu/rnn_common.hpp"
 #include "runtime/precision.hpp"
 #include "kernels/cpu/cpu_common.hpp"
@@ -254,6 +255,35 @@ TEST(Precision, AutoTakesTheDevicesFastFormat) {
   Session explicit_low(g.model(), with_precision(Precision::bf16));
   EXPECT_EQ(plan_of_op(explicit_low.plan(g.inputs()), "MatMul", 1).precision,
             cpu_computes_bf16() ? DType::bf16 : DType::f32);
+}
+
+// The cpu declares bf16 a fast format only where its bf16 dot products outrun its f32 fma
+// (cpu::bf16_rate, measured once): AVX512_BF16 at half the f32 rate (an Intel Xeon VM without
+// AMX) would make `auto` slower than f32. The rule, then this cpu's answer and its report.
+TEST(Precision, CpuDeclaresBf16FastOnlyWhereItsProductsAreFaster) {
+  EXPECT_TRUE(cpu::bf16_faster({900, 450}));    // Zen 4/5: twice the f32 rate
+  EXPECT_FALSE(cpu::bf16_faster({171, 349}));   // half of it
+  EXPECT_FALSE(cpu::bf16_faster({450, 450}));   // even
+  EXPECT_FALSE(cpu::bf16_faster({100, 0}));     // no f32 figure
+  const Capabilities caps = backend_for(Device::cpu()).capabilities(0);
+  __builtin_cpu_init();
+  const bool hardware = cpu::onednn_has_bf16() && __builtin_cpu_supports("avx512bf16");
+  const cpu::Bf16Rate& r = cpu::bf16_rate();
+  if (__builtin_cpu_supports("avx512bf16")) {
+    EXPECT_GT(r.bf16, 0);
+    EXPECT_GT(r.f32, 0);
+  } else {
+    EXPECT_EQ(r.bf16, 0);
+  }
+  EXPECT_EQ(dtype_in(caps.fast_dtypes, DType::bf16), hardware && cpu::bf16_faster(r));
+  bool reported = false;
+  for (const auto& [key, value] : caps.extra)
+    if (key == "bf16 dot products") {
+      reported = true;
+      EXPECT_NE(value.find(cpu::bf16_faster(r) ? "auto computes products in bf16" : "auto keeps f32"), std::string::npos)
+          << value;
+    }
+  EXPECT_EQ(reported, hardware);
 }
 
 TEST(Precision, ProductSizes) {

@@ -69,11 +69,19 @@ class CpuBackend final : public Backend {
     // bf16 dot products in hardware (AVX512_BF16; every AMX cpu has it too): oneDNN's bf16
     // matmul runs them. On other AVX-512 CPUs it emulates bf16, no faster than f32; below
     // AVX-512 it has no bf16 at all, and the kernels compute a bf16 session's products in f32.
+    // Where the dot products run no faster than f32's fma (measured once: cpu::bf16_rate),
+    // bf16 is no fast format either.
     if (!cpu::onednn_has_bf16()) {
       c.products_in_f32 = dtype_bit(DType::bf16);
       c.extra.emplace_back("bf16 products", "computed in f32 (oneDNN's bf16 needs AVX-512)");
     } else if (__builtin_cpu_supports("avx512bf16")) {
-      c.fast_dtypes = dtype_bit(DType::bf16);
+      const cpu::Bf16Rate& r = cpu::bf16_rate();
+      const bool fast = cpu::bf16_faster(r);
+      if (fast) c.fast_dtypes = dtype_bit(DType::bf16);
+      c.extra.emplace_back("bf16 dot products",
+                           str(static_cast<int>(r.bf16), " GFLOP/s on one core against f32 fma's ",
+                               static_cast<int>(r.f32), fast ? ": auto computes products in bf16"
+                                                             : ": auto keeps f32 (bf16 would be slower)"));
     }
     c.timestamps = false;
     c.extra.emplace_back("threads", std::to_string(std::thread::hardware_concurrency()));

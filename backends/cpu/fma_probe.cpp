@@ -4,6 +4,7 @@
 // where present. No memory traffic, no oneDNN, no porta kernel (backends/fma_probe.hpp).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -136,6 +137,31 @@ double measure_fma_gflops(DType dtype) {
     return probe::Run{total, s};
   };
   return probe::best_gflops(run, kMaxScale);
+}
+
+const Bf16Rate& bf16_rate() {
+  static const Bf16Rate rate = [] {
+    Bf16Rate r;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) return r;
+    volatile float one_v = 1.0f, step_v = kStep;
+    const float one = one_v, step = step_v;
+    std::vector<float> out(static_cast<size_t>(kChains) * 16);
+    auto best = [&](ChainFn fn) {
+      double gflops = 0;
+      for (int run = 0; run < 5; ++run) {
+        auto t0 = std::chrono::steady_clock::now();
+        double ops = fn(kItersPerScale, one, step, out.data());
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s > 0) gflops = std::max(gflops, ops / s / 1e9);
+      }
+      return gflops;
+    };
+    r.f32 = best(chains_avx512);
+    r.bf16 = best(chains_bf16);
+    return r;
+  }();
+  return rate;
 }
 
 }  // namespace porta::cpu
