@@ -95,14 +95,17 @@ inline const std::vector<std::string>& fused_activation_names() {
   return names;
 }
 
-/// Parses `porta_activation`, `porta_activation_alpha` and `porta_activation_beta` (absent:
-/// "", 0, 0). Throws InvalidArgument naming the accepted values for an unknown name; `op`
+/// Parses the activation named by attribute `key` with its floats `key`_alpha and `key`_beta
+/// (absent: "", 0, 0): by default a producing op's `porta_activation`, `porta_activation_alpha`
+/// and `porta_activation_beta`; ops that apply several name each (SqueezeExcite's `activation`
+/// and `gate`). Throws InvalidArgument naming the accepted values for an unknown name; `op`
 /// prefixes the message.
-inline FusedActivation parse_fused_activation(const Attributes& a, const char* op = "Conv") {
+inline FusedActivation parse_fused_activation(const Attributes& a, const char* op = "Conv",
+                                              const std::string& key = "porta_activation") {
   FusedActivation f;
-  f.name = a.get_string("porta_activation", "");
-  f.alpha = a.get_float("porta_activation_alpha", 0.0);
-  f.beta = a.get_float("porta_activation_beta", 0.0);
+  f.name = a.get_string(key, "");
+  f.alpha = a.get_float(key + "_alpha", 0.0);
+  f.beta = a.get_float(key + "_beta", 0.0);
   using K = FusedActivation::Kind;
   static const K kinds[] = {K::none,         K::relu,       K::clip, K::leaky_relu, K::sigmoid, K::tanh,
                             K::hard_sigmoid, K::hard_swish, K::elu,  K::swish,      K::gelu,    K::gelu_tanh};
@@ -114,8 +117,8 @@ inline FusedActivation parse_fused_activation(const Attributes& a, const char* o
     }
   std::string list;
   for (const auto& n : names) list += str(list.empty() ? "" : ", ", "\"", n, "\"");
-  throw InvalidArgument(str("[", op, "] porta_activation (porta-internal) must be one of ", list, "; got \"", f.name,
-                            "\""));
+  throw InvalidArgument(str("[", op, "] ", key, key.rfind("porta_", 0) == 0 ? " (porta-internal)" : "",
+                            " must be one of ", list, "; got \"", f.name, "\""));
 }
 
 }  // namespace porta::opdef

@@ -177,6 +177,23 @@ std::shared_ptr<const Graph> fuse_residual_add(const std::shared_ptr<const Graph
 /// annotate shapes per plan only when this holds).
 bool residual_add_candidates(const Graph& graph, Device device);
 
+/// Rewrites each squeeze-and-excitation block into one SqueezeExcite (ai.porta,
+/// ops/squeeze_excite.cpp; runtime/squeeze_excite_fusion.cpp): y = Mul(x, s) (either order)
+/// with s = Conv(Conv(p, W1, B1?), W2, B2?) and p = GlobalAveragePool(x), or ReduceMean of x
+/// over every spatial axis keeping them (axes as an attribute or a constant input), where
+///  - p, the first Conv's output and s are each read by the next node alone and no graph output;
+///  - both Convs are ONNX Convs of group 1 without padding or residual, their weights of known
+///    shape (constants) with ones past the first two axes, R x C and C x R (x's rank is taken
+///    to be theirs: the op's inference checks it when shapes are bound);
+///    the activations already fused into them (porta_activation) become the op's `activation`
+///    and `gate`;
+///  - x and every Conv input have one dtype, f32 or f16;
+///  - `device` runs SqueezeExcite natively for that dtype.
+/// The op takes the Mul's place and writes its output. Returns `graph` itself when nothing
+/// matches; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Graph>& graph, Device device,
+                                                 bool enabled);
+
 /// Transposes of rows moved across row-wise products (runtime/transpose_sinking.cpp): MatMul
 /// with a 2-D weight, Gemm with transA = 0 and a bias row. A Transpose feeding such a product
 /// whose output only data-movement nodes read moves after it; one reached from the product's

@@ -88,6 +88,7 @@ const std::unordered_map<std::string_view, C>& table() {
       {"Softplus", C::keep_f32},
       {"AveragePool", C::keep_f32},
       {"GlobalAveragePool", C::keep_f32},
+      {"ai.porta::SqueezeExcite", C::keep_f32},  // a mean over each channel, then a gate
       // Arithmetic rounds in any format; in f32 it adds no error of its own (autocast runs
       // these in the widest type of their inputs).
       {"Add", C::keep_f32},

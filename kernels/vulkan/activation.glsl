@@ -3,11 +3,13 @@
 // Act(conv + residual). ops/fused_activation.hpp names the activations and defines their math;
 // the including shader declares the specialization constant ACT (FusedActivation::Kind's order,
 // kernels/vulkan/vk_kernel.hpp's Epilogue sets it) and passes the attributes alpha and beta.
+// activation_of takes the kind as an argument, for shaders applying several (SqueezeExcite's
+// activation and gate, each a specialization constant of its own, so the switch still folds).
 // NaN stays NaN through each of them.
 #include "float_math.glsl"
 
-float fused_activation(float x, float alpha, float beta) {
-  switch (ACT) {
+float activation_of(int kind, float x, float alpha, float beta) {
+  switch (kind) {
     case 1: return x < 0.0 ? 0.0 : x;                                        // Relu
     case 2: { float v = x < alpha ? alpha : x; return v > beta ? beta : v; }  // Clip (max wins)
     case 3: return x >= 0.0 ? x : alpha * x;                                 // LeakyRelu
@@ -22,3 +24,5 @@ float fused_activation(float x, float alpha, float beta) {
   }
   return x;
 }
+
+float fused_activation(float x, float alpha, float beta) { return activation_of(ACT, x, alpha, beta); }
