@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <tuple>
 
 #include "backends/vulkan/vk_context.hpp"
 #include "porta/util.hpp"
@@ -486,12 +487,14 @@ TEST(VulkanTexelConv, SessionsFoldResidualsAndActivationsIntoConvs) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
-// LSTM and GRU (kernels/vulkan/rnn.cpp): "steps" (one texel GEMM for the input projections,
-// then one dispatch per time step) against the float64 reference and "sequence" (rnn.comp),
-// every output (Y, Y_h, Y_c) poisoned before the call: both directions and bidirectional, both
-// layouts, sequence lengths shorter than the sequence (and 0), initial states, peepholes, clip,
-// no bias, batches of 3 and 5, hidden sizes whose quads of units do not fill the last
-// workgroup; and the calls "steps" declines, with the reason.
+// LSTM and GRU (kernels/vulkan/rnn.cpp): "persistent" (one texel GEMM for the input
+// projections, then the steps in one workgroup per sequence, as many per dispatch as the loop
+// cap allows) and "steps" (one dispatch per time step) against the float64 reference and
+// "sequence" (rnn.comp), every output (Y, Y_h, Y_c) poisoned before the call: both directions
+// and bidirectional, both layouts, sequence lengths shorter than the sequence (and 0), initial
+// states, peepholes, clip, no bias, batches of 1, 3 and 5, hidden sizes whose quads of units do
+// not fill the last workgroup of "steps"; "persistent" with its steps split over dispatches (a
+// loop cap of one, two and three steps a dispatch); and the calls each declines, with the reason.
 TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -513,6 +516,8 @@ TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
       // Units in quads over workgroups of 16 invocations: 5 x 17 quads, 2 x 3 x 9.
       {"GRU", "forward", 0, 3, 5, 8, 68, true, false, true},
       {"LSTM", "bidirectional", 0, 3, 3, 4, 36, true, true, true, true},
+      // One sequence (zoo's language models: batch 1), the last step a sequence of its own.
+      {"GRU", "forward", 1, 9, 1, 8, 24, true, false, true},
   };
   for (const RnnCase& c : cases) {
     const int64_t gates = std::string(c.op) == "LSTM" ? 4 : 3, dirs = c.direction == "bidirectional" ? 2 : 1;
@@ -542,8 +547,17 @@ TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
     while (!in.back().defined()) in.pop_back();
     const int outputs = static_cast<int>(gates == 4 ? 3 : 2);
     std::vector<Tensor> ref = reference_op(c.op, in, attrs, outputs);
-    for (const char* impl : {"steps", "sequence"}) {
-      DisabledKernels only(impl == std::string("steps") ? "" : str("vulkan:", c.op, ":steps"));
+    // "persistent" also under loop caps that fit one, two and three steps a dispatch.
+    const uint64_t step_loops = static_cast<uint64_t>(c.hidden / 4 + 1) * (5 + 4 * (gates + 1)) + 4 * (2 * gates + 3) + 19;
+    const std::string off_persistent = str("vulkan:", c.op, ":persistent");
+    for (const auto& [impl, disabled, cap] :
+         {std::tuple{"persistent", std::string(), uint64_t{0}}, {"persistent", std::string(), 8 + step_loops},
+          {"persistent", std::string(), 8 + 2 * step_loops}, {"persistent", std::string(), 8 + 3 * step_loops},
+          {"steps", off_persistent, uint64_t{0}},
+          {"sequence", off_persistent + str(",vulkan:", c.op, ":steps"), uint64_t{0}}}) {
+      SCOPED_TRACE(str(impl, cap ? str(", loop cap ", cap) : ""));
+      DisabledKernels only(disabled);
+      std::unique_ptr<LoopCapOverride> loop_cap = cap ? std::make_unique<LoopCapOverride>(cap) : nullptr;
       Resolution r = resolve_vk(c.op, to_vk(in), attrs);
       ASSERT_EQ(r.path, Path::native) << r.reason;
       EXPECT_EQ(r.kernel->impl.name, impl) << r.reason;
@@ -571,6 +585,12 @@ TEST(VulkanTexelRnn, StepsMatchReferenceAndTheSequenceKernel) {
   };
   EXPECT_NE(reason("LSTM", 5, 8, {}).find("not a multiple of 4"), std::string::npos);
   EXPECT_NE(reason("GRU", 8, 8, {}).find("linear_before_reset = 0"), std::string::npos);
+  // Large steps (4 x 256 x 256 multiply-adds a sequence) stay spread over the device.
+  Resolution big = resolve_vk("LSTM",
+                              to_vk({random_input({3, 2, 8}), random_input({1, 4 * 256, 8}), random_input({1, 4 * 256, 256})}),
+                              Attributes{{"hidden_size", int64_t{256}}});
+  EXPECT_EQ(big.kernel ? big.kernel->impl.name : "", "steps");
+  EXPECT_NE(big.reason.find("a workgroup runs them on one thread"), std::string::npos) << big.reason;
 }
 
 }  // namespace

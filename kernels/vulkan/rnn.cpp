@@ -1,9 +1,12 @@
-// LSTM and GRU on vulkan (layouts 0 and 1), two implementations. On CPU-like devices (lavapipe)
-// "steps" computes the input projections of every step in one texel GEMM (matmul_texel.comp),
-// then runs one dispatch per time step (rnn_step.comp: an invocation per 4 hidden units, R
-// transposed once per session step when it is a constant, R and the state read as vec4 texels,
-// no barriers), f32 with the hidden and input sizes multiples of 4,
-// and GRU with linear_before_reset = 1 (PyTorch's). "sequence" (rnn.comp) takes every call:
+// LSTM and GRU on vulkan (layouts 0 and 1), three implementations. On CPU-like devices (lavapipe)
+// "persistent" and "steps" compute the input projections of every step in one texel GEMM
+// (matmul_texel.comp), then run the steps in rnn_step.comp (an invocation per 4 hidden units, R
+// transposed once per session step when it is a constant, R and the state read as vec4 texels),
+// f32 with the hidden and input sizes multiples of 4, and GRU with linear_before_reset = 1
+// (PyTorch's): "persistent" runs as many steps per dispatch as the driver's loop cap allows, one
+// workgroup per sequence (the previous h in shared memory, two barriers a step), where a step
+// is small (lavapipe's hand-off of a dispatch to its thread pool then costs more than spreading
+// the step over the device gains); "steps" runs one dispatch per time step, no barriers. "sequence" (rnn.comp) takes every call:
 // each workgroup runs one (direction, batch entry) sequence, the steps split over as few
 // dispatches as the driver's loop cap allows (one where it has none); h and c pass between them
 // through a scratch buffer. Sequence lengths are checked on the host (a length outside
@@ -107,8 +110,22 @@ TexelGemm input_projection(int64_t rows, int64_t gh, int64_t input_size, int64_t
   return g;
 }
 
+// "persistent": a step of more multiply-adds per sequence (G x H x H) than this runs on
+// "steps", spread over the device: one workgroup is one lavapipe thread, and past about this
+// the thread's step costs more than a dispatch's hand-off to the pool. Measured (seq 64,
+// vulkan:0, persistent against steps): LSTM H 64 1.1 against 2.6-3.7 ms, H 128 (65,536) 2.7-3.8
+// against 5.1-5.6, GRU H 128 even to 1.1x faster; LSTM H 256 even at batch 1 and slower at
+// batch 4 (23 against 18 ms).
+constexpr int64_t kPersistentStepMacs = int64_t{1} << 16;
+
+// Loop iterations of one rnn_step.comp invocation per time step: the k loop (H / 4 passes of
+// 4 x G texels), then 4 units of G gates each, Y's row.
+uint64_t rnn_step_loops(int gates, int64_t hidden) {
+  return static_cast<uint64_t>(hidden / 4 + 1) * (5 + 4 * (gates + 1)) + 4 * (2 * gates + 3) + 16;
+}
+
 template <int Gates>
-void rnn_steps(KernelContext& ctx) {
+void rnn_steps_run(KernelContext& ctx, bool persistent) {
   const Tensor &x = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
   const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;
   const int64_t seq = x.dim(batch_major ? 1 : 0), batch = x.dim(batch_major ? 0 : 1), input_size = x.dim(2),
@@ -126,7 +143,7 @@ void rnn_steps(KernelContext& ctx) {
   std::vector<Arg> inputs = {input(gx), input(*rb.bias), input(rb.lens), input(*rb.peep), input(*rb.h0), input(*rb.c0)};
   for (int k = 0; k < 3; ++k)
     if (outs[k]) flags |= 16u << k;
-  // Two state buffers, each step reading one and writing the other.
+  // Two state buffers, each dispatch reading one and writing the other.
   Tensor state[2] = {Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device),
                      Tensor::empty({dirs * batch * 2 * hidden}, DType::f32, ctx.device)};
   // RT [dirs, H, G * H]: R with its last two axes swapped, so a step reads one vec4 texel of
@@ -141,26 +158,44 @@ void rnn_steps(KernelContext& ctx) {
     return t;
   });
   const uint64_t quads = static_cast<uint64_t>(dirs * batch * hidden / 4);
-  for (int64_t s = -1; s < seq; ++s) {  // -1: load the initial state into state[0]
+  // "persistent": steps per dispatch within the loop cap (its supports checked one fits).
+  const uint64_t per_step = rnn_step_loops(Gates, hidden) + 3, limit = loop_limit(ctx);
+  const int64_t chunk =
+      !persistent ? 1 : limit == UINT64_MAX ? seq : static_cast<int64_t>(std::max<uint64_t>(1, (limit - 8) / per_step));
+  int k = 0;  // dispatches so far: the state buffer read is state[k % 2 == 0 ? 1 : 0]
+  for (int64_t s = -1; s < seq; s = s < 0 ? 0 : s + chunk, ++k) {  // -1: load the initial state
     Launch l;
     l.shader = "rnn_step";
-    l.spec = {Gates, s < 0 ? 1 : 0};
-    // Workgroups of 16 invocations: a batch-1 step of 256 units is 4 of them, for every core.
-    l.local_size = 16;
-    const Tensor& in = state[s < 0 ? 1 : s % 2];
-    Tensor& out = state[s < 0 ? 0 : (s + 1) % 2];
+    const bool run = s >= 0;
+    const int64_t end = std::min(seq, s + chunk);
+    l.spec = {Gates, !run ? 1 : persistent ? 2 : 0, persistent ? static_cast<int32_t>(hidden / 4) : 1};
+    // "steps": workgroups of 16 invocations (a batch-1 step of 256 units is 4 of them, for
+    // every core); "persistent": one workgroup of H / 4 per sequence.
+    l.local_size = run && persistent ? static_cast<uint32_t>(hidden / 4) : 16;
+    const Tensor& in = state[k % 2 == 0 ? 1 : 0];
+    Tensor& out = state[k % 2 == 0 ? 0 : 1];
     l.args = {texels(rt), texels(in)};
     l.args.insert(l.args.end(), inputs.begin(), inputs.end());
     l.args.push_back(output(out));
-    for (int k = 0; k < 3; ++k) l.args.push_back(output(outs[k] ? *outs[k] : *any_out));
+    for (int o = 0; o < 3; ++o) l.args.push_back(output(outs[o] ? *outs[o] : *any_out));
     for (int64_t v : {seq, batch, hidden, dirs}) l.push_u(v);
     l.push_u(flags);
     l.push_u(rb.reverse_mask);
     l.push_f(ctx.attrs->has("clip") ? ctx.attrs->get_float("clip") : INFINITY);
-    l.push_u(s < 0 ? 0 : s);
-    set_grid(l, device_caps(ctx), (quads + 15) / 16);
+    l.push_u(run ? s : 0);
+    l.push_u(run ? end : 0);
+    set_grid(l, device_caps(ctx), run && persistent ? static_cast<uint64_t>(dirs * batch) : (quads + 15) / 16);
     launch(ctx, std::move(l));
   }
+}
+
+template <int Gates>
+void rnn_steps(KernelContext& ctx) {
+  rnn_steps_run<Gates>(ctx, false);
+}
+template <int Gates>
+void rnn_persistent(KernelContext& ctx) {
+  rnn_steps_run<Gates>(ctx, true);
 }
 
 std::string rnn_steps_supports(const KernelContext& ctx) {
@@ -190,12 +225,30 @@ std::string rnn_steps_supports(const KernelContext& ctx) {
       !why.empty())
     return why;
   if (static_cast<uint64_t>(ctx.in(2).numel() / 4) > device_caps(ctx).max_texels) return "R exceeds maxTexelBufferElements";
-  // Per invocation: the k loop (H / 4 passes of 4 x G texels), then 4 units of G gates each.
-  if (auto why = loop_budget_ok(ctx, static_cast<uint64_t>(hidden / 4 + 1) * (5 + 4 * (gates + 1)) + 4 * (2 * gates + 3) + 16,
-                                str("hidden size ", hidden));
-      !why.empty())
+  if (auto why = loop_budget_ok(ctx, rnn_step_loops(gates, hidden), str("hidden size ", hidden)); !why.empty())
     return why;
   return fits_bindings(ctx);
+}
+
+std::string rnn_persistent_supports(const KernelContext& ctx) {
+  if (auto why = rnn_steps_supports(ctx); !why.empty()) return why;
+  const Tensor& x = ctx.in(0);
+  const bool batch_major = ctx.attrs->get_int("layout", 0) != 0;
+  const int64_t sequences = ctx.in(1).dim(0) * x.dim(batch_major ? 0 : 1), hidden = ctx.in(2).dim(2);
+  const int gates = ctx.op->name == "LSTM" ? 4 : 3;
+  if (gates * hidden * hidden > kPersistentStepMacs)
+    return str("steps of ", gates * hidden * hidden, " multiply-adds per sequence (a workgroup runs them on one thread; ",
+               "at most ", kPersistentStepMacs, ")");
+  const DeviceCaps& caps = device_caps(ctx);
+  const auto quads = static_cast<uint64_t>(hidden / 4);
+  if (quads > caps.max_workgroup_invocations || quads > caps.max_workgroup_size[0])
+    return str("hidden size ", hidden, " needs workgroups of ", quads, " invocations");
+  if (static_cast<uint64_t>(hidden) * 4 > caps.shared_memory)
+    return str("hidden size ", hidden, " needs ", hidden * 4, " bytes of shared memory; the device has ", caps.shared_memory);
+  if (auto why = loop_budget_ok(ctx, rnn_step_loops(gates, hidden) + 3 + 8, str("a time step of hidden size ", hidden));
+      !why.empty())
+    return why;
+  return grid_ok(ctx, static_cast<uint64_t>(sequences), "one workgroup per sequence");
 }
 
 // ---- "sequence": any device -----------------------------------------------------------------
@@ -271,8 +324,10 @@ std::string rnn_supports(const KernelContext& ctx) {
 
 }  // namespace
 
+PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32, rnn_persistent<4>, rnn_persistent_supports, (KernelImpl{"persistent", 2}))
 PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32, rnn_steps<4>, rnn_steps_supports, (KernelImpl{"steps", 1}))
 PORTA_REGISTER_KERNEL(LSTM, vulkan, kF32 | kF16, rnn_vulkan<4>, rnn_supports, (KernelImpl{"sequence", 0}))
+PORTA_REGISTER_KERNEL(GRU, vulkan, kF32, rnn_persistent<3>, rnn_persistent_supports, (KernelImpl{"persistent", 2}))
 PORTA_REGISTER_KERNEL(GRU, vulkan, kF32, rnn_steps<3>, rnn_steps_supports, (KernelImpl{"steps", 1}))
 PORTA_REGISTER_KERNEL(GRU, vulkan, kF32 | kF16, rnn_vulkan<3>, rnn_supports, (KernelImpl{"sequence", 0}))
 

@@ -1,10 +1,14 @@
 // variants: f32
 // LSTM (GATES = 4) and GRU (GATES = 3, linear_before_reset = 1) on CPU-like devices (rnn.cpp,
-// implementation "steps"): one dispatch per time step, one invocation per (direction, batch
-// entry, 4 consecutive hidden units), no shared memory and no barriers. The input projections
-// of every step (x . W + Wb) come precomputed in GX from one texel GEMM; a step adds
-// h . R + Rb per gate. R comes transposed, RT [dirs, H (k), G * H (gate, unit)], so that the 4
-// units of an invocation are one vec4 texel per (k, gate) and the lanes of a SIMD batch read
+// implementations "steps" and "persistent"). MODE 0 ("steps"): one dispatch per time step, one
+// invocation per (direction, batch entry, 4 consecutive hidden units), no shared memory and no
+// barriers. MODE 2 ("persistent"): one workgroup per (direction, batch entry) sequence, one
+// invocation per 4 units, running the steps [step, step_end) in one dispatch; the previous h
+// of every unit sits in shared memory, two barriers a step (lavapipe hands every dispatch to
+// its thread pool, which costs more than a short step computes). The input projections of
+// every step (x . W + Wb) come precomputed in GX from one texel GEMM; a step adds h . R + Rb
+// per gate. R comes transposed, RT [dirs, H (k), G * H (gate, unit)], so that the 4 units of
+// an invocation are one vec4 texel per (k, gate) and the lanes of a SIMD batch read
 // consecutive texels (on lavapipe a vectorized gather touching two cache lines, where R's rows
 // put every lane on its own line); the previous state comes as vec4 texels too. Each unit's
 // cell is updated and the new state written to the other buffer of a pair. MODE 1 instead
@@ -17,7 +21,8 @@
 #include "float_math.glsl"
 
 layout(constant_id = 1) const int GATES = 4;
-layout(constant_id = 2) const int MODE = 0;  // 0: a time step, 1: load initial_h / initial_c
+layout(constant_id = 2) const int MODE = 0;  // 0: a time step, 1: load initial_h / initial_c, 2: steps
+layout(constant_id = 3) const int SHARED_Q = 1;  // MODE 2: H / 4, the workgroup's size
 layout(binding = 0) uniform samplerBuffer RT;   // [dirs, H, G * H] as vec4 texels
 layout(binding = 1) uniform samplerBuffer Hin;  // the previous state as vec4 texels
 layout(std430, binding = 2) readonly buffer GX { float gx[]; };  // [dirs, seq * batch, G * H]
@@ -36,31 +41,24 @@ layout(push_constant) uniform Params {
   uint reverse_mask;  // bit d: direction d runs backwards
   float clip;
   uint step;
+  uint step_end;  // MODE 2: the steps [step, step_end)
 } p;
+
+shared vec4 hs[SHARED_Q];  // MODE 2: the previous h, 4 units a texel
 
 bool has(uint bit) { return (p.flags & bit) != 0u; }
 float clipped(float v) { return clamp(v, -p.clip, p.clip); }
 
-void main() {
-  uint H = p.hidden, G = uint(GATES), quads = H / 4u;
-  uint i = global_index();
-  if (i >= p.dirs * p.batch * quads) return;
-  uint sid = i / quads, jq = i - sid * quads, j0 = jq * 4u;  // sequence d * batch + b, first unit
-  uint d = sid / p.batch, b = sid - d * p.batch;
-  uint base = sid * 2u * H;
-  // initial_h / initial_c and Y_h / Y_c: [dirs, batch, H], or [batch, dirs, H] in layout 1.
-  uint state0 = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H + j0;
-  if (MODE == 1) {
-    for (uint u = 0u; u < 4u; ++u) {
-      hc_out[base + j0 + u] = has(2u) ? float(h0[state0 + u]) : 0.0;
-      hc_out[base + H + j0 + u] = has(4u) ? float(c0[state0 + u]) : 0.0;
-    }
-    return;
-  }
-  vec4 hp4 = texelFetch(Hin, int((base + j0) / 4u)), cp4 = texelFetch(Hin, int((base + H + j0) / 4u));
-  vec4 hn4 = hp4, cn4 = cp4;
+// The previous h of units 4 k4 .. 4 k4 + 3 (hb: the sequence's state as texels).
+vec4 prev_h(uint hb, uint k4) { return MODE == 2 ? hs[k4] : texelFetch(Hin, int(hb + k4)); }
+
+// Time step s of sequence (d, b) for units j0 .. j0 + 3 (quad jq) from the state (hp4, cp4):
+// the new state in (hn4, cn4), Y's row written. Returns the step's time index t.
+uint run_step(uint s, uint d, uint b, uint jq, uint base, vec4 hp4, vec4 cp4, out vec4 hn4, out vec4 cn4) {
+  uint H = p.hidden, G = uint(GATES), quads = H / 4u, j0 = jq * 4u;
+  hn4 = hp4;
+  cn4 = cp4;
   int len = lens[b];
-  uint s = p.step;
   bool running = int(s) < len;
   uint t = s;
   if (running) {
@@ -70,7 +68,7 @@ void main() {
     vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
     uint hb = base / 4u;
     for (uint k4 = 0u; k4 < quads; ++k4) {
-      vec4 hv = texelFetch(Hin, int(hb + k4));
+      vec4 hv = prev_h(hb, k4);
       uint r0 = (d * H + k4 * 4u) * G * quads + jq;  // RT's texel of (k = 4 k4, gate 0)
       for (int c = 0; c < 4; ++c)
         for (int g = 0; g < GATES; ++g) acc[g] += texelFetch(RT, int(r0 + (uint(c) * G + uint(g)) * quads)) * hv[c];
@@ -103,17 +101,69 @@ void main() {
       }
     }
   }
+  if (has(16u))
+    for (uint u = 0u; u < 4u; ++u) {
+      uint at = has(128u) ? (b * p.seq + t) * p.dirs + d : (t * p.dirs + d) * p.batch + b;
+      y[at * H + j0 + u] = STORAGE(running ? hn4[u] : 0.0);
+    }
+  return t;
+}
+
+// The state after the dispatch's last step to the other buffer, and Y_h / Y_c after the
+// sequence's (state0: their offset of unit j0).
+void store_state(uint s, uint base, uint j0, uint state0, vec4 hn4, vec4 cn4) {
+  uint H = p.hidden;
   for (uint u = 0u; u < 4u; ++u) {
     uint j = j0 + u;
     hc_out[base + j] = hn4[u];
     hc_out[base + H + j] = cn4[u];
-    if (has(16u)) {
-      uint at = has(128u) ? (b * p.seq + t) * p.dirs + d : (t * p.dirs + d) * p.batch + b;
-      y[at * H + j] = STORAGE(running ? hn4[u] : 0.0);
-    }
     if (s + 1u == p.seq) {
       if (has(32u)) y_h[state0 + u] = STORAGE(hn4[u]);
       if (GATES == 4 && has(64u)) y_c[state0 + u] = STORAGE(cn4[u]);
     }
   }
+}
+
+void main() {
+  uint H = p.hidden, quads = H / 4u;
+  uint sid, jq;  // sequence d * batch + b, quad of units
+  if (MODE == 2) {
+    sid = group_index();
+    jq = gl_LocalInvocationID.x;
+  } else {
+    uint i = global_index();
+    if (i >= p.dirs * p.batch * quads) return;
+    sid = i / quads;
+    jq = i - sid * quads;
+  }
+  uint j0 = jq * 4u;
+  uint d = sid / p.batch, b = sid - d * p.batch;
+  uint base = sid * 2u * H;
+  // initial_h / initial_c and Y_h / Y_c: [dirs, batch, H], or [batch, dirs, H] in layout 1.
+  uint state0 = (has(128u) ? b * p.dirs + d : d * p.batch + b) * H + j0;
+  if (MODE == 1) {
+    for (uint u = 0u; u < 4u; ++u) {
+      hc_out[base + j0 + u] = has(2u) ? float(h0[state0 + u]) : 0.0;
+      hc_out[base + H + j0 + u] = has(4u) ? float(c0[state0 + u]) : 0.0;
+    }
+    return;
+  }
+  vec4 h4 = texelFetch(Hin, int((base + j0) / 4u)), c4 = texelFetch(Hin, int((base + H + j0) / 4u));
+  vec4 hn4, cn4;
+  if (MODE == 2) {
+    hs[jq] = h4;
+    barrier();
+    for (uint s = p.step; s < p.step_end; ++s) {
+      run_step(s, d, b, jq, base, h4, c4, hn4, cn4);
+      barrier();  // every quad has read the previous h
+      hs[jq] = hn4;
+      barrier();
+      h4 = hn4;
+      c4 = cn4;
+    }
+    store_state(p.step_end - 1u, base, j0, state0, h4, c4);
+    return;
+  }
+  run_step(p.step, d, b, jq, base, h4, c4, hn4, cn4);
+  store_state(p.step, base, j0, state0, hn4, cn4);
 }
