@@ -85,6 +85,16 @@ __attribute__((target("avx512f,avx512bf16"))) double chains_bf16(uint64_t iters,
 
 using ChainFn = double (*)(uint64_t, float, float, float*);
 
+// The chains' multiplier (1) and step, opaque to the compiler: known only at run time, so it
+// cannot fold the chains into one multiplication.
+struct ChainOperands {
+  float one, step;
+};
+ChainOperands opaque_operands() {
+  volatile float one = 1.0f, step = kStep;
+  return {one, step};
+}
+
 struct Variant {
   ChainFn fn = nullptr;
   int lanes = 0;
@@ -109,9 +119,7 @@ double measure_fma_gflops(DType dtype) {
   Variant v = pick(dtype);
   if (!v.fn) return 0.0;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  // Opaque to the compiler: the chains' multiplier and step are only known at run time.
-  volatile float one_v = 1.0f, step_v = kStep;
-  const float one = one_v, step = step_v;
+  const auto [one, step] = opaque_operands();
   const size_t per_thread = static_cast<size_t>(kChains) * v.lanes;
   std::vector<float> out(per_thread * threads);
   auto run = [&](uint64_t scale) {
@@ -144,8 +152,7 @@ const Bf16Rate& bf16_rate() {
     Bf16Rate r;
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) return r;
-    volatile float one_v = 1.0f, step_v = kStep;
-    const float one = one_v, step = step_v;
+    const auto [one, step] = opaque_operands();
     std::vector<float> out(static_cast<size_t>(kChains) * 16);
     auto best = [&](ChainFn fn) {
       double gflops = 0;

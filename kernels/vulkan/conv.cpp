@@ -203,8 +203,10 @@ struct Im2col {
   int64_t chunk = 0;  // images per scratch (its columns fit one binding)
   bool in_place = false;
   uint64_t col_elems(int64_t images) const { return static_cast<uint64_t>(images * groups) * Kp * ldc; }
-  // X in place as vec4 texels (its positions a multiple of 4 too); else in place by element.
+  // X in place as vec4 texels (its positions a multiple of 4 too), or in place by element
+  // (rows of P elements: the product reads one element per texel).
   bool x_as_texels() const { return in_place && P % 4 == 0; }
+  bool x_by_element() const { return in_place && P % 4 != 0; }
   // conv_im2col.comp's ROWS: output rows of 3 positions or more take an invocation per (block,
   // k, output row), its indices found once (ROWS 1 where rows are whole vec4s, 2 where a vec4
   // may run into the next row); narrower ones an invocation per 4 positions.
@@ -217,7 +219,7 @@ struct Im2col {
   // The GEMM over the columns of images [n0, n0 + images): one batch per (image, group).
   TexelGemm gemm(bool bias, int64_t n0, int64_t images) const {
     TexelGemm g;
-    g.b_scalar = in_place && P % 4 != 0;  // X in place, rows of P elements
+    g.b_scalar = x_by_element();
     g.M = oc_g, g.N = P, g.K = Kp, g.ldb = g.b_scalar ? P : ldc / 4;
     g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 1, g.scn = 0;
     g.offsets.clear();
@@ -520,7 +522,7 @@ RowsGemm conv_rows_small_map(const Im2col& m, int64_t oc) {
   RowsGemm g;
   g.N = oc, g.Kp = m.Kp, g.rows = m.P, g.a_t = true, g.lda = m.ldc / 4;
   g.a_img = m.Kp * m.ldc / 4;
-  if (m.in_place && !m.x_as_texels()) {  // X in place by element: rows of P elements
+  if (m.x_by_element()) {
     g.a_scalar = true;
     g.lda = m.P;
     g.a_img = m.K * m.P;
