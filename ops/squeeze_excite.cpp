@@ -13,8 +13,7 @@
 // EfficientNet and RegNetY export: GlobalAveragePool, two 1x1 Convs with their activations, Mul.
 #include <cmath>
 
-#include "ops/custom_common.hpp"
-#include "ops/fused_activation.hpp"
+#include "ops/activation_nodes.hpp"
 
 namespace porta::opdef {
 namespace {
@@ -29,27 +28,6 @@ void require_pointwise_weight(const InferContext& ctx, size_t i, int64_t out, in
   if (!ok)
     throw ShapeError(str("[SqueezeExcite] ", what, " should be ", layout, " (a 1x1 convolution weight of X's rank; X ",
                          shape_str(ctx.shape(0)), "), got ", shape_str(w)));
-}
-
-// The standalone ops of one activation (a decomposition's nodes).
-ValueId activation_nodes(GraphBuilder& b, const FusedActivation& f, ValueId x) {
-  using K = FusedActivation::Kind;
-  const DType dt = b.dtype(x);
-  switch (f.kind) {
-    case K::none: return x;
-    case K::relu: return b.add1("Relu", {x});
-    case K::clip: return b.add1("Clip", {x, scalar_constant(b, f.alpha, dt), scalar_constant(b, f.beta, dt)});
-    case K::leaky_relu: return b.add1("LeakyRelu", {x}, {{"alpha", f.alpha}});
-    case K::sigmoid: return b.add1("Sigmoid", {x});
-    case K::tanh: return b.add1("Tanh", {x});
-    case K::hard_sigmoid: return b.add1("HardSigmoid", {x}, {{"alpha", f.alpha}, {"beta", f.beta}});
-    case K::hard_swish: return b.add1("HardSwish", {x});
-    case K::elu: return b.add1("Elu", {x}, {{"alpha", f.alpha}});
-    case K::swish: return b.add1("Mul", {x, b.add1("Sigmoid", {x})});
-    case K::gelu: return b.add1("Gelu", {x});
-    case K::gelu_tanh: return b.add1("Gelu", {x}, {{"approximate", std::string("tanh")}});
-  }
-  return x;
 }
 
 bool present(std::span<const ValueId> in, size_t i) { return in.size() > i && in[i] >= 0; }

@@ -194,6 +194,20 @@ bool residual_add_candidates(const Graph& graph, Device device);
 std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Graph>& graph, Device device,
                                                  bool enabled);
 
+/// Rewrites each gated linear unit into one GatedLinear (ai.porta, ops/gated_linear.cpp;
+/// runtime/gated_linear_fusion.cpp): y = Mul(a, b) (either order) where a and b are ONNX
+/// MatMuls of one X, each read by the Mul alone and no graph output, without a residual, their
+/// weights (through Identity nodes) K x F of known and equal shape, and
+///  - at most one of them carries a fused activation (porta_activation): it is the gate, and
+///    its activation the op's `activation`; with none, the first in node order gates (a
+///    bilinear layer, activation "");
+///  - their fused biases (porta_bias) become Bg and Bu;
+///  - X, the weights and the biases have one dtype, f32 or f16;
+///  - `device` runs GatedLinear natively for that dtype.
+/// The op takes the Mul's place and writes its output. Returns `graph` itself when nothing
+/// matches; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_gated_linear(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+
 /// Transposes of rows moved across row-wise products (runtime/transpose_sinking.cpp): MatMul
 /// with a 2-D weight, Gemm with transA = 0 and a bias row. A Transpose feeding such a product
 /// whose output only data-movement nodes read moves after it; one reached from the product's

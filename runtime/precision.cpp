@@ -45,6 +45,8 @@ const std::unordered_map<std::string_view, C>& table() {
       // Fused attention: its two products low, its softmax in f32 inside the kernel (cpu), or
       // by this table over the composite's parts.
       {"ai.porta::ScaledDotProductAttention", C::lower},
+      // A gated linear unit: two products, the gate's activation and the Mul on their f32 sums.
+      {"ai.porta::GatedLinear", C::lower},
       // Exact in any format: data movement, selection, Relu, and ops reading only shapes.
       {"Reshape", C::follow},
       {"Flatten", C::follow},
@@ -157,6 +159,9 @@ int64_t product_macs(const OpSchema& op, const std::vector<Shape>& in, const Att
   if (name == "ai.porta::ScaledDotProductAttention" && in.size() >= 3 && in[0].size() == 4 && in[1].size() == 4 &&
       in[2].size() == 4)
     return in[0][0] * in[0][1] * in[0][2] * in[1][2] * (in[0][3] + in[2][3]);
+  // X [..., K] times Wg and Wu [K, F].
+  if (name == "ai.porta::GatedLinear" && in.size() >= 3 && !in[0].empty() && in[1].size() == 2)
+    return 2 * numel(in[0]) * in[1][1];
   return -1;
 }
 

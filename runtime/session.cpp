@@ -25,7 +25,8 @@ namespace {
 // first (they free views and fusions), BatchNormalization and Pad fold into their Conv, a
 // Linear layer's bias Add into its MatMul, GELU becomes one node, a shortcut Add fuses into its Conv, then activations into what precedes
 // them (after the Add, so Act(Conv + residual) is one node), then squeeze-and-excitation blocks
-// (whose Convs carry their activations by then) become one node each.
+// and gated linear units (whose Convs and MatMuls carry their activations and biases by then)
+// become one node each.
 std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const SessionOptions& o) {
   const bool on = !o.keep_values;
   g = detail::drop_unread_outputs(g, on);
@@ -34,7 +35,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
   g = detail::fuse_matmul_bias(g, o.device, on);
   g = detail::fuse_gelu(g, o.device, on);
   g = detail::fuse_activations(g, o.device, on);
-  return detail::fuse_squeeze_excite(g, o.device, on);
+  g = detail::fuse_squeeze_excite(g, o.device, on);
+  return detail::fuse_gated_linear(g, o.device, on);
 }
 
 // The rewrites that need every value's shape, for one plan's input shapes: LayerNormalization,

@@ -691,10 +691,11 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   epi.add_to(l, table);
   l.spec.push_back(static_cast<int32_t>(tm));
   // Whole vec4 stores where every row of Y starts on a multiple of 4 elements.
-  bool vec = g.N % 4 == 0;
+  bool vec = (g.glu ? g.N / 2 : g.N) % 4 == 0;
   for (size_t b = 3; b < g.offsets.size(); b += 4) vec = vec && g.offsets[b] % 4 == 0;
   l.spec.push_back(vec ? 1 : 0);
   l.spec.push_back(g.b_scalar ? 1 : 0);
+  l.spec.push_back(g.glu ? 1 : 0);
   l.args.push_back(output(y));
   l.args.push_back(input(epi.residual ? *epi.residual : table));
   launch(ctx, std::move(l));

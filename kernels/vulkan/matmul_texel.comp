@@ -22,6 +22,9 @@
 // elements apart from any element offset: a pointwise Conv over a map whose positions are no
 // multiple of 4 (7x7, 15x15) reads X in place instead of through a padded copy of its columns.
 // Each step then fetches B's 8 columns of 4 rows element by element (32 fetches, not 8).
+// With GLU (GatedLinear, gated_linear.cpp) B's columns come in pairs, gate and up of one output
+// (its weights interleaved), and Y has N / 2 columns: Y[m, j] = Act(gate) * up, each with its
+// C term; an invocation's 8 columns make 4 outputs (one vec4 store with VEC). No residual.
 #version 450
 #include "common.glsl"
 
@@ -38,6 +41,7 @@ layout(constant_id = 4) const int HAS_RES = 0;
 layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
 layout(constant_id = 6) const int VEC = 0;
 layout(constant_id = 7) const int B_SCALAR = 0;
+layout(constant_id = 8) const int GLU = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -119,6 +123,31 @@ void main() {
         acc[i][1] += vec4(dot(a[i], b[4]), dot(a[i], b[5]), dot(a[i], b[6]), dot(a[i], b[7]));
       }
     }
+  }
+  if (GLU != 0) {
+    uint no = p.N / 2u, j0 = n0 / 2u;  // Y's columns, the invocation's first
+    for (int i = 0; i < TM; ++i) {
+      uint m = m0 + i;
+      if (m >= p.M) break;
+      vec4 o;
+      for (int q = 0; q < 4; ++q) {
+        uint n = n0 + uint(2 * q);
+        float g = p.alpha * acc[i][q / 2][(q % 2) * 2], u = p.alpha * acc[i][q / 2][(q % 2) * 2 + 1];
+        if (HAS_BIAS != 0 && n < p.N) {
+          g += p.beta * float(c[c_off + m * p.scm + n * p.scn]);
+          u += p.beta * float(c[c_off + m * p.scm + (n + 1u) * p.scn]);
+        }
+        o[q] = fused_activation(g, p.act_alpha, p.act_beta) * u;
+      }
+      uint at = y_base + m * no + j0;
+      if (VEC != 0) {
+        y4[at / 4] = STORAGE4(o);
+      } else {
+        for (int q = 0; q < 4; ++q)
+          if (j0 + uint(q) < no) y[at + uint(q)] = STORAGE(o[q]);
+      }
+    }
+    return;
   }
   for (int i = 0; i < TM; ++i) {
     uint m = m0 + i;

@@ -21,6 +21,9 @@ struct TexelGemm {
   /// B (K, N) read one element per texel: rows `ldb` elements apart, its offsets in elements
   /// (any), N any (matmul_texel.comp's B_SCALAR).
   bool b_scalar = false;
+  /// B's columns in (gate, up) pairs and Y of N / 2 columns, Act(gate) * up (matmul_texel.comp's
+  /// GLU; GatedLinear): N a multiple of 8 keeps every invocation's 4 outputs inside a row.
+  bool glu = false;
   double alpha = 1, beta = 0;
   int64_t scm = 0, scn = 0;
   std::vector<int32_t> offsets{0, 0, 0, 0};
