@@ -1,6 +1,7 @@
 // porta ops — helpers shared by porta's own ops (domain ai.porta, version 1): the domain name,
 // the checks every custom op makes on its last axis, and scalar constants for decompositions.
 #pragma once
+#include <span>
 #include <string>
 
 #include "ops/common.hpp"
@@ -27,6 +28,9 @@ inline void require_rank(const InferContext& ctx, size_t i, size_t rank, const c
     throw ShapeError(str("[", ctx.op->name, "] ", what, " should be ", rank, "-D (", layout, "), got ",
                          shape_str(ctx.shape(i))));
 }
+
+/// In a decomposition: whether optional input `i` was given.
+inline bool present(std::span<const ValueId> in, size_t i) { return in.size() > i && in[i] >= 0; }
 
 /// A scalar constant of `dtype` in a decomposition (broadcasts against anything).
 inline ValueId scalar_constant(GraphBuilder& b, double value, DType dtype) {

@@ -10,11 +10,6 @@
 #include "ops/activation_nodes.hpp"
 
 namespace porta::opdef {
-namespace {
-
-bool present(std::span<const ValueId> in, size_t i) { return in.size() > i && in[i] >= 0; }
-
-}  // namespace
 
 PORTA_REGISTER_OP(GatedLinear) {
   OpSchema s;

@@ -30,8 +30,6 @@ void require_pointwise_weight(const InferContext& ctx, size_t i, int64_t out, in
                          shape_str(ctx.shape(0)), "), got ", shape_str(w)));
 }
 
-bool present(std::span<const ValueId> in, size_t i) { return in.size() > i && in[i] >= 0; }
-
 }  // namespace
 
 PORTA_REGISTER_OP(SqueezeExcite) {
