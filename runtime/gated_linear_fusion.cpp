@@ -95,10 +95,22 @@ std::shared_ptr<const Graph> fuse_gated_linear(const std::shared_ptr<const Graph
     a.set("activation", ga.get_string("porta_activation", ""));
     a.set("activation_alpha", ga.get_float("porta_activation_alpha", 0.0));
     a.set("activation_beta", ga.get_float("porta_activation_beta", 0.0));
-    rewrites.push_back({m->nodes, op, {m->x, m->wg, m->wu, m->bg, m->bu}, std::move(a), ""});
+    const std::vector<int> inputs{m->x, m->wg, m->wu, m->bg, m->bu};
+    if (!native_for_shapes(g, *op, inputs, a, g.nodes[m->nodes.back()].outputs[0], device)) continue;
+    rewrites.push_back({m->nodes, op, inputs, std::move(a), ""});
   }
   if (rewrites.empty()) return graph;
   return rewrite_patterns(g, rewrites);
+}
+
+bool gated_linear_candidates(const Graph& g, Device device) {
+  const OpSchema* op = find_op("ai.porta", "GatedLinear");
+  if (!op) return false;
+  Matcher matcher(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (auto m = matcher.match(static_cast<int>(i)); m && resolve(*op, device, dtype_of(g, m->x)).path == Path::native)
+      return true;
+  return false;
 }
 
 }  // namespace porta::detail

@@ -18,6 +18,7 @@
 #include "porta/util.hpp"
 #include "runtime/eager.hpp"
 #include "runtime/registry.hpp"
+#include "runtime/session_plan.hpp"
 
 namespace porta::detail {
 
@@ -252,6 +253,38 @@ const Shape* known_shape(const Graph& g, int v) {
   const Value& value = g.values[v];
   if (value.constant.defined()) return &value.constant.shape();
   return value.shape_known ? &value.shape : nullptr;
+}
+
+bool native_for_shapes(const Graph& g, const OpSchema& op, const std::vector<int>& inputs, const Attributes& attrs,
+                       int output, Device device) {
+  auto fully = [&](int v) -> const Shape* {
+    const Shape* s = known_shape(g, v);
+    if (!s) return nullptr;
+    for (int64_t d : *s)
+      if (d < 0) return nullptr;
+    return s;
+  };
+  const Attributes full = complete_attributes(op, attrs, "");
+  KernelContext probe;
+  probe.op = &op;
+  probe.attrs = &full;
+  probe.device = device;
+  probe.backend = &backend_for(device);
+  for (int v : inputs) {
+    if (v < 0) {
+      probe.inputs.emplace_back();
+      continue;
+    }
+    const Shape* s = fully(v);
+    if (!s) return false;
+    probe.inputs.push_back(shape_probe(*s, dtype_of(g, v)));
+  }
+  const Shape* out = fully(output);
+  if (!out || op.dispatch_input < 0 || static_cast<size_t>(op.dispatch_input) >= inputs.size() ||
+      inputs[op.dispatch_input] < 0)
+    return false;
+  probe.outputs.push_back(shape_probe(*out, g.values[output].dtype));
+  return resolve_call(probe, dtype_of(g, inputs[op.dispatch_input])).path == Path::native;
 }
 
 ValueReaders::ValueReaders(const Graph& g) : readers(g.values.size()), is_output(graph_output_flags(g)) {

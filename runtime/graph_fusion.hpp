@@ -26,6 +26,14 @@ DType dtype_of(const Graph& g, int v);
 /// still be negative: unknown until inputs are bound), else null.
 const Shape* known_shape(const Graph& g, int v);
 
+/// Whether `device`'s kernel of `op` takes a call with `inputs` (value ids, -1 for an absent
+/// optional one), `attrs` and the output `output`, at their shapes in `g` (all fully known:
+/// an annotated graph): its `supports` asked through shape probes, as the planner does. Rewrites
+/// that make a fused op use it to keep the nodes as they are where the fused op would run its
+/// decomposition (which has lost what the nodes had fused).
+bool native_for_shapes(const Graph& g, const OpSchema& op, const std::vector<int>& inputs, const Attributes& attrs,
+                       int output, Device device);
+
 /// For pattern matchers: the nodes reading each value (one entry per read) and which values are
 /// graph outputs.
 struct ValueReaders {
@@ -188,11 +196,17 @@ bool residual_add_candidates(const Graph& graph, Device device);
 ///    the activations already fused into them (porta_activation) become the op's `activation`
 ///    and `gate`;
 ///  - x and every Conv input have one dtype, f32 or f16;
-///  - `device` runs SqueezeExcite natively for that dtype.
-/// The op takes the Mul's place and writes its output. Returns `graph` itself when nothing
+///  - `device`'s kernel of SqueezeExcite takes the call at the plan's shapes (native_for_shapes:
+///    where it would decline, the decomposition would lose the Convs' fused activations).
+/// The op takes the Mul's place and writes its output. Shapes are those of Value::shape_known
+/// (sessions run it per plan on an annotated graph). Returns `graph` itself when nothing
 /// matches; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
 std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Graph>& graph, Device device,
                                                  bool enabled);
+/// Whether `graph` has a squeeze-and-excitation block as fuse_squeeze_excite matches it, for a
+/// device that runs the op natively, without the shapes (sessions annotate shapes per plan only
+/// when a rewrite may apply).
+bool squeeze_excite_candidates(const Graph& graph, Device device);
 
 /// Rewrites each gated linear unit into one GatedLinear (ai.porta, ops/gated_linear.cpp;
 /// runtime/gated_linear_fusion.cpp): y = Mul(a, b) (either order) where a and b are ONNX
@@ -203,10 +217,15 @@ std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Gra
 ///    bilinear layer, activation "");
 ///  - their fused biases (porta_bias) become Bg and Bu;
 ///  - X, the weights and the biases have one dtype, f32 or f16;
-///  - `device` runs GatedLinear natively for that dtype.
-/// The op takes the Mul's place and writes its output. Returns `graph` itself when nothing
+///  - `device`'s kernel of GatedLinear takes the call at the plan's shapes (native_for_shapes:
+///    vulkan's declines products of at most 8 rows, whose "rows" MatMuls are faster).
+/// The op takes the Mul's place and writes its output. Shapes are those of Value::shape_known
+/// (sessions run it per plan on an annotated graph). Returns `graph` itself when nothing
 /// matches; sessions keeping every value pass `enabled` = false; PORTA_FUSE=0 turns it off.
 std::shared_ptr<const Graph> fuse_gated_linear(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has a gated linear unit as fuse_gated_linear matches it, for a device that
+/// runs the op natively, without the shapes.
+bool gated_linear_candidates(const Graph& graph, Device device);
 
 /// Transposes of rows moved across row-wise products (runtime/transpose_sinking.cpp): MatMul
 /// with a 2-D weight, Gemm with transA = 0 and a bias row. A Transpose feeding such a product

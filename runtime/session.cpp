@@ -24,9 +24,7 @@ namespace {
 // The inference-only graph rewrites (runtime/graph_fusion.hpp), in order: unread outputs go
 // first (they free views and fusions), BatchNormalization and Pad fold into their Conv, a
 // Linear layer's bias Add into its MatMul, GELU becomes one node, a shortcut Add fuses into its Conv, then activations into what precedes
-// them (after the Add, so Act(Conv + residual) is one node), then squeeze-and-excitation blocks
-// and gated linear units (whose Convs and MatMuls carry their activations and biases by then)
-// become one node each.
+// them (after the Add, so Act(Conv + residual) is one node).
 std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const SessionOptions& o) {
   const bool on = !o.keep_values;
   g = detail::drop_unread_outputs(g, on);
@@ -34,13 +32,13 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
   g = detail::fold_pads(g, on);
   g = detail::fuse_matmul_bias(g, o.device, on);
   g = detail::fuse_gelu(g, o.device, on);
-  g = detail::fuse_activations(g, o.device, on);
-  g = detail::fuse_squeeze_excite(g, o.device, on);
-  return detail::fuse_gated_linear(g, o.device, on);
+  return detail::fuse_activations(g, o.device, on);
 }
 
-// The rewrites that need every value's shape, for one plan's input shapes: LayerNormalization,
-// RMSNorm and rotary embeddings written out become one node each, attention written as its
+// The rewrites that need every value's shape, for one plan's input shapes: squeeze-and-excitation
+// blocks and gated linear units (whose Convs and MatMuls carry their activations and biases by
+// then) become one node each where the device's kernel takes them at these shapes;
+// LayerNormalization, RMSNorm and rotary embeddings written out become one node each, attention written as its
 // pieces one node, Transposes of rows move across row-wise products (into the copies next to
 // them), a shortcut or residual Add fuses into its Conv, MatMul or Gemm (only where the shapes
 // match), then the activation after it; what is left of elementwise chains becomes one node
@@ -51,11 +49,13 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
   if (!on || !detail::fusion_enabled() ||
       (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g) &&
        !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
-       !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g)))
+       !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g) &&
+       !detail::squeeze_excite_candidates(*g, o.device) && !detail::gated_linear_candidates(*g, o.device)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
-  auto fused = detail::fuse_rotary(detail::fuse_norms(annotated, o.device, on), o.device, on);
+  auto fused = detail::fuse_gated_linear(detail::fuse_squeeze_excite(annotated, o.device, on), o.device, on);
+  fused = detail::fuse_rotary(detail::fuse_norms(fused, o.device, on), o.device, on);
   fused = detail::move_row_transposes(detail::fuse_attention(fused, o.device, on), o.device, on);
   fused = detail::fuse_residual_add(fused, o.device, on);
   if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);

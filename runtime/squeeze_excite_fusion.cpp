@@ -122,7 +122,7 @@ std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Gra
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::optional<SqueezeExciteMatch> m = matcher.match(static_cast<int>(i));
     // Only where the device runs the op itself: elsewhere it would decompose back.
-    if (!m || resolve(*se, device, g.values[m->x].dtype).path != Path::native) continue;
+    if (!m || resolve(*se, device, dtype_of(g, m->x)).path != Path::native) continue;
     Attributes a;
     const std::pair<int, std::string> parts[] = {{m->nodes[1], "activation"}, {m->nodes[2], "gate"}};
     for (const auto& [node, key] : parts) {
@@ -131,10 +131,22 @@ std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Gra
       a.set(key + "_alpha", ca.get_float("porta_activation_alpha", 0.0));
       a.set(key + "_beta", ca.get_float("porta_activation_beta", 0.0));
     }
-    rewrites.push_back({m->nodes, se, {m->x, m->w1, m->b1, m->w2, m->b2}, std::move(a), ""});
+    const std::vector<int> inputs{m->x, m->w1, m->b1, m->w2, m->b2};
+    if (!native_for_shapes(g, *se, inputs, a, g.nodes[m->nodes.back()].outputs[0], device)) continue;
+    rewrites.push_back({m->nodes, se, inputs, std::move(a), ""});
   }
   if (rewrites.empty()) return graph;
   return rewrite_patterns(g, rewrites);
+}
+
+bool squeeze_excite_candidates(const Graph& g, Device device) {
+  const OpSchema* op = find_op("ai.porta", "SqueezeExcite");
+  if (!op) return false;
+  Matcher matcher(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (auto m = matcher.match(static_cast<int>(i)); m && resolve(*op, device, dtype_of(g, m->x)).path == Path::native)
+      return true;
+  return false;
 }
 
 }  // namespace porta::detail
