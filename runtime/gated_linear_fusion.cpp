@@ -90,11 +90,8 @@ std::shared_ptr<const Graph> fuse_gated_linear(const std::shared_ptr<const Graph
     std::optional<GatedLinearMatch> m = matcher.match(static_cast<int>(i));
     // Only where the device runs the op itself: elsewhere it would decompose back.
     if (!m || resolve(*op, device, dtype_of(g, m->x)).path != Path::native) continue;
-    const Attributes& ga = g.nodes[m->gate].attrs;
     Attributes a;
-    a.set("activation", ga.get_string("porta_activation", ""));
-    a.set("activation_alpha", ga.get_float("porta_activation_alpha", 0.0));
-    a.set("activation_beta", ga.get_float("porta_activation_beta", 0.0));
+    copy_fused_activation(g.nodes[m->gate].attrs, a, "activation");
     const std::vector<int> inputs{m->x, m->wg, m->wu, m->bg, m->bu};
     if (!native_for_shapes(g, *op, inputs, a, g.nodes[m->nodes.back()].outputs[0], device)) continue;
     rewrites.push_back({m->nodes, op, inputs, std::move(a), ""});

@@ -255,6 +255,12 @@ const Shape* known_shape(const Graph& g, int v) {
   return value.shape_known ? &value.shape : nullptr;
 }
 
+void copy_fused_activation(const Attributes& from, Attributes& to, const std::string& key) {
+  to.set(key, from.get_string("porta_activation", ""));
+  to.set(key + "_alpha", from.get_float("porta_activation_alpha", 0.0));
+  to.set(key + "_beta", from.get_float("porta_activation_beta", 0.0));
+}
+
 bool native_for_shapes(const Graph& g, const OpSchema& op, const std::vector<int>& inputs, const Attributes& attrs,
                        int output, Device device) {
   auto fully = [&](int v) -> const Shape* {

@@ -26,6 +26,11 @@ DType dtype_of(const Graph& g, int v);
 /// still be negative: unknown until inputs are bound), else null.
 const Shape* known_shape(const Graph& g, int v);
 
+/// Sets `key`, `key`_alpha and `key`_beta of `to` from the activation fused into a node
+/// (`porta_activation` and its floats in `from`): how a fused op (SqueezeExcite's `activation`
+/// and `gate`, GatedLinear's `activation`) takes over the activations of the nodes it replaces.
+void copy_fused_activation(const Attributes& from, Attributes& to, const std::string& key);
+
 /// Whether `device`'s kernel of `op` takes a call with `inputs` (value ids, -1 for an absent
 /// optional one), `attrs` and the output `output`, at their shapes in `g` (all fully known:
 /// an annotated graph): its `supports` asked through shape probes, as the planner does. Rewrites

@@ -124,13 +124,8 @@ std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Gra
     // Only where the device runs the op itself: elsewhere it would decompose back.
     if (!m || resolve(*se, device, dtype_of(g, m->x)).path != Path::native) continue;
     Attributes a;
-    const std::pair<int, std::string> parts[] = {{m->nodes[1], "activation"}, {m->nodes[2], "gate"}};
-    for (const auto& [node, key] : parts) {
-      const Attributes& ca = g.nodes[node].attrs;
-      a.set(key, ca.get_string("porta_activation", ""));
-      a.set(key + "_alpha", ca.get_float("porta_activation_alpha", 0.0));
-      a.set(key + "_beta", ca.get_float("porta_activation_beta", 0.0));
-    }
+    copy_fused_activation(g.nodes[m->nodes[1]].attrs, a, "activation");
+    copy_fused_activation(g.nodes[m->nodes[2]].attrs, a, "gate");
     const std::vector<int> inputs{m->x, m->w1, m->b1, m->w2, m->b2};
     if (!native_for_shapes(g, *se, inputs, a, g.nodes[m->nodes.back()].outputs[0], device)) continue;
     rewrites.push_back({m->nodes, se, inputs, std::move(a), ""});
