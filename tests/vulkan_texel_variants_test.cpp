@@ -237,6 +237,18 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{1, 3, 6, 20}, {6, 1, 3, 3}, a(3, {1, 2}, {4, 4, 4, 4}), true, "depthwise_rows"},  // multiplier 2
       {{1, 5, 8, 8}, {5, 1, 3, 3}, a(5, {1, 1}, {2, 2, 2, 2}, {2, 2}), false, "depthwise_rows"},
       {{1, 4, 4, 4}, {4, 1, 3, 3}, a(4, {1, 1}, {1, 1, 1, 1}), true, "depthwise_rows"},  // OW < 8
+      // Blocks of rows (conv.cpp's depthwise_block; enough planes that blocks are taken): 4 rows
+      // of 4 outputs (a whole 4x4 map; 3 rows: a block of 2 past the last), 2 rows of 8 for 5x5
+      // kernels (odd rows: the last block half out; vertical stride 2), 2 rows of a grouped
+      // conv's 2 channels; a 7x7 kernel a row at a time (its weights fetched per tap); outputs
+      // stored as 4-element vectors (widths 4 and 8) or not.
+      {{1, 512, 4, 4}, {512, 1, 3, 3}, a(512, {1, 1}, {1, 1, 1, 1}), true, "depthwise_rows"},
+      {{1, 512, 3, 3}, {512, 1, 3, 3}, a(512, {1, 1}, {1, 1, 1, 1}), false, "depthwise_rows"},
+      {{1, 256, 9, 9}, {256, 1, 5, 5}, a(256, {1, 1}, {2, 2, 2, 2}), true, "depthwise_rows"},
+      {{1, 128, 7, 8}, {128, 1, 5, 5}, a(128, {1, 1}, {2, 2, 2, 2}), true, "depthwise_rows"},
+      {{2, 128, 13, 16}, {128, 1, 5, 5}, a(128, {2, 2}, {2, 2, 2, 2}), false, "depthwise_rows"},
+      {{1, 96, 16, 16}, {96, 1, 7, 7}, a(96, {1, 1}, {3, 3, 3, 3}), true, "depthwise_rows"},
+      {{1, 256, 4, 4}, {256, 2, 3, 3}, a(128, {1, 1}, {1, 1, 1, 1}), true, "grouped_rows"},
       // A row segment past 32 elements (stride 3, 7 wide, dilation 2: 34): conv_depthwise.comp.
       {{1, 2, 20, 24}, {2, 1, 7, 7}, a(2, {1, 3}, {6, 6, 6, 6}, {2, 2}), true, "depthwise"},
   };
@@ -259,6 +271,45 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       DisabledKernels later(depthwise ? "vulkan:Conv:depthwise_rows,vulkan:Conv:depthwise" : kTexelConvKernels);
       expect_impl_match("Conv", in, c.attrs, depthwise ? "im2col" : "implicit_gemm");
     }
+  }
+}
+
+// The row kernels read a row of the padding as the nearest row of X, clamped, and select
+// zeros in its place (no branch on lavapipe): an Inf or NaN in X's edge rows and columns must
+// still reach only the outputs whose windows hold it. Pads past the kernel's reach (windows
+// wholly in the padding: those outputs are the bias), blocks of rows and single rows, one and
+// several channels per group, rows read as texels and by element.
+TEST(VulkanTexelConv, PaddingNeverReadsTheEdgeOfX) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto a = [](int64_t group, V strides, V pads) {
+    return Attributes{{"group", group}, {"strides", strides}, {"pads", pads}};
+  };
+  struct Case {
+    Shape x, w;
+    Attributes attrs;
+    std::string impl;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1}, {4, 4, 4, 4}), "depthwise_rows"},
+      {{1, 8, 8, 8}, {8, 1, 3, 3}, a(8, {1, 1}, {4, 5, 4, 5}), "depthwise_rows"},       // texels
+      {{1, 512, 4, 4}, {512, 1, 3, 3}, a(512, {1, 1}, {3, 3, 3, 3}), "depthwise_rows"},  // blocks of 4 rows
+      {{1, 128, 7, 8}, {128, 1, 5, 5}, a(128, {1, 1}, {5, 5, 5, 5}), "depthwise_rows"},  // blocks of 2
+      {{1, 12, 6, 6}, {12, 3, 3, 3}, a(4, {2, 2}, {4, 4, 4, 4}), "grouped_rows"},
+  };
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
+    Tensor x = random_input(c.x);
+    const int64_t H = c.x[2], W = c.x[3], planes = c.x[0] * c.x[1];
+    float* d = x.data<float>();
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j)
+          if (i == 0 || j == 0) d[(p * H + i) * W + j] = inf;
+          else if (i == H - 1 || j == W - 1) d[(p * H + i) * W + j] = nan;
+    expect_impl_match("Conv", {x, random_input(c.w, DType::f32, 0.1, 1), random_input({c.w[0]})}, c.attrs, c.impl);
   }
 }
 
@@ -411,6 +462,8 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       {"rows", "", {2, 6, 3, 4}, {9, 6, 3, 3}, a(1, {1, 1, 1, 1})},    // 12 positions, 2 chunks: columns
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
+      {"depthwise_rows", "", {1, 512, 4, 4}, {512, 1, 3, 3}, a(512, {1, 1, 1, 1})},  // blocks of 4 rows
+      {"depthwise_rows", "", {1, 128, 7, 8}, {128, 1, 5, 5}, a(128, {2, 2, 2, 2})},  // blocks of 2, half out
       {"depthwise", "vulkan:Conv:depthwise_rows", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"im2col", "", {2, 8, 6, 6}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place
       {"im2col", "", {2, 8, 5, 5}, {12, 8, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise, X in place by element

@@ -352,16 +352,48 @@ std::string conv_im2col_supports(const KernelContext& ctx) {
 
 // ---- "depthwise": group = input channels, 2-D, CPU-like devices (conv_depthwise.comp) --------
 
-// ---- "depthwise_rows": conv_depthwise_rows.comp, 8 outputs of a row per invocation ----------
-// The kernel's sides, horizontal stride and dilation are specialized, and the input segment
-// the 8 outputs share (at most kDepthwiseSpan elements: 7 * stride + (KW - 1) * dilation + 1)
-// is fetched once, as 4-element texels where the input's width is a multiple of 4. Kernels up
-// to kDepthwiseMaxKernel a side; other depthwise convs take "depthwise" (conv_depthwise.comp).
+// ---- "depthwise_rows": conv_depthwise_rows.comp, a block of outputs per invocation -----------
+// The kernel's shape, strides and dilations are specialized, and the input segment the 8 (or
+// 4) outputs of a row share (at most kDepthwiseSpan elements: 7 * stride + (KW - 1) * dilation
+// + 1) is fetched once, as 4-element texels where the input's width is a multiple of 4. Kernels
+// up to kDepthwiseMaxKernel a side; other depthwise convs take "depthwise" (conv_depthwise.comp).
 constexpr int64_t kDepthwiseSpan = 32, kDepthwiseMaxKernel = 11;
 
 bool depthwise_rows_fit(const ConvCall& c) {
   return c.k[0] <= kDepthwiseMaxKernel && c.k[1] <= kDepthwiseMaxKernel &&
          7 * c.g.strides[1] + (c.k[1] - 1) * c.g.dilations[1] + 1 <= kDepthwiseSpan;
+}
+
+// The block each invocation computes: `rows` output rows by `outs` outputs of a row. On
+// lavapipe a block's cost is mostly its registers: measured over chains of depthwise convs, 8
+// outputs a row beat 4 and 16 (32x32 maps, 3x3: 16 accumulators spill), 4 rows of 4 outputs
+// beat one row over maps at most 4 wide (0.8x: the whole map per invocation), and 2 rows of 8
+// beat one for 5x5 kernels (0.85x: 4 of the 6 input rows shared) but not for 3x3 (1.15x).
+// Blocks of rows need them dense (no vertical dilation, stride at most 2) and kernels of at
+// most 5 rows and 25 taps (the shader holds a block's weights in registers and its loops must
+// unroll: a 7x7 block ran 17x slower), and enough blocks left to keep every thread of the
+// driver busy (kDepthwiseBlocksWanted invocations).
+struct DepthwiseBlock {
+  int64_t rows = 1, outs = 8, octs = 0, blocks = 0;
+  uint64_t total = 0;  // invocations
+};
+constexpr uint64_t kDepthwiseBlocksWanted = 512;
+
+DepthwiseBlock depthwise_block(const KernelContext& ctx, const ConvCall& c) {
+  DepthwiseBlock b;
+  const int64_t OH = c.g.out[0], OW = c.g.out[1];
+  b.outs = OW <= 4 ? 4 : 8;
+  b.octs = (OW + b.outs - 1) / b.outs;
+  const uint64_t planes = static_cast<uint64_t>(ctx.in(0).dim(0) * c.c_out);
+  const bool dense = c.g.dilations[0] == 1 && c.g.strides[0] <= 2 && c.k[0] <= 5 && c.k[0] * c.k[1] <= 25;
+  const int64_t wanted = !dense ? 1 : b.outs == 4 ? 4 : c.k[0] >= 5 ? 2 : 1;
+  for (int64_t rows = wanted;; rows /= 2) {
+    b.rows = rows;
+    b.blocks = (OH + rows - 1) / rows;
+    b.total = planes * static_cast<uint64_t>(b.blocks) * static_cast<uint64_t>(b.octs);
+    if (rows == 1 || (OH >= rows && b.total >= kDepthwiseBlocksWanted)) break;
+  }
+  return b;
 }
 
 void conv_depthwise_rows_vulkan(KernelContext& ctx) {
@@ -370,8 +402,7 @@ void conv_depthwise_rows_vulkan(KernelContext& ctx) {
   if (y.numel() == 0) return;
   const ConvCall c = conv_call(ctx, false);
   const bool bias = ctx.has_input(2);
-  const int64_t OW = c.g.out[1], octs = (OW + 7) / 8;
-  const uint64_t total = static_cast<uint64_t>(y.numel() / OW) * static_cast<uint64_t>(octs);
+  const DepthwiseBlock b = depthwise_block(ctx, c);
   Launch l;
   l.shader = "conv_depthwise_rows";
   l.variant = variant_for(x.dtype());
@@ -381,19 +412,26 @@ void conv_depthwise_rows_vulkan(KernelContext& ctx) {
   const bool vec4 = c.g.in[1] % 4 == 0 && x.offset() % 4 == 0 &&
                     static_cast<uint64_t>((x.numel() + 3) / 4) <= device_caps(ctx).max_texels;
   l.args = {vec4 ? texels(x) : scalar_texels(x), scalar_texels(w), scalar_texels(bias ? ctx.in(2) : w), output(y)};
-  l.push_u(total);
-  l.push_u(octs);
-  for (int64_t v : {c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], OW, c.c_out / c.group, c.c_in / c.group,
-                    c.g.strides[0], c.g.pad_begin[0], c.g.pad_begin[1], c.g.dilations[0]})
+  l.push_u(b.total);
+  for (int64_t v : {b.octs, b.blocks, c.c_in, c.g.in[0], c.g.in[1], c.c_out, c.g.out[0], c.g.out[1],
+                    c.c_out / c.group, c.g.pad_begin[0], c.g.pad_begin[1]})
     l.push_u(v);
   l.push_u(bias ? 1 : 0);
   l.push_u((x.numel() + 3) / 4);
   epilogue_of(ctx).add_to(l, w);
-  l.spec.push_back(total < kDiv21Bound ? 1 : 0);  // SMALL: every index is below total
+  l.spec.push_back(b.total < kDiv21Bound ? 1 : 0);  // SMALL: every index is below total
   for (int64_t v : {c.k[0], c.k[1], c.g.strides[1], c.g.dilations[1]}) l.spec.push_back(static_cast<int32_t>(v));
   l.spec.push_back(vec4 ? 1 : 0);
   l.spec.push_back(static_cast<int32_t>((4 - c.g.pad_begin[1] % 4) % 4));  // ALIGN
-  set_grid(l, device_caps(ctx), (total + 63) / 64);
+  for (int64_t v : {c.c_in / c.group, c.g.strides[0], c.g.dilations[0], b.rows, b.outs})  // CPG, SH, DH, ROWS, OUTS
+    l.spec.push_back(static_cast<int32_t>(v));
+  // Y and R again, as 4-element vectors, where every output row starts on one.
+  const Epilogue epi = epilogue_of(ctx);
+  const bool vec_out = c.g.out[1] % 4 == 0 && y.offset() % 4 == 0 && (!epi.residual || epi.residual->offset() % 4 == 0);
+  l.spec.push_back(vec_out ? 1 : 0);
+  l.args.push_back(output(y));
+  l.args.push_back(input(epi.residual ? *epi.residual : w));
+  set_grid(l, device_caps(ctx), (b.total + 63) / 64);
   launch(ctx, std::move(l));
 }
 
@@ -473,9 +511,7 @@ std::string row_kernel_ok(const KernelContext& ctx, const ConvCall& c) {
     return str("a ", c.k[0], " x ", c.k[1], " kernel with horizontal stride ", c.g.strides[1], " and dilation ",
                c.g.dilations[1], ": 8 outputs read more than ", kDepthwiseSpan, " inputs of a row (or a side is past ",
                kDepthwiseMaxKernel, ")");
-  const uint64_t octs = static_cast<uint64_t>((c.g.out[1] + 7) / 8);
-  const uint64_t rows = static_cast<uint64_t>(ctx.in(0).dim(0) * c.c_out * c.g.out[0]);  // N * OC * OH
-  return grid_ok(ctx, (rows * octs + 63) / 64, "the output's row segments");
+  return grid_ok(ctx, (depthwise_block(ctx, c).total + 63) / 64, "the output's row segments");
 }
 
 std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
