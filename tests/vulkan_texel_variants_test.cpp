@@ -77,6 +77,14 @@ std::vector<Case> cases(DType dt) {
       {"MatMul", {in({517, 36}), in({36, 67})}, none},
       {"MatMul", {in({3, 131, 20}), in({3, 20, 100})}, none},
       {"Gemm", {in({261, 12}), in({130, 12}), in({130})}, tb},
+      // Tiles of up to 32 rows, balanced over M (matmul.cpp's texel_tiling), in workgroups
+      // shrunk to keep 8 of them: one tile of 17 rows (K = 768), two of 32 (K = 520), three of
+      // 15 (short K: at most 16), two of 17 with C and transB; few tiles: down to 4 rows.
+      {"MatMul", {in({17, 768}), in({768, 520})}, none},
+      {"MatMul", {in({64, 520}), in({520, 512})}, none},
+      {"MatMul", {in({45, 36}), in({36, 520})}, none},
+      {"Gemm", {in({33, 516}), in({520, 516}), in({520})}, tb},
+      {"MatMul", {in({17, 768}), in({768, 64})}, none},
       // Declined by "texel", run by "tiled":
       {"Gemm", {in({8, 7}), in({8, 12})}, {{"transA", int64_t{1}}}, false, "transA"},
   };

@@ -474,16 +474,36 @@ std::string matmul_supports(const KernelContext& ctx) {
 }  // namespace
 
 constexpr int64_t kTexelTileN = 8;
+// At most 32 rows where K is long enough (kTexelLongK) to amortize a tile's set-up and stores,
+// else 16 (a 3x3 conv's Winograd products of K = 64 took 1.4x longer in 32-row tiles).
+constexpr int64_t kTexelTileMaxM = 32, kTexelTileMaxShortK = 16, kTexelLongK = 512;
 constexpr uint32_t kTexelLocal = 64;
+constexpr uint64_t kTexelGroupsWanted = 8;
 
-// Rows of Y per invocation of matmul_texel.comp (TM): 8 x 8 tiles take 16 texel fetches per 256
-// multiply-adds (4 x 8: 12 per 128), as gathers are what bounds lavapipe's GEMM (1024^3:
-// 43.7 -> 34.0 ms, measured side by side); but they are half as many, so GEMMs with fewer than
-// 8 workgroups of them (e.g. a Conv's 512 channels over 2x2 positions) keep 4 rows and both
-// cores busy.
-int64_t texel_tile_m(const TexelGemm& g) {
-  const int64_t tiles8 = ((g.M + 7) / 8) * ((g.N + kTexelTileN - 1) / kTexelTileN) * g.batches();
-  return tiles8 >= 8 * static_cast<int64_t>(kTexelLocal) ? 8 : 4;
+// Rows of Y per invocation of matmul_texel.comp (TM) and invocations per workgroup. Each step
+// of K fetches TM texels of A and 8 of B for 32 x TM multiply-adds, and on lavapipe the
+// gathers, not the multiply-adds, bound the product: an invocation's cost grows slowly with TM
+// (chains of 768 x 768 products of 64 rows, one thread: 8 rows 4.25, 16 rows 3.43, 32 rows
+// 2.92 ms a product; of 17 rows: 4 rows 1.71, 17 rows 0.95). So TM is as large as the cap
+// below allows, balanced over the rows (17 rows: one tile of 17, not 24 rows of
+// which 7 are waste); and as fewer tiles mean fewer invocations, the workgroups shrink (down
+// to 8 invocations) to stay kTexelGroupsWanted for the driver's threads, and only past that
+// do the tiles get fewer rows (down to 4).
+struct TexelTiling {
+  int64_t tm = 8;
+  uint32_t local = kTexelLocal;
+};
+TexelTiling texel_tiling(const TexelGemm& g) {
+  const int64_t tiles_nb = ((g.N + kTexelTileN - 1) / kTexelTileN) * g.batches();
+  TexelTiling t;
+  for (int64_t cap = g.K >= kTexelLongK ? kTexelTileMaxM : kTexelTileMaxShortK;; cap /= 2) {
+    const int64_t row_tiles = std::max<int64_t>((g.M + cap - 1) / cap, 1);
+    t.tm = std::max<int64_t>((g.M + row_tiles - 1) / row_tiles, 1);
+    const uint64_t tiles = static_cast<uint64_t>(row_tiles * tiles_nb);
+    t.local = kTexelLocal;
+    while (t.local > 8 && (tiles + t.local - 1) / t.local < kTexelGroupsWanted) t.local /= 2;
+    if (cap <= 4 || (tiles + t.local - 1) / t.local >= kTexelGroupsWanted) return t;
+  }
 }
 
 std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_t a_numel, int64_t b_numel,
@@ -497,13 +517,14 @@ std::string texel_gemm_fits(const KernelContext& ctx, const TexelGemm& g, int64_
   }
   if (operands_only) return "";
   if (g.batches() > static_cast<int64_t>(caps.max_groups[2])) return str(g.batches(), " batches exceed the device's workgroup count");
-  const int64_t tm = texel_tile_m(g);
-  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + tm - 1) / tm);
-  if ((tiles + kTexelLocal - 1) / kTexelLocal > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
+  const TexelTiling t = texel_tiling(g);
+  uint64_t tiles = static_cast<uint64_t>((g.N + kTexelTileN - 1) / kTexelTileN) * static_cast<uint64_t>((g.M + t.tm - 1) / t.tm);
+  if ((tiles + t.local - 1) / t.local > static_cast<uint64_t>(caps.max_groups[0]) * caps.max_groups[1])
     return "grid beyond the device's workgroup count";
-  // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway,
-  // for 8 rows: 8 + 8 + 2 + 64 output passes, with their exits).
-  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 90, str("K = ", g.K));
+  // The K loop runs K/4 times; the shader's other loops are unrolled constants (counted anyway:
+  // per row of the tile its A row, its accumulators, 8 output passes, with their exits).
+  return loop_budget_ok(ctx, static_cast<uint64_t>(g.K / 4) + 1 + 12 * static_cast<uint64_t>(t.tm) + 10,
+                        str("K = ", g.K));
 }
 
 Tensor pack_blocks(const KernelContext& ctx, const Tensor& src, int64_t blocks, int64_t rows, int64_t cols,
@@ -674,16 +695,17 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
     if (s.tables.size() >= 16) s.tables.clear();
     s.tables.emplace_back(g.offsets, table);
   }
-  const int64_t tm = texel_tile_m(g);
+  const TexelTiling t = texel_tiling(g);
+  const int64_t tm = t.tm;
   int64_t tiles_n = (g.N + kTexelTileN - 1) / kTexelTileN;
   int64_t tiles = tiles_n * ((g.M + tm - 1) / tm);
   Launch l;
   l.shader = "matmul_texel";
   l.variant = variant_for(y.dtype());
   l.spec = {c ? 1 : 0, g.b_t ? 1 : 0};
-  l.local_size = kTexelLocal;
+  l.local_size = t.local;
   l.args = {texels(a), g.b_scalar ? scalar_texels(b) : texels(b), input(c ? *c : table), input(table), output(y)};
-  set_grid(l, device_caps(ctx), (static_cast<uint64_t>(tiles) + kTexelLocal - 1) / kTexelLocal);
+  set_grid(l, device_caps(ctx), (static_cast<uint64_t>(tiles) + t.local - 1) / t.local);
   l.groups[2] = static_cast<uint32_t>(g.batches());
   for (int64_t v : {g.M, g.N, g.K, tiles_n, g.ldb, g.scm, g.scn}) l.push_u(v);
   l.push_f(g.alpha);

@@ -1,6 +1,6 @@
 // variants: f32 f16
 // Batched GEMM for CPU-like devices (lavapipe): no shared memory and no barriers. Each
-// invocation owns a TM x 8 block of Y (TM 4 or 8, matmul.cpp chooses) and walks K four at a
+// invocation owns a TM x 8 block of Y (TM up to 32, matmul.cpp chooses) and walks K four at a
 // time, reading A and B through uniform texel buffers (vec4 texels, matmul.cpp binds them with
 // vk::texels): on llvmpipe a texelFetch is one vectorized gather, while every storage-buffer
 // load is a scalar loop over the SIMD lanes. TM + 8 fetches feed 32 x TM multiply-adds per
