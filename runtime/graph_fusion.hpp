@@ -134,6 +134,17 @@ void drop_unread_constants(const Graph& g, const std::vector<int>& candidates, s
 /// Returns `graph` itself when no output is dropped. PORTA_FUSE=0 turns it off.
 std::shared_ptr<const Graph> drop_unread_outputs(const std::shared_ptr<const Graph>& graph, bool enabled);
 
+/// Drops the taps of a Conv that read only padding at every output position along an axis (an
+/// atrous conv over a map smaller than its dilation, a 7x7 kernel over a 2x2 map): its weights
+/// sliced to the taps that read the input (a new constant), kernel_shape and pads cut to match
+/// (explicit, auto_pad NOTSET; `porta_taps_of` keeps the kernel's shape as written, for the
+/// plan's report), so the output's shape and values stay. Needs the input's shape
+/// (an annotated graph) and constant weights; kept where a pad would go negative. Returns
+/// `graph` itself when no Conv trims. PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> trim_padding_taps(const std::shared_ptr<const Graph>& graph, bool enabled);
+/// Whether `g` has a Conv with constant weights wider than 1 along some axis (before shapes).
+bool padding_tap_candidates(const Graph& g);
+
 /// Folds each BatchNormalization (inference mode) that directly follows a Conv into that Conv:
 /// W'[m] = W[m] * a[m], B'[m] = (B[m] - mean[m]) * a[m] + shift[m], a = scale / sqrt(var + eps),
 /// computed in float64 and stored as f32. Applies only when the Conv's weights (and bias) and

@@ -35,7 +35,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
   return detail::fuse_activations(g, o.device, on);
 }
 
-// The rewrites that need every value's shape, for one plan's input shapes: squeeze-and-excitation
+// The rewrites that need every value's shape, for one plan's input shapes: Convs drop the taps
+// that read only padding (atrous convs over small maps), squeeze-and-excitation
 // blocks and gated linear units (whose Convs and MatMuls carry their activations and biases by
 // then) become one node each where the device's kernel takes them at these shapes;
 // LayerNormalization, RMSNorm and rotary embeddings written out become one node each, attention written as its
@@ -50,11 +51,13 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
       (!detail::residual_add_candidates(*g, o.device) && !detail::attention_candidates(*g) &&
        !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
        !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g) &&
-       !detail::squeeze_excite_candidates(*g, o.device) && !detail::gated_linear_candidates(*g, o.device)))
+       !detail::squeeze_excite_candidates(*g, o.device) && !detail::gated_linear_candidates(*g, o.device) &&
+       !detail::padding_tap_candidates(*g)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
-  auto fused = detail::fuse_gated_linear(detail::fuse_squeeze_excite(annotated, o.device, on), o.device, on);
+  auto fused = detail::trim_padding_taps(annotated, on);
+  fused = detail::fuse_gated_linear(detail::fuse_squeeze_excite(fused, o.device, on), o.device, on);
   fused = detail::fuse_rotary(detail::fuse_norms(fused, o.device, on), o.device, on);
   fused = detail::move_row_transposes(detail::fuse_attention(fused, o.device, on), o.device, on);
   fused = detail::fuse_residual_add(fused, o.device, on);

@@ -331,6 +331,9 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
         if (ins[i] >= 0 && op.inputs[i].rfind("porta_residual", 0) == 0)
           reason += "; adds the other input of the Add that followed it (fused)";
       if (!fused.empty()) reason += str("; applies the ", fused, " that followed it (fused)");
+      if (attrs.has("porta_taps_of"))
+        reason += str("; computes the ", shape_str(attrs.get_ints("kernel_shape")), " taps of its ",
+                      shape_str(attrs.get_ints("porta_taps_of")), " kernel that reach the input (the others read only padding)");
       mark(Path::native, reason, device);
       emit_kernel(op, call_attrs, r.kernel, device, ins, outs, name, plan_node);
       return;
