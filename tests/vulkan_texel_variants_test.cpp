@@ -153,7 +153,7 @@ TEST(VulkanGemmVariants, GpuDevicesKeepTheTiledKernel) {
 // input channels), "grouped_rows" (groups of 2 to 8 input channels, with channel multipliers
 // and strides; 16 per group stays "im2col"), "rows" (one output per image reading the whole
 // image, up to 8 images, K padded to whole texels; at most 16 output positions per image, over
-// the columns or X in place, in chunks of 8 positions), then "im2col" (any group, 1-D to 3-D),
+// the columns or X in place, all of an image's positions in one chunk), then "im2col" (any group, 1-D to 3-D),
 // each against the implementations
 // after it and the reference: padding on every side (past 4 too), strides 1, 2 and 3, dilation,
 // a channel multiplier, kernels up to 11 wide, outputs narrower than one vec4 or one row of 8
@@ -193,19 +193,19 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       {{8, 8, 1, 1}, {4, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // 8 images
       {{11, 6, 2, 2}, {37, 6, 2, 2}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // 11 images, 37 rows of W
       // Small maps: X (C, P) in place where C and P are multiples of 4, else the columns; the
-      // product's rows are the positions, 8 to a chunk (W read again per chunk).
+      // product's rows are the positions, up to 16 in one chunk (W read once per image).
       {{1, 32, 2, 2}, {24, 32, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},
       {{1, 8, 1, 4}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},
       {{1, 16, 2, 2}, {24, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},  // more outputs than inputs
       {{1, 8, 1, 3}, {5, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), false, "rows"},    // 3 positions
-      {{1, 12, 3, 3}, {8, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},   // 9: chunks of 8 and 1
+      {{1, 12, 3, 3}, {8, 12, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},   // 9 positions
       {{2, 16, 2, 2}, {8, 16, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},   // 2 images
       {{1, 6, 2, 2}, {8, 6, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 6 channels: columns
       {{1, 8, 3, 3}, {8, 8, 1, 1}, a(1, {2, 2}, {0, 0, 0, 0}), true, "rows"},     // stride 2
       {{1, 4, 3, 3}, {4, 4, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), true, "rows"},     // padded: 3x3 outputs
       {{3, 13, 6, 6}, {70, 13, 3, 3}, a(1, {2, 2}, {1, 0, 1, 0}), true, "rows"},  // 3x3 of 3 images, K = 117
-      {{2, 24, 4, 4}, {33, 24, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), false, "rows"}, // 16 positions: 2 chunks
-      {{1, 8, 3, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 15: chunks of 8 and 7
+      {{2, 24, 4, 4}, {33, 24, 3, 3}, a(1, {1, 1}, {1, 1, 1, 1}), false, "rows"}, // 16 positions: the most it takes
+      {{1, 8, 3, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "rows"},     // 15 positions
       {{1, 8, 4, 5}, {9, 8, 1, 1}, a(1, {1, 1}, {0, 0, 0, 0}), true, "im2col"},   // 20 positions
       {{2, 3, 17, 15}, {5, 3, 7, 7}, a(1, {2, 2}, {3, 3, 3, 3}), true, "im2col"},  // K = 147
       // Pointwise over maps whose positions are no multiple of 4 (49, 25, 21): X in place, one

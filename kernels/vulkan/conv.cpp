@@ -523,9 +523,10 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
 }
 
 // ---- "rows": Convs that are a product with a few rows (matmul_rows.comp) ---------------------
-// The rows kernel streams W once per chunk of 8 rows of the product (packed once per session
-// step), where the texel GEMM gives each SIMD lane of lavapipe its own rows of W whenever a
-// product has fewer than 8 column tiles, so its gathers touch 8 rows K elements apart.
+// The rows kernel streams W (packed once per session step) once per image, for all of its rows
+// of the product at once (at most kRowsMax), where the texel GEMM gives each SIMD lane of
+// lavapipe its own rows of W whenever a product has fewer than 8 column tiles, so its gathers
+// touch 8 rows K elements apart.
 //  - "whole image": one output per image reading all of it (a 1x1 conv over a 1x1 map, as
 //    squeeze-excite's two layers; any unpadded kernel the size of its input), up to 8 images:
 //    Y [n, OC] = X [n, C x spatial] x W [OC, C x taps]^T + B. K not a multiple of 4: X through
@@ -535,7 +536,7 @@ std::string conv_depthwise_rows_supports(const KernelContext& ctx) {
 //    cols [K, P], the product's rows being the columns of "im2col"'s scratch (or X itself, for
 //    a pointwise conv whose channels are a multiple of 4: by element where its positions are
 //    not).
-constexpr int64_t kConvRowsImages = kRowsChunk, kConvRowsPositions = 2 * kRowsChunk;
+constexpr int64_t kConvRowsImages = 8, kConvRowsPositions = kRowsMax;
 
 enum class ConvRowsForm { none, whole_image, small_map };
 

@@ -577,7 +577,7 @@ int64_t rows_packed_texels(int64_t N, int64_t K, int64_t rb) {
   return (N + 8 * rb - 1) / (8 * rb) * (8 * rb) * ((K + 3) / 4);
 }
 
-// 8 rows of W per invocation where the product has 4 rows or more a chunk (A's texels, or the
+// 8 rows of W per invocation where the product has 4 rows or more per image (A's texels, or the
 // 4 x 4 transposes of a Conv's columns, then serve 8 rows of W: 1.2-1.3x over 4 for convs over
 // 2x2 to 4x4 maps); 4 for 1 to 3 rows (a Linear layer at batch 1: 8 was 1.1-1.3x slower).
 int64_t rows_per_invocation(int64_t rows) { return rows >= 4 ? 8 : 4; }
@@ -590,7 +590,7 @@ bool rows_in_place(const KernelContext& ctx, const Tensor& w, int64_t K, bool b_
 RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool b_t, bool a_t, int64_t rows) {
   const Tensor& src = ctx.in(i);
   if (rows_in_place(ctx, src, K, b_t, a_t)) return {src, false, kRowsInPlace};
-  const int64_t rb = rows_per_invocation(std::min(rows, kRowsChunk));
+  const int64_t rb = rows_per_invocation(rows);
   return {derive_input(ctx, i, {-32, N, K, b_t ? 1 : 0, rb}, [&] {
             const Tensor& w = ctx.in(i);
             const int64_t kt = (K + 3) / 4, total = rows_packed_texels(N, K, rb), block = 8 * rb * kt;
@@ -619,9 +619,8 @@ RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool 
 void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, const RowsWeight& w, const Tensor* c,
                       Tensor& y, const Epilogue& epi) {
   if (y.numel() == 0 || g.rows == 0 || g.images == 0) return;
-  const int64_t tm = std::min(g.rows, kRowsChunk), chunks = (g.rows + tm - 1) / tm, kt = g.Kp / 4;
-  if (g.a_t && !g.a_scalar && chunks > 1 && tm % 4)
-    throw BackendError("[rows] internal: chunks of A's columns must be whole texels");
+  const int64_t tm = g.rows, kt = g.Kp / 4;
+  if (tm > kRowsMax) throw BackendError(str("[rows] internal: ", tm, " rows per image (at most ", kRowsMax, ")"));
   if (g.a_scalar && !g.a_t) throw BackendError("[rows] internal: A by element is read as stored (K, M) only");
   Launch l;
   l.shader = "matmul_rows";
@@ -634,16 +633,15 @@ void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, co
     set_grid(l, device_caps(ctx), (quads + kRowsLocal - 1) / kRowsLocal);
   } else {
     // A subgroup per 4 rows of W: whole subgroups per workgroup.
-    if (g.a_t || chunks > 1) throw BackendError("[rows] internal: W in place takes at most 8 rows of A, not stored (K, M)");
+    if (g.a_t || tm > kRowsMaxM) throw BackendError("[rows] internal: W in place takes at most 8 rows of A, not stored (K, M)");
     const uint32_t lanes = std::max<uint32_t>(device_caps(ctx).subgroup_size, 1);
     l.local_size = std::max(kRowsLocal, lanes);
     const uint64_t subgroups = l.local_size / lanes;
     set_grid(l, device_caps(ctx), (quads + subgroups - 1) / subgroups);
   }
-  l.groups[2] = static_cast<uint32_t>(g.images * chunks);
+  l.groups[2] = static_cast<uint32_t>(g.images);
   const int64_t a_last = g.a_scalar ? a.numel() - 1 : (a.numel() + 3) / 4 - 1;
-  const int64_t a_chunk = g.a_scalar ? tm : g.a_t ? tm / 4 : tm * kt;
-  for (int64_t v : {g.N, kt, g.rows, g.lda, chunks, g.a_img, a_chunk, a_last, g.y_base, g.y_img, g.ym, g.yn, g.scm, g.scn})
+  for (int64_t v : {g.N, kt, g.rows, g.lda, g.a_img, a_last, g.y_base, g.y_img, g.ym, g.yn, g.scm, g.scn})
     l.push_u(static_cast<uint64_t>(v));
   l.push_f(g.alpha);
   l.push_f(g.beta);
@@ -661,7 +659,8 @@ std::string rows_gemm_ok(const KernelContext& ctx, size_t w_input, int64_t N, in
   const DeviceCaps& caps = device_caps(ctx);
   const Tensor& w = ctx.in(w_input);
   const bool in_place = rows_in_place(ctx, w, K, b_t, a_t);
-  const int64_t tm = std::min(rows, kRowsChunk), rb = in_place ? kRowsInPlace : rows_per_invocation(tm);
+  if (rows > kRowsMax) return str(rows, " rows of the product per image (it takes at most ", kRowsMax, ")");
+  const int64_t rb = in_place ? kRowsInPlace : rows_per_invocation(rows);
   const int64_t kt = (K + 3) / 4, packed = rows_packed_texels(N, K, rb);
   if (static_cast<uint64_t>(N) * static_cast<uint64_t>(K) > caps.max_texels)
     return str("W has ", N * K, " elements, more than maxTexelBufferElements (", caps.max_texels, ")");
@@ -672,14 +671,13 @@ std::string rows_gemm_ok(const KernelContext& ctx, size_t w_input, int64_t N, in
     if (static_cast<uint64_t>(8 * rb * kt * 4) * dtype_size(w.dtype()) > binding_limit(ctx))
       return str(8 * rb, " rows of W (K = ", K, ") take more than one binding");
   }
-  const int64_t chunks = (rows + kRowsChunk - 1) / kRowsChunk;
-  if (static_cast<uint64_t>(images * chunks) > caps.max_groups[2])
-    return str(images, " images x ", chunks, " chunks of rows exceed the grid's ", caps.max_groups[2]);
+  if (static_cast<uint64_t>(images) > caps.max_groups[2])
+    return str(images, " images exceed the grid's ", caps.max_groups[2]);
   if (auto why = grid_ok(ctx, (static_cast<uint64_t>(N) + rb * kRowsLocal - 1) / (rb * kRowsLocal), "the rows of W");
       !why.empty())
     return why;
   // The K loop, and the rows' store loop.
-  return loop_budget_ok(ctx, static_cast<uint64_t>(kt + tm * rb + 2), str("K = ", K));
+  return loop_budget_ok(ctx, static_cast<uint64_t>(kt + rows * rb + 2), str("K = ", K));
 }
 
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,

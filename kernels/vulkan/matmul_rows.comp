@@ -1,5 +1,5 @@
 // variants: f32 f16
-// Y = Act(alpha * A x W^T + beta * C + R) for a few rows of A (at most 8 per chunk) on CPU-like
+// Y = Act(alpha * A x W^T + beta * C + R) for a few rows of A (at most 16 per image) on CPU-like
 // devices (matmul.cpp and conv.cpp, implementation "rows"): a Linear layer at batch 1-8, every
 // classifier head, a Conv over a small map (the late stages of CNNs). Such a product reads each
 // element of W once, so it is bound by how fast W arrives.
@@ -16,12 +16,11 @@
 // rows of the product (a Conv's columns, or the X of a 1x1 conv: channels by positions); the
 // 4 texels of K rows 4k..4k+3 at texel column q hold rows 4q..4q+3 of the product at K
 // elements 4k..4k+3, transposed here. A_SCALAR (with A_T): A bound one element per texel, lda,
-// a_img and a_chunk in elements, so its columns may start anywhere (the X of a 1x1 conv over a
+// and a_img in elements, so its columns may start anywhere (the X of a 1x1 conv over a
 // map whose positions are no multiple of 4); K rows 4k..4k+3 of each product row are then four
 // element fetches.
-// Grid z: image * chunks + chunk. Chunk c covers rows [c * TM, c * TM + TM) of the product;
-// A starts at image * a_img + c * a_chunk texels. Y (and R) at
-//   y_base + image * y_img + m * ym + n * yn   for product row m (counted over all chunks)
+// Grid z: the image. A starts at image * a_img texels. Y (and R) at
+//   y_base + image * y_img + m * ym + n * yn   for product row m
 // and C at m * scm + n * scn (stride 0 broadcasts). Accumulation in fp32.
 // PACKED = 0 (a large W stored (N, K), read in place rather than doubled in device memory; A_T
 // = 0): the lanes of a subgroup share each row of W instead, 4 rows at a time, reading
@@ -33,7 +32,7 @@
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
-layout(constant_id = 2) const int TM = 1;   // rows of the product per chunk (1..8)
+layout(constant_id = 2) const int TM = 1;   // rows of the product per image (1..16)
 layout(constant_id = 3) const int A_T = 0;
 layout(constant_id = 4) const int ACT = 0;
 layout(constant_id = 5) const int HAS_RES = 0;
@@ -48,10 +47,9 @@ layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
 layout(push_constant) uniform Params {
   uint N;       // rows of W (columns of Y)
   uint kt;      // texels of K
-  uint rows;    // rows of the product over all chunks
+  uint rows;    // rows of the product per image (TM)
   uint lda;     // A_T: texels per row of A
-  uint chunks;
-  uint a_img, a_chunk, a_last;  // texels; a_last: A's last texel
+  uint a_img, a_last;  // texels; a_last: A's last texel
   uint y_base, y_img, ym, yn;
   uint scm, scn;
   float alpha, beta;
@@ -61,8 +59,8 @@ layout(push_constant) uniform Params {
 #include "activation.glsl"
 
 
-void store(uint image, uint chunk, uint m, uint n, float sum) {
-  uint row = chunk * uint(TM) + m;
+void store(uint image, uint m, uint n, float sum) {
+  uint row = m;
   float v = p.alpha * sum;
   if (HAS_BIAS != 0) v += p.beta * float(c[row * p.scm + n * p.scn]);
   uint at = p.y_base + image * p.y_img + row * p.ym + n * p.yn;
@@ -91,14 +89,14 @@ void shared_rows(uint image, uint a0, int rows) {
   for (int m = 0; m < TM; ++m)
     for (int r = 0; r < RB; ++r) {
       float sum = subgroupAdd(acc[m][r]);
-      if (m < rows && n0 + uint(r) < p.N && subgroupElect()) store(image, 0u, uint(m), n0 + uint(r), sum);
+      if (m < rows && n0 + uint(r) < p.N && subgroupElect()) store(image, uint(m), n0 + uint(r), sum);
     }
 }
 
 void main() {
-  uint z = gl_WorkGroupID.z, image = z / p.chunks, chunk = z - image * p.chunks;
-  uint a0 = image * p.a_img + chunk * p.a_chunk;
-  int rows = min(int(p.rows) - int(chunk) * TM, TM);  // of this chunk, >= 1
+  uint image = gl_WorkGroupID.z;
+  uint a0 = image * p.a_img;
+  int rows = min(int(p.rows), TM);  // >= 1
   if (PACKED == 0) {
     shared_rows(image, a0, rows);
     return;
@@ -115,7 +113,7 @@ void main() {
     for (int r = 0; r < RB; ++r) w[r] = texelFetch(W, int(w0 + k * uint(8 * RB) + uint(r)));
     vec4 a[TM];
     if (A_T == 0) {
-      // Rows past the chunk's read its last one (not stored).
+      // Rows past the last read it (not stored).
       for (int m = 0; m < TM; ++m) a[m] = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
     } else if (A_SCALAR != 0) {
       for (int m = 0; m < TM; ++m) {
@@ -138,6 +136,6 @@ void main() {
   for (int m = 0; m < TM; ++m) {
     if (m >= rows) break;
     for (int r = 0; r < RB; ++r)
-      if (n0 + uint(r) < p.N) store(image, chunk, uint(m), n0 + uint(r), acc[m][r]);
+      if (n0 + uint(r) < p.N) store(image, uint(m), n0 + uint(r), acc[m][r]);
   }
 }
