@@ -248,8 +248,9 @@ TEST(VulkanTexelElementwise, BatchNormTexelAndElementsApplyFusedActivations) {
 // MaxPool / AveragePool (kernels/vulkan/pool.cpp): "window" (pool_window.comp, 2-D, inputs
 // gathered as one-element texels) against the float64 reference and "taps" (pool.comp) on the
 // same calls, NaN-poisoned outputs: strides, pads, dilations, ceil_mode, windows past the input,
-// count_include_pad both ways, rows shorter than 4, f16, windows whose rows unroll (up to 8
-// wide, strides and dilations up to 4) and wider ones, NaN inputs (MaxPool takes NaN only as a
+// count_include_pad both ways, rows shorter than 4, f16, windows whose taps unroll (up to 8
+// high and wide, strides and dilations up to 4 along rows) and larger ones, outputs stored as
+// 4-element vectors (widths 8, 12, 16) or not, NaN inputs (MaxPool takes NaN only as a
 // window's first tap, as "taps" and the cpu do: the same bits from both); 1-D pools stay on "taps".
 TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
   REQUIRE_VULKAN();
@@ -276,6 +277,7 @@ TEST(VulkanTexelElementwise, PoolWindowMatchesReferenceAndTheTapsKernel) {
       {{1, 4, 8, 21}, a({3, 3}, {1, 1}, {1, 1, 1, 1}, {4, 4})},
       {{1, 3, 12, 30}, a({3, 9}, {1, 2}, {1, 4, 1, 4})},
       {{1, 2, 9, 26}, a({2, 3}, {2, 5}, {0, 1, 0, 1})},
+      {{1, 2, 12, 12}, a({9, 3}, {1, 1}, {4, 1, 4, 1})},  // 9 high: the taps loop; vector stores
   };
   for (DType dt : {DType::f32, DType::f16}) {
     if (dt == DType::f16 && !vk::context(0).caps().fp16_storage) continue;

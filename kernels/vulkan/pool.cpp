@@ -99,13 +99,21 @@ void pool_window_vulkan(KernelContext& ctx, bool max) {
   Launch l;
   l.shader = "pool_window";
   l.variant = variant_for(x.dtype());
-  // The row's taps unrolled (pool_window.comp's ROW) for the windows of CNNs: up to 8 wide,
+  // The taps unrolled (pool_window.comp's ROW) for the windows of CNNs: up to 8 high and wide,
   // strides and dilations up to 4 along the row.
-  const bool row = g.kernel[1] <= kRowWindow && g.strides[1] <= kRowStep && g.dilations[1] <= kRowStep;
-  l.spec = {max ? 1 : 0, total < kDiv21Bound ? 1 : 0, row ? 1 : 0, row ? static_cast<int32_t>(g.kernel[1]) : 1,
-            row ? static_cast<int32_t>(g.strides[1]) : 1, row ? static_cast<int32_t>(g.dilations[1]) : 1};
+  const bool row = g.kernel[0] <= kRowWindow && g.kernel[1] <= kRowWindow && g.strides[1] <= kRowStep &&
+                   g.dilations[1] <= kRowStep;
+  const bool vec_out = g.out[1] % 4 == 0 && y.offset() % 4 == 0;
+  l.spec = {max ? 1 : 0,
+            total < kDiv21Bound ? 1 : 0,
+            row ? 1 : 0,
+            row ? static_cast<int32_t>(g.kernel[1]) : 1,
+            row ? static_cast<int32_t>(g.strides[1]) : 1,
+            row ? static_cast<int32_t>(g.dilations[1]) : 1,
+            row ? static_cast<int32_t>(g.kernel[0]) : 1,
+            vec_out ? 1 : 0};
   l.local_size = 64;
-  l.args = {scalar_texels(x), output(y)};
+  l.args = {scalar_texels(x), output(y), output(y)};
   l.push_u(total);
   l.push_u(quads);
   for (int64_t v : {g.in[0], g.in[1], g.out[0], g.out[1], g.kernel[0], g.kernel[1], g.strides[0], g.strides[1],
