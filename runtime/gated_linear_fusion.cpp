@@ -101,13 +101,11 @@ std::shared_ptr<const Graph> fuse_gated_linear(const std::shared_ptr<const Graph
 }
 
 bool gated_linear_candidates(const Graph& g, Device device) {
-  const OpSchema* op = find_op("ai.porta", "GatedLinear");
-  if (!op) return false;
   Matcher matcher(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (auto m = matcher.match(static_cast<int>(i)); m && resolve(*op, device, dtype_of(g, m->x)).path == Path::native)
-      return true;
-  return false;
+  return native_match_exists(g, "ai.porta", "GatedLinear", device, [&](int i) {
+    auto m = matcher.match(i);
+    return m ? m->x : -1;
+  });
 }
 
 }  // namespace porta::detail

@@ -293,6 +293,16 @@ bool native_for_shapes(const Graph& g, const OpSchema& op, const std::vector<int
   return resolve_call(probe, dtype_of(g, inputs[op.dispatch_input])).path == Path::native;
 }
 
+bool native_match_exists(const Graph& g, const char* domain, const char* op, Device device,
+                         const std::function<int(int)>& x_of) {
+  const OpSchema* schema = find_op(domain, op);
+  if (!schema) return false;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (const int x = x_of(static_cast<int>(i)); x >= 0 && resolve(*schema, device, dtype_of(g, x)).path == Path::native)
+      return true;
+  return false;
+}
+
 ValueReaders::ValueReaders(const Graph& g) : readers(g.values.size()), is_output(graph_output_flags(g)) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)

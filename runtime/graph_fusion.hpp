@@ -1,5 +1,6 @@
 // porta runtime — graph rewrites a session applies before compiling (inference only).
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,12 @@ void copy_fused_activation(const Attributes& from, Attributes& to, const std::st
 /// decomposition (which has lost what the nodes had fused).
 bool native_for_shapes(const Graph& g, const OpSchema& op, const std::vector<int>& inputs, const Attributes& attrs,
                        int output, Device device);
+
+/// For the `*_candidates` checks of rewrites into a fused op (before shapes are known): whether
+/// some node i of `g` ends a match (`x_of(i)`: the value whose dtype the op dispatches on, or
+/// -1 where node i ends none) that `domain`::`op` runs natively on `device`.
+bool native_match_exists(const Graph& g, const char* domain, const char* op, Device device,
+                         const std::function<int(int)>& x_of);
 
 /// For pattern matchers: the nodes reading each value (one entry per read) and which values are
 /// graph outputs.

@@ -135,13 +135,11 @@ std::shared_ptr<const Graph> fuse_squeeze_excite(const std::shared_ptr<const Gra
 }
 
 bool squeeze_excite_candidates(const Graph& g, Device device) {
-  const OpSchema* op = find_op("ai.porta", "SqueezeExcite");
-  if (!op) return false;
   Matcher matcher(g);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (auto m = matcher.match(static_cast<int>(i)); m && resolve(*op, device, dtype_of(g, m->x)).path == Path::native)
-      return true;
-  return false;
+  return native_match_exists(g, "ai.porta", "SqueezeExcite", device, [&](int i) {
+    auto m = matcher.match(i);
+    return m ? m->x : -1;
+  });
 }
 
 }  // namespace porta::detail
