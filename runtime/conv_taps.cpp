@@ -18,20 +18,29 @@
 namespace porta::detail {
 namespace {
 
-// The taps of Conv node `n` of annotated graph `g` that read the input (opdef::input_taps, the
-// cut the cpu kernel also makes on its own), when there are taps to cut.
-std::optional<opdef::TapRange> trim_of(const Graph& g, const Node& n) {
+// The geometry of Conv node `n` of annotated graph `g` and the taps that read the input
+// (opdef::input_taps, the cut the cpu kernel also makes on its own), when there are taps to cut.
+struct Cut {
+  opdef::WindowGeometry geo;
+  opdef::TapRange taps;
+};
+std::optional<Cut> cut_of(const Graph& g, const Node& n) {
   if (!is_onnx_op(n, "Conv") || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return std::nullopt;
   const Shape* xs = known_shape(g, n.inputs[0]);
   const Tensor* w = constant_tensor(g, through_identities(g, n.inputs[1]));
   if (!xs || !w || w->rank() < 3 || xs->size() != static_cast<size_t>(w->rank())) return std::nullopt;
   for (int64_t d : *xs)
     if (d <= 0) return std::nullopt;  // unknown or empty: nothing to gain
+  Cut c;
   try {
-    return opdef::input_taps(opdef::window_geometry("Conv", *xs, Shape(w->shape().begin() + 2, w->shape().end()), n.attrs));
+    c.geo = opdef::window_geometry("Conv", *xs, Shape(w->shape().begin() + 2, w->shape().end()), n.attrs);
   } catch (const Error&) {
     return std::nullopt;  // the kernel reports it
   }
+  std::optional<opdef::TapRange> taps = opdef::input_taps(c.geo);
+  if (!taps) return std::nullopt;
+  c.taps = std::move(*taps);
+  return c;
 }
 
 }  // namespace
@@ -41,21 +50,21 @@ std::shared_ptr<const Graph> trim_padding_taps(const std::shared_ptr<const Graph
   std::shared_ptr<Graph> out;
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
     const Graph& cur = out ? *out : *graph;
-    const std::optional<opdef::TapRange> taps = trim_of(cur, cur.nodes[i]);
-    if (!taps) continue;
+    const std::optional<Cut> cut = cut_of(cur, cur.nodes[i]);
+    if (!cut) continue;
     if (!out) out = std::make_shared<Graph>(*graph);
     Node& n = out->nodes[i];
     const Tensor w = *constant_tensor(*out, through_identities(*out, n.inputs[1]));  // a handle: values grow below
-    const opdef::WindowGeometry geo =
-        opdef::window_geometry("Conv", *known_shape(*out, n.inputs[0]), Shape(w.shape().begin() + 2, w.shape().end()), n.attrs);
+    const opdef::WindowGeometry& geo = cut->geo;
+    const opdef::TapRange& taps = cut->taps;
     const size_t sp = geo.spatial();
     Tensor sliced = w;
     std::vector<int64_t> kernel(sp), pads(2 * sp);
     for (size_t a = 0; a < sp; ++a) {
-      sliced = sliced.slice(static_cast<int>(a + 2), taps->first[a], taps->last[a] + 1);
-      kernel[a] = taps->last[a] - taps->first[a] + 1;
-      pads[a] = geo.pad_begin[a] - taps->first[a] * geo.dilations[a];
-      pads[sp + a] = geo.pad_end[a] - (geo.kernel[a] - 1 - taps->last[a]) * geo.dilations[a];
+      sliced = sliced.slice(static_cast<int>(a + 2), taps.first[a], taps.last[a] + 1);
+      kernel[a] = taps.last[a] - taps.first[a] + 1;
+      pads[a] = geo.pad_begin[a] - taps.first[a] * geo.dilations[a];
+      pads[sp + a] = geo.pad_end[a] - (geo.kernel[a] - 1 - taps.last[a]) * geo.dilations[a];
     }
     sliced = sliced.contiguous();
     const int v = new_value(*out, n.name + "/input_taps", sliced.dtype(), sliced.shape());

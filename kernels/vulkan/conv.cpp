@@ -418,7 +418,8 @@ void conv_depthwise_rows_vulkan(KernelContext& ctx) {
     l.push_u(v);
   l.push_u(bias ? 1 : 0);
   l.push_u((x.numel() + 3) / 4);
-  epilogue_of(ctx).add_to(l, w);
+  const Epilogue epi = epilogue_of(ctx);
+  epi.add_to(l, w);
   l.spec.push_back(b.total < kDiv21Bound ? 1 : 0);  // SMALL: every index is below total
   for (int64_t v : {c.k[0], c.k[1], c.g.strides[1], c.g.dilations[1]}) l.spec.push_back(static_cast<int32_t>(v));
   l.spec.push_back(vec4 ? 1 : 0);
@@ -426,7 +427,6 @@ void conv_depthwise_rows_vulkan(KernelContext& ctx) {
   for (int64_t v : {c.c_in / c.group, c.g.strides[0], c.g.dilations[0], b.rows, b.outs})  // CPG, SH, DH, ROWS, OUTS
     l.spec.push_back(static_cast<int32_t>(v));
   // Y and R again, as 4-element vectors, where every output row starts on one.
-  const Epilogue epi = epilogue_of(ctx);
   const bool vec_out = c.g.out[1] % 4 == 0 && y.offset() % 4 == 0 && (!epi.residual || epi.residual->offset() % 4 == 0);
   l.spec.push_back(vec_out ? 1 : 0);
   l.args.push_back(output(y));
