@@ -1,13 +1,16 @@
 // porta vulkan shaders — shared declarations. Include first in every .comp.
 //
 // STORAGE is the element type in buffers: float, or float16_t in the f16 variant (built with
-// -DPORTA_F16). Arithmetic is always fp32 (values are converted on load and store).
+// -DPORTA_F16); STORAGE4 a vector of 4 of them (buffers bound a second time as vec4 arrays).
+// Arithmetic is always fp32 (values are converted on load and store).
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #ifdef PORTA_F16
 #define STORAGE float16_t
+#define STORAGE4 f16vec4
 #else
 #define STORAGE float
+#define STORAGE4 vec4
 #endif
 
 // Workgroup size is specialization constant 0 (set by the launcher).

@@ -17,12 +17,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(binding = 0) uniform samplerBuffer X;     // R32F / R16F; with VEC4, RGBA32F / RGBA16F
 layout(binding = 1) uniform samplerBuffer Wt;    // (OC, CPG, KH, KW)
 layout(binding = 2) uniform samplerBuffer Bias;  // (OC), or a stand-in when has_bias = 0

@@ -13,12 +13,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(binding = 0) uniform samplerBuffer X;  // one element per texel (R32F / R16F)
 layout(std430, binding = 1) writeonly buffer Col { STORAGE4 col[]; };
 layout(push_constant) uniform Params {

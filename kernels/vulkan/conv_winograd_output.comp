@@ -12,12 +12,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(constant_id = 1) const int VEC = 0;
 layout(constant_id = 2) const int ACT = 0;
 layout(constant_id = 3) const int HAS_RES = 0;

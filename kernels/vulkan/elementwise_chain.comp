@@ -16,12 +16,6 @@
 #define PORTA_BINARY_FN_ONLY
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(constant_id = 1) const int N_IN = 1;
 layout(constant_id = 2) const int N_STEPS = 1;
 layout(constant_id = 3) const int MODES = 0;  // 2 bits per input

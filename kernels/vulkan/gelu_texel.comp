@@ -6,12 +6,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(constant_id = 1) const int TANH = 0;
 layout(constant_id = 2) const int BIAS = 1;
 layout(binding = 0) uniform samplerBuffer src;

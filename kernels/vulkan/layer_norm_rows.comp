@@ -6,12 +6,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(binding = 0) uniform samplerBuffer X;
 layout(binding = 1) uniform samplerBuffer Scale;
 layout(binding = 2) uniform samplerBuffer Bias;

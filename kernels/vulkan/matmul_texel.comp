@@ -28,12 +28,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int B_T = 0;
 layout(constant_id = 3) const int ACT = 0;

@@ -7,12 +7,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(std430, binding = 0) readonly buffer Src { STORAGE src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { STORAGE4 dst[]; };
 layout(push_constant) uniform Params {

@@ -7,12 +7,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(constant_id = 1) const int B_T = 1;  // W stored (N, K); 0: (K, N)
 layout(constant_id = 2) const int RB = 4;   // rows of W per invocation of matmul_rows.comp
 layout(binding = 0) uniform samplerBuffer src;

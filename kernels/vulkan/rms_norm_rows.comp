@@ -7,12 +7,6 @@
 #version 450
 #include "common.glsl"
 
-#ifdef PORTA_F16
-#define STORAGE4 f16vec4
-#else
-#define STORAGE4 vec4
-#endif
-
 layout(binding = 0) uniform samplerBuffer X;
 layout(binding = 1) uniform samplerBuffer Scale;
 layout(std430, binding = 2) writeonly buffer Y { STORAGE4 y[]; };
