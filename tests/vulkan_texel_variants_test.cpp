@@ -468,6 +468,7 @@ TEST(VulkanTexelConv, FusedResidualAndActivationOnEveryImplementation) {
       {"rows", "", {2, 16, 1, 1}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // one output per image
       {"rows", "", {1, 16, 2, 2}, {8, 16, 1, 1}, a(1, {0, 0, 0, 0})},  // pointwise over 2x2: X in place
       {"rows", "", {2, 6, 3, 4}, {9, 6, 3, 3}, a(1, {1, 1, 1, 1})},    // 12 positions, 2 chunks: columns
+      {"rows", "", {2, 24, 4, 4}, {33, 24, 1, 1}, a(1, {0, 0, 0, 0})},  // 16 positions by vectors, 33 outputs
       {"depthwise_rows", "", {1, 8, 9, 9}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},
       {"depthwise_rows", "", {1, 8, 6, 8}, {8, 1, 3, 3}, a(8, {1, 1, 1, 1})},  // rows as 4-element texels
       {"depthwise_rows", "", {1, 512, 4, 4}, {512, 1, 3, 3}, a(512, {1, 1, 1, 1})},  // blocks of 4 rows

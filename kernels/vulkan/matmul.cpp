@@ -649,6 +649,12 @@ void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, co
   l.spec.push_back(w.packed ? 1 : 0);
   l.spec.push_back(static_cast<int32_t>(w.rb));
   l.spec.push_back(g.a_scalar ? 1 : 0);
+  // Y (and R) by vectors of 4 rows of the product where those lie side by side.
+  const bool vec_out = w.packed && tm % 4 == 0 && g.ym == 1 && g.scm == 0 && g.y_base % 4 == 0 && g.y_img % 4 == 0 &&
+                       g.yn % 4 == 0 && y.offset() % 4 == 0 && (!epi.residual || epi.residual->offset() % 4 == 0);
+  l.spec.push_back(vec_out ? 1 : 0);
+  l.args.push_back(output(y));
+  l.args.push_back(input(epi.residual ? *epi.residual : y));
   launch(ctx, std::move(l));
 }
 

@@ -39,11 +39,18 @@ layout(constant_id = 5) const int HAS_RES = 0;
 layout(constant_id = 6) const int PACKED = 1;
 layout(constant_id = 7) const int RB = 4;  // rows of W per invocation (in place: 4 per subgroup)
 layout(constant_id = 8) const int A_SCALAR = 0;
+// 1: Y (and R) stored by vectors of 4 rows of the product (TM a multiple of 4, rows = TM,
+// ym = 1, scm = 0, and y_base, y_img, yn multiples of 4: a Conv over a map of 4 or 16
+// positions). lavapipe runs each storage-buffer access as a loop over the SIMD lanes, so a
+// vector store costs about what one element's did.
+layout(constant_id = 9) const int VEC_OUT = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer W;  // packed as above
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
+layout(std430, binding = 5) writeonly buffer Y4 { STORAGE4 y4[]; };  // Y again (VEC_OUT)
+layout(std430, binding = 6) readonly buffer R4 { STORAGE4 res4[]; };  // R again (VEC_OUT and HAS_RES)
 layout(push_constant) uniform Params {
   uint N;       // rows of W (columns of Y)
   uint kt;      // texels of K
@@ -132,6 +139,23 @@ void main() {
     }
     for (int m = 0; m < TM; ++m)
       for (int r = 0; r < RB; ++r) acc[m][r] += dot(a[m], w[r]);
+  }
+  if (VEC_OUT != 0) {
+    // Every row of the product is stored (rows == TM), 4 of them per vector: a column of W's
+    // rows' outputs lies along consecutive elements (ym = 1), its C term one value (scm = 0).
+    for (int r = 0; r < RB; ++r) {
+      uint n = n0 + uint(r);
+      if (n >= p.N) break;
+      float bias = HAS_BIAS != 0 ? p.beta * float(c[n * p.scn]) : 0.0;
+      uint at4 = (p.y_base + image * p.y_img + n * p.yn) / 4u;
+      for (int q = 0; q < TM / 4; ++q) {
+        vec4 v = p.alpha * vec4(acc[4 * q][r], acc[4 * q + 1][r], acc[4 * q + 2][r], acc[4 * q + 3][r]) + bias;
+        if (HAS_RES != 0) v += vec4(res4[at4 + uint(q)]);
+        for (int j = 0; j < 4; ++j) v[j] = fused_activation(v[j], p.act_alpha, p.act_beta);
+        y4[at4 + uint(q)] = STORAGE4(v);
+      }
+    }
+    return;
   }
   for (int m = 0; m < TM; ++m) {
     if (m >= rows) break;
