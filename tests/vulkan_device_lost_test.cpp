@@ -56,8 +56,8 @@ void expect_loss_message(const std::string& msg) {
 TEST_F(DeviceLost, LossAtSubmitIsBackendErrorThenDeviceRefusesWork) {
   Session s = session(device_);
   expect_right(s);
-  // Submit #1 uploads the input; #2 is the first batch of the model's nodes.
-  vk::inject_device_loss(2, vk::LossPoint::submit);
+  // Submit #1 is the first batch of the model's nodes (the input's upload goes with it).
+  vk::inject_device_loss(1, vk::LossPoint::submit);
   std::string msg = error_message<BackendError>([&] { s.run(inputs_); });
   expect_loss_message(msg);
   EXPECT_NE(msg.find("node '"), std::string::npos) << "no node (op) named: " << msg;

@@ -125,6 +125,29 @@ TEST(Vulkan, BuffersReusedAcrossRuns) {
   EXPECT_EQ(vk::context(0).allocated_bytes(), after_first) << "device memory grew across identical runs";
 }
 
+// An upload's last copy waits in the open command buffer (it goes up with whatever reads it
+// next); the next upload through the staging buffer must not overwrite it first, nor a
+// download read the staging buffer before it. Uploads in a row, a kernel reading one of them
+// in between, then every tensor read back.
+TEST(Vulkan, UploadsInARowKeepTheirData) {
+  REQUIRE_VULKAN();
+  std::vector<std::vector<float>> host;
+  std::vector<Tensor> dev;
+  for (int i = 0; i < 6; ++i) {
+    std::vector<float> v(static_cast<size_t>((1 << 14) + 7 * i));
+    for (size_t j = 0; j < v.size(); ++j) v[j] = static_cast<float>(static_cast<int>((j * 37 + i * 11) % 201) - 100);
+    host.push_back(v);
+    dev.push_back(Tensor::from_host(v.data(), {static_cast<int64_t>(v.size())}, DType::f32, kVk));
+    if (i == 2) dev[1] = call_op("Relu", {dev[1]})[0];
+  }
+  for (float& x : host[1]) x = std::max(x, 0.0f);
+  for (int i = 5; i >= 0; --i) {
+    std::vector<float> got(host[i].size());
+    dev[i].copy_to_host(got.data(), got.size() * 4);
+    EXPECT_EQ(got, host[i]) << "upload " << i;
+  }
+}
+
 TEST(Vulkan, OutOfMemoryIsAnErrorAndDeviceStaysUsable) {
   REQUIRE_VULKAN();
   uint64_t heap = vk::context(0).caps().device_local_bytes;

@@ -343,6 +343,7 @@ void Context::flush(bool wait) {
     if (in_flight_.size() > 4) wait_fence(in_flight_.front().fence);
   }
   retire(wait);
+  if (wait) staging_in_use_ = false;
 }
 
 void Context::end_batch() {

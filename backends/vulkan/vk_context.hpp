@@ -202,6 +202,10 @@ class Context {
   VkDeviceMemory staging_memory_ = VK_NULL_HANDLE;
   VkDeviceSize staging_size_ = 0;
   void* staging_map_ = nullptr;
+  // A recorded copy reads the staging buffer and has not been waited for (an upload's last
+  // chunk stays in the open command buffer, ahead of the work that reads it); the next use of
+  // the staging buffer submits and waits first.
+  bool staging_in_use_ = false;
 
   // recording
   VkCommandPool pool_ = VK_NULL_HANDLE;

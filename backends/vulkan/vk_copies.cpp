@@ -71,15 +71,18 @@ void Context::upload_chunks(Buffer* dst, size_t dst_offset, const void* src, siz
   const char* p = static_cast<const char*>(src);
   for (size_t done = 0; done < bytes;) {
     size_t n = std::min<size_t>(bytes - done, staging_size_);
-    // The staging buffer is free: every earlier use was waited for.
+    if (staging_in_use_) flush(true);  // an earlier copy still reads the staging buffer
     std::memcpy(staging_map_, p + done, n);
     BindingRange target{dst->buffer, dst->offset + dst_offset + done, n, true};
     access({target}, true);
     VkBufferCopy region{0, target.offset, n};
     vkCmdCopyBuffer(current_, staging_buffer_, dst->buffer, 1, &region);
-    flush(true);
+    staging_in_use_ = true;
     done += n;
   }
+  // The last chunk's copy stays in the open command buffer: the host's data is in the staging
+  // buffer already, and whatever reads the copy is recorded after it (a session's input goes
+  // up with its run's first batch, not in a submission of its own).
 }
 
 void Context::download(void* dst, Buffer* src, size_t src_offset, size_t bytes) {
@@ -99,6 +102,7 @@ void Context::download_chunks(void* dst, Buffer* src, size_t src_offset, size_t 
   char* p = static_cast<char*>(dst);
   for (size_t done = 0; done < bytes;) {
     size_t n = std::min<size_t>(bytes - done, staging_size_);
+    if (staging_in_use_) flush(true);  // an upload's copy still reads the staging buffer
     BindingRange source{src->buffer, src->offset + src_offset + done, n, false};
     access({source}, true);
     VkBufferCopy region{source.offset, 0, n};
