@@ -411,6 +411,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
       detail::rethrow_with_context(str("batch ending at ", batch_last));
     }
   };
+  std::vector<Tensor> outputs;
   try {
     for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
       detail::Step& step = plan.steps[step_index];
@@ -489,6 +490,14 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         impl_->profile.push_back({step.name, step.op, step.device, us, step.kernel ? step.kernel->impl.name : ""});
       }
     }
+    // Outputs the caller cannot own as they are (views, inputs, constants) are copied while
+    // the last batch is open, so the copies go up with it rather than in a submission of
+    // their own.
+    for (int s : plan.output_slots) {
+      Slot& sl = slots[s];
+      bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
+      outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
+    }
     end_batch();
   } catch (...) {
     try {
@@ -496,12 +505,6 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     } catch (...) {
     }
     throw;
-  }
-  std::vector<Tensor> outputs;
-  for (int s : plan.output_slots) {
-    Slot& sl = slots[s];
-    bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
-    outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
   }
   // Graph outputs are handed to the caller: the next run writes new ones, into the same buffer
   // once the caller has let go of it (Slot::handed); with keep_values they stay bound until
