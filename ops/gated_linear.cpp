@@ -7,6 +7,12 @@
 // Swish (SiLU).
 // The graph rewrite of runtime/gated_linear_fusion.cpp makes it from two MatMuls of one input
 // and the Mul of their results, as PyTorch exports `F.silu(self.w1(x)) * self.w3(x)`.
+// With `rms_epsilon` >= 0 (default -1: none), X's rows are RMS-normalized first, X replaced by
+// X / sqrt(mean(X^2 over the last axis) + rms_epsilon), the norm's scale folded into Wg's and
+// Wu's rows: LLaMA's norm before its feed-forward layer, taken in by
+// runtime/rms_norm_matmul_fusion.cpp.
+#include <cmath>
+
 #include "ops/activation_nodes.hpp"
 
 namespace porta::opdef {
@@ -18,7 +24,7 @@ PORTA_REGISTER_OP(GatedLinear) {
   s.inputs = {"X", "Wg", "Wu", "Bg?", "Bu?"};
   s.outputs = {"Y"};
   s.attrs = {attr_string("activation", "Swish"), attr_float("activation_alpha", 0.0),
-             attr_float("activation_beta", 0.0)};
+             attr_float("activation_beta", 0.0), attr_float("rms_epsilon", -1.0)};
   s.infer = [](InferContext& ctx) {
     require_dtype(ctx, 0, kFloats);
     require_same_dtype(ctx, "X, Wg, Wu, Bg and Bu");
@@ -31,6 +37,9 @@ PORTA_REGISTER_OP(GatedLinear) {
                            shape_str(wg)));
     if (wu != wg)
       throw ShapeError(str("[GatedLinear] Wu should have Wg's shape ", shape_str(wg), ", got ", shape_str(wu)));
+    const double rms = ctx.attrs->get_float("rms_epsilon");
+    if (!(rms >= 0 || rms == -1))
+      throw InvalidModel(str("[GatedLinear] rms_epsilon should be >= 0 (normalize X) or -1 (not), got ", rms));
     if (ctx.has_input(3)) require_last_axis_vector(ctx, 3, wg[1], "Bg");
     if (ctx.has_input(4)) require_last_axis_vector(ctx, 4, wg[1], "Bu");
     Shape y = x;
@@ -47,22 +56,39 @@ PORTA_REGISTER_OP(GatedLinear) {
     const double* bg = ctx.has_input(3) ? ctx.in(3).data<double>() : nullptr;
     const double* bu = ctx.has_input(4) ? ctx.in(4).data<double>() : nullptr;
     double* y = ctx.out(0).data<double>();
-    for (int64_t m = 0; m < M; ++m)
+    const double rms_eps = ctx.attrs->get_float("rms_epsilon");
+    for (int64_t m = 0; m < M; ++m) {
+      double inv_rms = 1.0;
+      if (rms_eps >= 0) {
+        double sum_sq = 0;
+        for (int64_t k = 0; k < K; ++k) sum_sq += px[m * K + k] * px[m * K + k];
+        inv_rms = K ? 1.0 / std::sqrt(sum_sq / static_cast<double>(K) + rms_eps) : 0.0;
+      }
       for (int64_t f = 0; f < F; ++f) {
-        double g = bg ? bg[f] : 0.0, u = bu ? bu[f] : 0.0;
+        double g = 0.0, u = 0.0;
         for (int64_t k = 0; k < K; ++k) {
           g += px[m * K + k] * wg[k * F + f];
           u += px[m * K + k] * wu[k * F + f];
         }
+        g = g * inv_rms + (bg ? bg[f] : 0.0);
+        u = u * inv_rms + (bu ? bu[f] : 0.0);
         y[m * F + f] = act(g) * u;
       }
+    }
   };
   // MatMul (+ Add), the activation, MatMul (+ Add), Mul: the nodes the layer is exported as.
   s.composite = [](GraphBuilder& b, std::span<const ValueId> in, const Attributes& a) {
-    ValueId g = b.add1("MatMul", {in[0], in[1]});
+    ValueId x = in[0];
+    if (const double eps = a.get_float("rms_epsilon", -1.0); eps >= 0) {
+      // RmsNorm's decomposition without its scale (folded into Wg and Wu).
+      ValueId mean =
+          b.add1("ReduceMean", {b.add1("Mul", {x, x})}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}});
+      x = b.add1("Div", {x, b.add1("Sqrt", {b.add1("Add", {mean, scalar_constant(b, eps, b.dtype(x))})})});
+    }
+    ValueId g = b.add1("MatMul", {x, in[1]});
     if (present(in, 3)) g = b.add1("Add", {g, in[3]});
     g = activation_nodes(b, parse_fused_activation(a, "GatedLinear", "activation"), g);
-    ValueId u = b.add1("MatMul", {in[0], in[2]});
+    ValueId u = b.add1("MatMul", {x, in[2]});
     if (present(in, 4)) u = b.add1("Add", {u, in[4]});
     return std::vector<ValueId>{b.add1("Mul", {g, u})};
   };
@@ -83,6 +109,12 @@ PORTA_REGISTER_OP(GatedLinear) {
     // Outputs that are no multiple of 4 (scalar stores), the up projection's bias alone.
     c.push_back({"hardswish_up_bias", {in({20, 16}), in({16, 10}), in({16, 10}), in_absent(), in({10})},
                  act("HardSwish"), kF32});
+    // X RMS-normalized first (LLaMA's norm before its feed-forward layer), with biases; and
+    // with K past 512 (32-row tiles).
+    Attributes rms;
+    rms.set("rms_epsilon", 1e-5);
+    c.push_back({"rms_swiglu_bias", {in({2, 19, 64}), in({64, 44}), in({64, 44}), in({44}), in({44})}, rms, kF32});
+    c.push_back({"rms_long_rows", {in({24, 520}), in({520, 16}), in({520, 16})}, rms, kF32});
     // A vector; a single row (decoding one token).
     c.push_back({"vector", {in({32}), in({32, 16}), in({32, 16})}, {}, kF32});
     c.push_back({"one_row", {in({1, 1, 64}), in({64, 96}), in({64, 96})}, {}, kF32});

@@ -367,6 +367,24 @@ std::shared_ptr<const Graph> fuse_norms(const std::shared_ptr<const Graph>& grap
 /// a square: the structural part of fuse_norms' test.
 bool norm_candidates(const Graph& graph);
 
+/// Rewrites an RmsNorm (ai.porta) read by ONNX MatMuls alone (as their A; one packed q/k/v
+/// projection or several) into one RmsNormMatMul (ai.porta, ops/rms_norm_matmul.cpp;
+/// runtime/rms_norm_matmul_fusion.cpp) of the norm's X per MatMul, the norm gone: the norm's
+/// output no graph output; its Scale and every MatMul's B constants (through Identity nodes), B
+/// 2-D with Scale's length rows, each op's W being B with row k multiplied by Scale[k] (a new
+/// constant, rounded once from float64); a MatMul's fused bias (porta_bias) its op's B, nothing
+/// else fused into any (no activation, no residual); X, the constants and the biases of one
+/// dtype, f32 or f16; and `device`'s kernel of RmsNormMatMul takes every call at the plan's
+/// shapes (native_for_shapes: vulkan's declines products of at most 8 rows, whose "rows"
+/// MatMuls are faster). Each op takes its MatMul's place and writes its output. Returns
+/// `graph` itself when nothing matches; sessions keeping every value pass `enabled` = false;
+/// PORTA_FUSE=0 turns it off.
+std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Graph>& graph, Device device,
+                                                  bool enabled);
+/// Whether `graph` may hold such a pair (an RmsNorm node, or an RMSNorm written out that
+/// fuse_norms makes one, and a MatMul) for a device that runs RmsNormMatMul natively.
+bool rms_norm_matmul_candidates(const Graph& graph, Device device);
+
 /// Rewrites rotary position embeddings written out (runtime/rotary_fusion.cpp), as LLaMA-style
 /// code writes them: y = Add(Mul(x, cos), Mul(Concat(Neg(x[..., D/2:]), x[..., :D/2]), sin))
 /// (Slices of the last axis, step 1, with constant bounds; the Concat over the last axis; either

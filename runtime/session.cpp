@@ -39,7 +39,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
 // that read only padding (atrous convs over small maps), squeeze-and-excitation
 // blocks and gated linear units (whose Convs and MatMuls carry their activations and biases by
 // then) become one node each where the device's kernel takes them at these shapes;
-// LayerNormalization, RMSNorm and rotary embeddings written out become one node each, attention written as its
+// LayerNormalization, RMSNorm and rotary embeddings written out become one node each (an
+// RmsNorm read by one MatMul alone then one RmsNormMatMul with it), attention written as its
 // pieces one node, Transposes of rows move across row-wise products (into the copies next to
 // them), a shortcut or residual Add fuses into its Conv, MatMul or Gemm (only where the shapes
 // match), then the activation after it; what is left of elementwise chains becomes one node
@@ -52,13 +53,14 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
        !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
        !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g) &&
        !detail::squeeze_excite_candidates(*g, o.device) && !detail::gated_linear_candidates(*g, o.device) &&
-       !detail::padding_tap_candidates(*g)))
+       !detail::padding_tap_candidates(*g) && !detail::rms_norm_matmul_candidates(*g, o.device)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
   auto fused = detail::trim_padding_taps(annotated, on);
   fused = detail::fuse_gated_linear(detail::fuse_squeeze_excite(fused, o.device, on), o.device, on);
   fused = detail::fuse_rotary(detail::fuse_norms(fused, o.device, on), o.device, on);
+  fused = detail::fuse_rms_norm_matmul(fused, o.device, on);
   fused = detail::move_row_transposes(detail::fuse_attention(fused, o.device, on), o.device, on);
   fused = detail::fuse_residual_add(fused, o.device, on);
   if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);

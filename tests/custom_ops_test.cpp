@@ -81,7 +81,7 @@ Path chosen_path(const OpSchema& op, const std::vector<Tensor>& inputs, const At
 
 // Ops whose only kernel is vulkan's: graph rewrites make them where a device runs them natively
 // (runtime/squeeze_excite_fusion.cpp, runtime/gated_linear_fusion.cpp).
-const char* const kVulkanFusionTargets[] = {"SqueezeExcite", "GatedLinear"};
+const char* const kVulkanFusionTargets[] = {"SqueezeExcite", "GatedLinear", "RmsNormMatMul"};
 
 // Calls a device's kernel declines by design, for its decomposition: attention's heads over
 // 128; on vulkan, SqueezeExcite's products past 2^15 multiply-adds (one workgroup per image
@@ -95,6 +95,10 @@ bool declined_by_design(const CustomParam& p) {
   if (p.op->name == "GatedLinear") {
     const int64_t K = in[0].shape.back(), F = in[1].shape[1];
     return shape_numel(in[0].shape) / std::max<int64_t>(K, 1) <= 8 || K % 4 != 0 || F % 2 != 0;
+  }
+  if (p.op->name == "RmsNormMatMul") {
+    const int64_t K = in[0].shape.back(), N = in[1].shape[1];
+    return shape_numel(in[0].shape) / std::max<int64_t>(K, 1) <= 8 || K % 4 != 0 || N % 4 != 0 || K == 0 || N == 0;
   }
   return false;
 }
@@ -148,7 +152,7 @@ TEST_P(CustomOps, KernelAndCompositeAgree) {
 INSTANTIATE_TEST_SUITE_P(Custom, CustomOps, ::testing::ValuesIn(custom_params()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(CustomOpsRegistry, NineOpsInDomainWithEverything) {
+TEST(CustomOpsRegistry, TenOpsInDomainWithEverything) {
   std::vector<std::string> names;
   for (const OpSchema* op : custom_ops()) {
     names.push_back(op->name);
@@ -162,8 +166,8 @@ TEST(CustomOpsRegistry, NineOpsInDomainWithEverything) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"BiasGelu", "ElementwiseChain", "GatedLinear", "NormalizeImage", "RmsNorm",
-                                             "RotaryEmbedding", "ScaledDotProductAttention", "SqueezeExcite",
-                                             "StridedCopy"}));
+                                             "RmsNormMatMul", "RotaryEmbedding", "ScaledDotProductAttention",
+                                             "SqueezeExcite", "StridedCopy"}));
 }
 
 // The fused attention kernel declines head sizes over 128; the composite runs instead.

@@ -42,10 +42,14 @@ Tensor interleaved(KernelContext& ctx, size_t gi, size_t ui, int64_t rows, int64
   return make();
 }
 
-TexelGemm glu_gemm(int64_t M, int64_t K, int64_t F, bool bias) {
+TexelGemm glu_gemm(const KernelContext& ctx, int64_t M, int64_t K, int64_t F, bool bias) {
   TexelGemm g;
   g.M = M, g.N = 2 * F, g.K = K, g.ldb = 2 * F / 4;
   g.glu = true;
+  // rms_epsilon >= 0: X's rows RMS-normalized (their squares summed as the GEMM streams them).
+  const double rms = ctx.attrs->get_float("rms_epsilon", -1.0);
+  g.rms = rms >= 0;
+  g.rms_eps = g.rms ? rms : 0.0;
   g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 0, g.scn = 1;
   return g;
 }
@@ -63,7 +67,7 @@ void gated_linear_texel(KernelContext& ctx) {
   Epilogue epi;
   epi.act = static_cast<int32_t>(act.kind);
   epi.alpha = act.alpha, epi.beta = act.beta;
-  launch_texel_gemm(ctx, glu_gemm(M, K, F, bias), x, w, bias ? &b : nullptr, y, epi);
+  launch_texel_gemm(ctx, glu_gemm(ctx, M, K, F, bias), x, w, bias ? &b : nullptr, y, epi);
 }
 
 std::string gated_linear_texel_supports(const KernelContext& ctx) {
@@ -75,7 +79,7 @@ std::string gated_linear_texel_supports(const KernelContext& ctx) {
   if (K % 4 || F % 2 || K == 0 || F == 0)
     return str("K ", K, " or 2F ", 2 * F, " is not a positive multiple of 4 (whole texels)");
   if (x.offset() % 4) return "X starts inside a texel";
-  if (auto why = texel_gemm_fits(ctx, glu_gemm(M, K, F, false), x.numel(), 2 * K * F); !why.empty()) return why;
+  if (auto why = texel_gemm_fits(ctx, glu_gemm(ctx, M, K, F, false), x.numel(), 2 * K * F); !why.empty()) return why;
   return fits_bindings(ctx);
 }
 

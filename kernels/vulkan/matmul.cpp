@@ -722,6 +722,9 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   l.spec.push_back(vec ? 1 : 0);
   l.spec.push_back(g.b_scalar ? 1 : 0);
   l.spec.push_back(g.glu ? 1 : 0);
+  if (g.rms && (g.b_t || g.b_scalar)) throw BackendError("[texel] internal: RMS rows with B stored (K, N) only");
+  l.spec.push_back(g.rms ? 1 : 0);
+  l.push_f(g.rms ? g.rms_eps : 0.0);
   l.args.push_back(output(y));
   l.args.push_back(input(epi.residual ? *epi.residual : table));
   launch(ctx, std::move(l));

@@ -36,6 +36,11 @@ layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
 layout(constant_id = 6) const int VEC = 0;
 layout(constant_id = 7) const int B_SCALAR = 0;
 layout(constant_id = 8) const int GLU = 0;
+// RMS (RmsNormMatMul, rms_norm_matmul.cpp; GatedLinear with rms_epsilon): each row of A is
+// also an RMS norm's input; the invocation sums the squares of the A texels it fetches anyway
+// and scales its sums by 1 / sqrt(mean + rms_eps) before C, the residual, the activation and
+// the gating (the norm's scale is folded into B by then). B (K, N) only.
+layout(constant_id = 9) const int RMS = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -51,6 +56,7 @@ layout(push_constant) uniform Params {
   uint scm, scn;
   float alpha, beta;
   float act_alpha, act_beta;
+  float rms_eps;
 } p;
 
 #include "activation.glsl"
@@ -68,6 +74,8 @@ void main() {
   for (int i = 0; i < TM; ++i) arow[i] = a_off + min(m0 + i, p.M - 1) * kt;
   vec4 acc[TM][2];
   for (int i = 0; i < TM; ++i) acc[i][0] = acc[i][1] = vec4(0.0);
+  float ss[TM];  // RMS: the rows' sums of squares
+  for (int i = 0; i < TM; ++i) ss[i] = 0.0;
   if (B_SCALAR != 0) {
     // Columns past the edge read the last valid one (their results are not stored).
     uint col[8];
@@ -94,6 +102,8 @@ void main() {
     for (uint k = 0; k < kt; ++k) {
       vec4 a[TM];
       for (int i = 0; i < TM; ++i) a[i] = texelFetch(A, int(arow[i] + k));
+      if (RMS != 0)
+        for (int i = 0; i < TM; ++i) ss[i] += dot(a[i], a[i]);
       vec4 b0[4], b1[4];
       for (int j = 0; j < 4; ++j) {
         uint row = (4 * k + j) * nt;
@@ -118,6 +128,12 @@ void main() {
       }
     }
   }
+  if (RMS != 0)
+    for (int i = 0; i < TM; ++i) {
+      float scale = inversesqrt(ss[i] / float(p.K) + p.rms_eps);
+      acc[i][0] *= scale;
+      acc[i][1] *= scale;
+    }
   if (GLU != 0) {
     uint no = p.N / 2u, j0 = n0 / 2u;  // Y's columns, the invocation's first
     for (int i = 0; i < TM; ++i) {

@@ -24,6 +24,10 @@ struct TexelGemm {
   /// B's columns in (gate, up) pairs and Y of N / 2 columns, Act(gate) * up (matmul_texel.comp's
   /// GLU; GatedLinear): N a multiple of 8 keeps every invocation's 4 outputs inside a row.
   bool glu = false;
+  /// Each row of A scaled by 1 / sqrt(mean of its squares + rms_eps) in Y, before C
+  /// (matmul_texel.comp's RMS; RmsNormMatMul): B (K, N) only, K counting A's real elements.
+  bool rms = false;
+  double rms_eps = 0;
   double alpha = 1, beta = 0;
   int64_t scm = 0, scn = 0;
   std::vector<int32_t> offsets{0, 0, 0, 0};
