@@ -47,6 +47,9 @@ const std::unordered_map<std::string_view, C>& table() {
       {"ai.porta::ScaledDotProductAttention", C::lower},
       // A gated linear unit: two products, the gate's activation and the Mul on their f32 sums.
       {"ai.porta::GatedLinear", C::lower},
+      // An RMS norm's rows times W: the product low, the rows' sums of squares in the kernel's
+      // f32 accumulators.
+      {"ai.porta::RmsNormMatMul", C::lower},
       // Exact in any format: data movement, selection, Relu, and ops reading only shapes.
       {"Reshape", C::follow},
       {"Flatten", C::follow},
@@ -162,6 +165,9 @@ int64_t product_macs(const OpSchema& op, const std::vector<Shape>& in, const Att
   // X [..., K] times Wg and Wu [K, F].
   if (name == "ai.porta::GatedLinear" && in.size() >= 3 && !in[0].empty() && in[1].size() == 2)
     return 2 * numel(in[0]) * in[1][1];
+  // X [..., K] times W [K, N].
+  if (name == "ai.porta::RmsNormMatMul" && in.size() >= 2 && !in[0].empty() && in[1].size() == 2)
+    return numel(in[0]) * in[1][1];
   return -1;
 }
 
