@@ -13,10 +13,6 @@
 namespace porta::vk {
 namespace {
 
-constexpr int64_t kMaxRowsProduct = 8;  // the "rows" MatMul's bound (matmul.cpp)
-
-int64_t rows_of(const Tensor& x) { return x.shape().back() ? x.numel() / x.shape().back() : 0; }
-
 // Inputs `gi` and `ui` ([rows, F] each) side by side as [rows, 2F], column 2j from gi's column
 // j and 2j + 1 from ui's (an absent one contributes zeros).
 Tensor interleaved(KernelContext& ctx, size_t gi, size_t ui, int64_t rows, int64_t F) {
@@ -43,14 +39,12 @@ Tensor interleaved(KernelContext& ctx, size_t gi, size_t ui, int64_t rows, int64
 }
 
 TexelGemm glu_gemm(const KernelContext& ctx, int64_t M, int64_t K, int64_t F, bool bias) {
-  TexelGemm g;
-  g.M = M, g.N = 2 * F, g.K = K, g.ldb = 2 * F / 4;
+  TexelGemm g = weight_product(M, K, 2 * F, bias);
   g.glu = true;
   // rms_epsilon >= 0: X's rows RMS-normalized (their squares summed as the GEMM streams them).
   const double rms = ctx.attrs->get_float("rms_epsilon", -1.0);
   g.rms = rms >= 0;
   g.rms_eps = g.rms ? rms : 0.0;
-  g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 0, g.scn = 1;
   return g;
 }
 
@@ -58,7 +52,7 @@ void gated_linear_texel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  const int64_t K = x.shape().back(), F = ctx.in(1).dim(1), M = rows_of(x);
+  const int64_t K = x.shape().back(), F = ctx.in(1).dim(1), M = product_rows(x);
   const Tensor w = interleaved(ctx, 1, 2, K, F);
   const bool bias = ctx.has_input(3) || ctx.has_input(4);
   Tensor b;
@@ -73,9 +67,8 @@ void gated_linear_texel(KernelContext& ctx) {
 std::string gated_linear_texel_supports(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (auto why = float_texels_ok(ctx, x.dtype(), "the composite (the tiled MatMul)"); !why.empty()) return why;
-  const int64_t K = x.rank() ? x.shape().back() : 0, F = ctx.in(1).rank() == 2 ? ctx.in(1).dim(1) : 0, M = rows_of(x);
-  if (M <= kMaxRowsProduct)
-    return str(M, " rows of X (the \"rows\" MatMul streams each weight faster up to ", kMaxRowsProduct, ")");
+  const int64_t K = x.rank() ? x.shape().back() : 0, F = ctx.in(1).rank() == 2 ? ctx.in(1).dim(1) : 0, M = product_rows(x);
+  if (auto why = texel_product_rows_ok(M); !why.empty()) return why;
   if (K % 4 || F % 2 || K == 0 || F == 0)
     return str("K ", K, " or 2F ", 2 * F, " is not a positive multiple of 4 (whole texels)");
   if (x.offset() % 4) return "X starts inside a texel";

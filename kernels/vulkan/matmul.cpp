@@ -397,8 +397,6 @@ std::string texel_supports(const KernelContext& ctx) { return texel_call_ok(ctx,
 
 // ---- "rows": a few rows of A against a weight streamed once (matmul_rows.comp) ------------------
 
-constexpr int64_t kRowsMaxM = 8;
-
 void matmul_rows(KernelContext& ctx) {
   std::string why;
   TexelCall t = texel_call_of(ctx, why);

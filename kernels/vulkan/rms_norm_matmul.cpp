@@ -11,16 +11,10 @@
 namespace porta::vk {
 namespace {
 
-constexpr int64_t kMaxRowsProduct = 8;  // the "rows" MatMul's bound (matmul.cpp)
-
-int64_t rows_of(const Tensor& x) { return x.shape().back() ? x.numel() / x.shape().back() : 0; }
-
 TexelGemm rms_gemm(const KernelContext& ctx, int64_t M, int64_t K, int64_t N, bool bias) {
-  TexelGemm g;
-  g.M = M, g.N = N, g.K = K, g.ldb = N / 4;
+  TexelGemm g = weight_product(M, K, N, bias);
   g.rms = true;
   g.rms_eps = ctx.attrs->get_float("epsilon");
-  g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 0, g.scn = 1;
   return g;
 }
 
@@ -28,7 +22,7 @@ void rms_norm_matmul_texel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (y.numel() == 0) return;
-  const int64_t K = x.shape().back(), N = ctx.in(1).dim(1), M = rows_of(x);
+  const int64_t K = x.shape().back(), N = ctx.in(1).dim(1), M = product_rows(x);
   const bool bias = ctx.has_input(2);
   launch_texel_gemm(ctx, rms_gemm(ctx, M, K, N, bias), x, ctx.in(1), bias ? &ctx.in(2) : nullptr, y, Epilogue{});
 }
@@ -38,9 +32,8 @@ std::string rms_norm_matmul_texel_supports(const KernelContext& ctx) {
   if (auto why = float_texels_ok(ctx, x.dtype(), "the composite (RmsNorm's and MatMul's kernels)"); !why.empty())
     return why;
   const Tensor& w = ctx.in(1);
-  const int64_t K = x.rank() ? x.shape().back() : 0, N = w.rank() == 2 ? w.dim(1) : 0, M = rows_of(x);
-  if (M <= kMaxRowsProduct)
-    return str(M, " rows of X (the \"rows\" MatMul streams each weight faster up to ", kMaxRowsProduct, ")");
+  const int64_t K = x.rank() ? x.shape().back() : 0, N = w.rank() == 2 ? w.dim(1) : 0, M = product_rows(x);
+  if (auto why = texel_product_rows_ok(M); !why.empty()) return why;
   if (K % 4 || N % 4 || K == 0 || N == 0)
     return str("K ", K, " or N ", N, " is not a positive multiple of 4 (whole texels)");
   if (x.offset() % 4 || w.offset() % 4) return "X or W starts inside a texel";

@@ -34,6 +34,15 @@ struct TexelGemm {
   int64_t batches() const { return static_cast<int64_t>(offsets.size() / 4); }
 };
 
+/// X [M, K] (row-major, whole texels) times a weight B (K, N), plus a bias row of N where `bias`
+/// (C at n, scm 0): the products of the fused ops built on the texel GEMM.
+inline TexelGemm weight_product(int64_t M, int64_t K, int64_t N, bool bias) {
+  TexelGemm g;
+  g.M = M, g.N = N, g.K = K, g.ldb = N / 4;
+  g.alpha = 1, g.beta = bias ? 1 : 0, g.scm = 0, g.scn = 1;
+  return g;
+}
+
 /// "" when `g` fits the device (grid, batches, texel counts of A and B, the loop cap); else
 /// the reason. `a_numel`/`b_numel` are the operands' element counts. `operands_only`: only
 /// the texel counts (a kernel that cuts the work its own way).
@@ -113,6 +122,17 @@ std::string rows_gemm_ok(const KernelContext& ctx, size_t w_input, int64_t N, in
 /// map, a Linear layer's rows): each invocation holds them all, so W is read once per image
 /// (16 in one pass against two passes of 8: squeezenet1_1 on vulkan:0 5.69 -> 4.97 ms).
 inline constexpr int64_t kRowsMax = 16;
+/// Rows of A the "rows" MatMul takes (a Linear layer at batch 1-8): up to there it streams
+/// each weight faster than the texel GEMM, so the fused products built on the texel GEMM
+/// (GatedLinear, RmsNormMatMul) decline them and their decompositions run it.
+inline constexpr int64_t kRowsMaxM = 8;
+/// Rows of a product over X's last axis ([..., K]: the product of the leading axes).
+inline int64_t product_rows(const Tensor& x) { return x.shape().back() ? x.numel() / x.shape().back() : 0; }
+/// "" when a fused product on the texel GEMM takes `rows` rows; else why not.
+inline std::string texel_product_rows_ok(int64_t rows) {
+  return rows <= kRowsMaxM ? str(rows, " rows of X (the \"rows\" MatMul streams each weight faster up to ", kRowsMaxM, ")")
+                           : "";
+}
 /// Records the dispatch (nothing when Y is empty). `c` may be null; `epi` is Conv's fused
 /// residual and activation (matmul_texel.comp applies it where it writes Y).
 void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, const Tensor& b, const Tensor* c,
