@@ -4,7 +4,7 @@
 // X: [..., K] (rank >= 1, any float dtype). W: K x N. B: [N], optional. All of X's dtype.
 // Y: [..., N]. The norm's Scale is folded into W's rows (W[k, :] = Scale[k] * W_model[k, :]):
 // the graph rewrite of runtime/rms_norm_matmul_fusion.cpp makes the op from an RmsNorm read by
-// one MatMul alone (LLaMA's attention and output projections after their norms), so that the
+// projections alone (LLaMA's attention and output projections after their norms), so that the
 // product's kernel sums the squares of the rows it streams anyway and scales its results,
 // instead of a dispatch that writes the normalized rows first.
 #include <cmath>

@@ -367,9 +367,11 @@ std::shared_ptr<const Graph> fuse_norms(const std::shared_ptr<const Graph>& grap
 /// a square: the structural part of fuse_norms' test.
 bool norm_candidates(const Graph& graph);
 
-/// Rewrites an RmsNorm (ai.porta) read by ONNX MatMuls alone (as their A; one packed q/k/v
-/// projection or several) into one RmsNormMatMul (ai.porta, ops/rms_norm_matmul.cpp;
-/// runtime/rms_norm_matmul_fusion.cpp) of the norm's X per MatMul, the norm gone: the norm's
+/// Rewrites an RmsNorm (ai.porta) read by ONNX MatMuls (as their A; one packed q/k/v
+/// projection or several) and GatedLinears (as their X) alone into one RmsNormMatMul (ai.porta,
+/// ops/rms_norm_matmul.cpp; runtime/rms_norm_matmul_fusion.cpp) of the norm's X per MatMul and a
+/// GatedLinear of the norm's X with `rms_epsilon` set (its Wg and Wu folded alike) per
+/// GatedLinear, the norm gone: the norm's
 /// output no graph output; its Scale and every MatMul's B constants (through Identity nodes), B
 /// 2-D with Scale's length rows, each op's W being B with row k multiplied by Scale[k] (a new
 /// constant, rounded once from float64); a MatMul's fused bias (porta_bias) its op's B, nothing

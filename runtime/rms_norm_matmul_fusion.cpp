@@ -19,11 +19,15 @@ namespace {
 
 // An RmsNorm and the MatMuls that read it: each becomes an RmsNormMatMul of the norm's X.
 struct RmsMatMulMatch {
-  int norm = -1, x = -1, scale = -1;
+  int norm = -1, x = -1;
+  double eps = 0;                 // the norm's epsilon
+  const Tensor* scale = nullptr;  // its Scale (a constant of the graph)
   struct Product {
     int node = -1, w = -1, bias = -1;
     bool gated = false;  // a GatedLinear: w its Wg, w2 its Wu (the op keeps its node)
     int w2 = -1;
+    const Tensor* weight = nullptr;   // w's constant
+    const Tensor* weight2 = nullptr;  // w2's (gated)
   };
   std::vector<Product> products;  // in node order
 };
@@ -41,8 +45,9 @@ class Matcher {
     const int y = norm.outputs[0];
     if (r_.is_output[y] || r_.readers[y].empty()) return std::nullopt;
     RmsMatMulMatch m;
-    m.norm = k, m.x = norm.inputs[0], m.scale = norm.inputs[1];
-    const Tensor* scale = constant_tensor(g_, through_identities(g_, m.scale));
+    m.norm = k, m.x = norm.inputs[0];
+    m.eps = norm.attrs.get_float("epsilon", 1e-6);
+    const Tensor* scale = m.scale = constant_tensor(g_, through_identities(g_, norm.inputs[1]));
     const DType dt = dtype_of(g_, m.x);
     if (!scale || scale->rank() != 1 || scale->dtype() != dt || (dt != DType::f32 && dt != DType::f16))
       return std::nullopt;
@@ -59,10 +64,9 @@ class Matcher {
         for (size_t i = 3; i < mm.inputs.size(); ++i)
           if (mm.inputs[i] == y || (mm.inputs[i] >= 0 && dtype_of(g_, mm.inputs[i]) != dt)) return std::nullopt;
         RmsMatMulMatch::Product prod{p, mm.inputs[1], -1, true, mm.inputs[2]};
-        for (int wv : {prod.w, prod.w2}) {
-          const Tensor* w = constant_tensor(g_, through_identities(g_, wv));
-          if (!w || w->rank() != 2 || w->dim(0) != scale->dim(0) || w->dtype() != dt) return std::nullopt;
-        }
+        prod.weight = weight(prod.w, *scale, dt);
+        prod.weight2 = weight(prod.w2, *scale, dt);
+        if (!prod.weight || !prod.weight2) return std::nullopt;
         m.products.push_back(prod);
         continue;
       }
@@ -73,15 +77,21 @@ class Matcher {
       // after the norm's scaling of the sums, which the op has no place for.
       if (!mm.attrs.get_string("porta_activation", "").empty() || mm.attrs.has("porta_residual")) return std::nullopt;
       RmsMatMulMatch::Product prod{p, mm.inputs[1], mm.inputs.size() > 2 ? mm.inputs[2] : -1};
-      const Tensor* w = constant_tensor(g_, through_identities(g_, prod.w));
-      if (!w || w->rank() != 2 || w->dim(0) != scale->dim(0) || w->dtype() != dt) return std::nullopt;
-      if (prod.bias >= 0 && dtype_of(g_, prod.bias) != dt) return std::nullopt;
+      prod.weight = weight(prod.w, *scale, dt);
+      if (!prod.weight || (prod.bias >= 0 && dtype_of(g_, prod.bias) != dt)) return std::nullopt;
       m.products.push_back(prod);
     }
     return m;
   }
 
  private:
+  // Value `v`'s constant (through Identity nodes) when it is a weight the norm's rows can
+  // multiply: 2-D, Scale's length rows, the norm's dtype.
+  const Tensor* weight(int v, const Tensor& scale, DType dt) const {
+    const Tensor* w = constant_tensor(g_, through_identities(g_, v));
+    return w && w->rank() == 2 && w->dim(0) == scale.dim(0) && w->dtype() == dt ? w : nullptr;
+  }
+
   const Graph& g_;
   ValueReaders r_;
 };
@@ -110,7 +120,6 @@ std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Gr
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::optional<RmsMatMulMatch> m = matcher.match(static_cast<int>(i));
     if (!m) continue;
-    const double eps = g.nodes[m->norm].attrs.get_float("epsilon", 1e-6);
     // Every product or none: the norm's dispatch goes only if no reader needs its output.
     // Only where the device runs each op itself at these shapes (elsewhere it would decompose
     // back), asked with the model's weights: the folded ones have their shapes and dtype.
@@ -119,12 +128,12 @@ std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Gr
       const Node& n = g.nodes[p.node];
       if (p.gated) {
         Attributes a = n.attrs;
-        a.set("rms_epsilon", eps);
+        a.set("rms_epsilon", m->eps);
         all = all && glu && resolve(*glu, device, dtype_of(g, m->x)).path == Path::native &&
               native_for_shapes(g, *glu, n.inputs, a, n.outputs[0], device);
       } else {
         Attributes a;
-        a.set("epsilon", eps);
+        a.set("epsilon", m->eps);
         all = all && resolve(*op, device, dtype_of(g, m->x)).path == Path::native &&
               native_for_shapes(g, *op, {m->x, p.w, p.bias}, a, n.outputs[0], device);
       }
@@ -135,12 +144,9 @@ std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Gr
   auto out = std::make_shared<Graph>(g);
   std::vector<PatternRewrite> rewrites;
   for (const RmsMatMulMatch& m : found) {
-    const double eps = g.nodes[m.norm].attrs.get_float("epsilon", 1e-6);
-    const Tensor& scale = *constant_tensor(g, through_identities(g, m.scale));
-    auto fold = [&](int w_value) {
-      const Tensor& w = *constant_tensor(g, through_identities(g, w_value));
+    auto fold = [&](int w_value, const Tensor& w) {
       const int folded = new_value(*out, g.values[w_value].name + "_rms_scaled", w.dtype(), w.shape());
-      out->values[folded].constant = scaled_rows(scale, w);
+      out->values[folded].constant = scaled_rows(*m.scale, w);
       return folded;
     };
     for (size_t j = 0; j < m.products.size(); ++j) {
@@ -151,15 +157,15 @@ std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Gr
       if (p.gated) {
         std::vector<int> inputs = n.inputs;
         inputs[0] = m.x;
-        inputs[1] = fold(p.w);
-        inputs[2] = fold(p.w2);
+        inputs[1] = fold(p.w, *p.weight);
+        inputs[2] = fold(p.w2, *p.weight2);
         Attributes a = n.attrs;
-        a.set("rms_epsilon", eps);
+        a.set("rms_epsilon", m.eps);
         rewrites.push_back({std::move(nodes), glu, std::move(inputs), std::move(a), ""});
       } else {
         Attributes a;
-        a.set("epsilon", eps);
-        rewrites.push_back({std::move(nodes), op, {m.x, fold(p.w), p.bias}, std::move(a), ""});
+        a.set("epsilon", m.eps);
+        rewrites.push_back({std::move(nodes), op, {m.x, fold(p.w, *p.weight), p.bias}, std::move(a), ""});
       }
     }
   }

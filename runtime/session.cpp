@@ -40,7 +40,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
 // blocks and gated linear units (whose Convs and MatMuls carry their activations and biases by
 // then) become one node each where the device's kernel takes them at these shapes;
 // LayerNormalization, RMSNorm and rotary embeddings written out become one node each (an
-// RmsNorm read by one MatMul alone then one RmsNormMatMul with it), attention written as its
+// RmsNorm read by projections alone then goes into them: RmsNormMatMul, GatedLinear's
+// rms_epsilon), attention written as its
 // pieces one node, Transposes of rows move across row-wise products (into the copies next to
 // them), a shortcut or residual Add fuses into its Conv, MatMul or Gemm (only where the shapes
 // match), then the activation after it; what is left of elementwise chains becomes one node
