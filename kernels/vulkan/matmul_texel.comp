@@ -32,7 +32,7 @@ layout(constant_id = 1) const int HAS_BIAS = 0;
 layout(constant_id = 2) const int B_T = 0;
 layout(constant_id = 3) const int ACT = 0;
 layout(constant_id = 4) const int HAS_RES = 0;
-layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (4 or 8)
+layout(constant_id = 5) const int TM = 4;  // rows of Y per invocation (up to 32: matmul.cpp's texel_tiling)
 layout(constant_id = 6) const int VEC = 0;
 layout(constant_id = 7) const int B_SCALAR = 0;
 layout(constant_id = 8) const int GLU = 0;
