@@ -31,13 +31,14 @@ void main() {
     }
     y[row] = STORAGE(nan ? 0.0 / 0.0 : m);
   } else {
-    // Deviations from the row's first element, Kahan-compensated (a compiler may drop the
-    // compensation; the shift keeps a row whose mean is large against its spread exact enough).
+    // Deviations from the row's first element, Kahan-compensated; `precise` keeps the compiler
+    // from simplifying (t - sum) - v to 0 (lavapipe did: a row whose first element lies far
+    // from its mean then drifts, the running sum growing with the row).
     float x0 = p.len > 0 ? at(base) : 0.0;
-    float sum = 0.0, comp = 0.0;
+    precise float sum = 0.0, comp = 0.0;
     for (uint i = 0; i < p.len; ++i) {
-      float v = (at(base + i) - x0) - comp;
-      float t = sum + v;
+      precise float v = (at(base + i) - x0) - comp;
+      precise float t = sum + v;
       comp = (t - sum) - v;
       sum = t;
     }

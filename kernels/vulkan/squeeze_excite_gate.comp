@@ -5,10 +5,11 @@
 // With SCALE the invocation that computes s[c] also writes plane c of Y = X * s[c] (the whole
 // block in one dispatch, for small images); else s goes to S (n * C + c, fp32) for
 // squeeze_excite_scale.comp. Invocations take channels (then hidden units, then channels
-// again) in turn; the means and the hidden values stay in shared memory, two barriers apart. A plane's sum adds deviations from its first element, four
-// Kahan-compensated lanes of vec4 texels where planes are a multiple of 4 (VEC4), else one
-// element per texel. Weights are read as vec4 texels where their rows are a multiple of 4
-// (W1V: C, W2V: R). Accumulation in fp32.
+// again) in turn; the means and the hidden values stay in shared memory, two barriers apart.
+// A plane's sum adds deviations from its first element, four Kahan-compensated lanes of vec4
+// texels where planes are a multiple of 4 (VEC4), else one element per texel; the sums are
+// `precise`, else the compiler may drop the compensation. Weights are read as vec4 texels
+// where their rows are a multiple of 4 (W1V: C, W2V: R). Accumulation in fp32.
 #version 450
 #include "common.glsl"
 
@@ -43,10 +44,10 @@ float plane_mean(uint plane) {
   if (VEC4 != 0) {
     uint n4 = p.P / 4u, base = plane * n4;
     vec4 x0 = vec4(texelFetch(X, int(base)).x);
-    vec4 sum = vec4(0.0), comp = vec4(0.0);
+    precise vec4 sum = vec4(0.0), comp = vec4(0.0);
     for (uint i = 0u; i < n4; ++i) {
-      vec4 v = (texelFetch(X, int(base + i)) - x0) - comp;
-      vec4 t = sum + v;
+      precise vec4 v = (texelFetch(X, int(base + i)) - x0) - comp;
+      precise vec4 t = sum + v;
       comp = (t - sum) - v;
       sum = t;
     }
@@ -54,10 +55,10 @@ float plane_mean(uint plane) {
   }
   uint base = plane * p.P;
   float x0 = texelFetch(X, int(base)).x;
-  float sum = 0.0, comp = 0.0;
+  precise float sum = 0.0, comp = 0.0;
   for (uint i = 0u; i < p.P; ++i) {
-    float v = (texelFetch(X, int(base + i)).x - x0) - comp;
-    float t = sum + v;
+    precise float v = (texelFetch(X, int(base + i)).x - x0) - comp;
+    precise float t = sum + v;
     comp = (t - sum) - v;
     sum = t;
   }
