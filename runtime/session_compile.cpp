@@ -472,6 +472,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
     drop_unread_steps();
     merge_movement_chains();
     drop_unread_steps();
+    concat_prefixes_in_place();
     concat_in_place();
     slice_in_place();
     chain_private_layouts(*plan_);

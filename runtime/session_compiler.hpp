@@ -117,6 +117,7 @@ class Compiler {
                              const std::vector<int>& ins) const;
   void host_prologue_first();
   size_t view_alignment() const;
+  void concat_prefixes_in_place();
   void concat_in_place();
   void slice_in_place();
   void merge_movement_chains();  // runtime/session_moves.cpp

@@ -95,6 +95,97 @@ void Compiler::concat_in_place() {
   erase_steps(steps, dropped);
 }
 
+// Concatenations that grow one input at a time (DenseNet's blocks: layer L concatenates the
+// block's input and the L - 1 maps before it, each layer's Concat the previous one's inputs
+// and one more), on devices that allow tensors inside another's memory: where the largest
+// Concat M of such a family joins along an axis with only 1s before it, every input is
+// written by one kernel step of the device straight into M's output, and each smaller Concat's
+// output is the leading block of M's output (its inputs are M's first ones, in order). Every
+// Concat step of the family goes; each piece is written once, where each layer's Concat copied
+// all of them. Runs before concat_in_place, which takes the Concats of no such family.
+void Compiler::concat_prefixes_in_place() {
+  const size_t align = view_alignment();
+  if (align == 0) return;
+  std::vector<Slot>& slots = plan_->slots;
+  std::vector<Step>& steps = plan_->steps;
+  std::vector<int> writers(slots.size(), 0), writer(slots.size(), -1);
+  for (size_t k = 0; k < steps.size(); ++k)
+    for (int s : steps[k].outputs)
+      if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
+  const std::vector<bool> graph_output = graph_output_memory(*plan_);
+  auto plain = [&](int s) {
+    const Slot& sl = slots[s];
+    return s >= 0 && sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s] &&
+           writers[s] == 1;
+  };
+  // Concat steps of the device whose output is plain, joining distinct inputs along an axis
+  // with only 1s before it.
+  std::vector<int> concats;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const Step& c = steps[k];
+    if (c.kind != StepKind::kernel || c.op != "Concat" || c.ctx.op->domain != "" || c.device != options_.device ||
+        c.outputs.size() != 1 || c.inputs.empty() || !plain(c.outputs[0]))
+      continue;
+    const Shape& shape = slots[c.outputs[0]].shape;
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    int64_t axis = c.ctx.attrs->get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    bool ok = axis >= 0 && axis < rank;
+    for (int64_t i = 0; ok && i < axis; ++i) ok = shape[static_cast<size_t>(i)] == 1;
+    for (int s : c.inputs) ok = ok && std::count(c.inputs.begin(), c.inputs.end(), s) == 1;
+    if (ok) concats.push_back(static_cast<int>(k));
+  }
+  std::vector<bool> dropped(steps.size(), false);
+  for (auto m = concats.rbegin(); m != concats.rend(); ++m) {
+    if (dropped[*m]) continue;
+    const Step& big = steps[*m];
+    const int out = big.outputs[0];
+    // The family: the Concats (before M) whose inputs are M's first ones.
+    std::vector<int> family;
+    for (int k : concats) {
+      const Step& c = steps[k];
+      if (k >= *m || dropped[k] || c.inputs.size() >= big.inputs.size() ||
+          slots[c.outputs[0]].dtype != slots[out].dtype ||
+          c.ctx.attrs->get_int("axis", 0) != big.ctx.attrs->get_int("axis", 0) ||
+          !std::equal(c.inputs.begin(), c.inputs.end(), big.inputs.begin()))
+        continue;
+      family.push_back(k);
+    }
+    if (family.empty()) continue;
+    const size_t elem = dtype_size(slots[out].dtype);
+    int64_t offset = 0;
+    std::vector<int64_t> offsets;
+    bool ok = true;
+    for (int s : big.inputs) {
+      ok = plain(s) && writer[s] >= 0 && steps[writer[s]].kind == StepKind::kernel &&
+           steps[writer[s]].device == big.device && slots[s].dtype == slots[out].dtype;
+      if (!ok) break;
+      const int64_t n = shape_numel(slots[s].shape);
+      ok = (static_cast<size_t>(offset) * elem) % align == 0 && (static_cast<size_t>(n) * elem) % 16 == 0;
+      if (!ok) break;
+      offsets.push_back(offset);
+      offset += n;
+    }
+    if (!ok || offset != shape_numel(slots[out].shape)) continue;
+    for (size_t i = 0; i < big.inputs.size(); ++i) {
+      slots[big.inputs[i]].alias_of = out;
+      slots[big.inputs[i]].alias_offset = offsets[i];
+    }
+    dropped[*m] = true;
+    if (big.plan_node >= 0)
+      plan_->nodes[big.plan_node].reason += "; not run: its inputs' producers write them into its output (no copy)";
+    for (int k : family) {
+      slots[steps[k].outputs[0]].alias_of = out;
+      slots[steps[k].outputs[0]].alias_offset = 0;
+      dropped[k] = true;
+      if (steps[k].plan_node >= 0)
+        plan_->nodes[steps[k].plan_node].reason +=
+            "; not run: its output is the leading block of a larger Concat's of the same inputs (no copy)";
+    }
+  }
+  erase_steps(steps, dropped);
+}
+
 // Slice in place, on devices that allow tensors inside another's memory (as concat_in_place):
 // a Slice whose starts, ends, axes and steps are constants and whose output is one contiguous
 // block of its input (every axis before the first narrowed one of size 1, every axis after it
