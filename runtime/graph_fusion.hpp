@@ -387,6 +387,16 @@ std::shared_ptr<const Graph> fuse_rms_norm_matmul(const std::shared_ptr<const Gr
 /// fuse_norms makes one, and a MatMul) for a device that runs RmsNormMatMul natively.
 bool rms_norm_matmul_candidates(const Graph& graph, Device device);
 
+/// A BatchNormalization in inference mode (constant parameters, its activation fused) read by
+/// pointwise Convs alone (1x1, stride 1, no padding, group 1, no fused residual) becomes one
+/// PreActConv (ai.porta, ops/pre_act_conv.cpp; runtime/pre_act_conv_fusion.cpp) per Conv, of
+/// the normalization's X with its per-channel scale and shift folded, where `device`'s kernel
+/// takes every one at the plan's shapes (native_for_shapes: vulkan's takes channels of a
+/// multiple of 4 on CPU-like devices). DenseNet's layers and pre-activation ResNets.
+std::shared_ptr<const Graph> fuse_pre_act_conv(const std::shared_ptr<const Graph>& graph, Device device, bool enabled);
+/// Whether `graph` has such a normalization that `device` may fuse.
+bool pre_act_conv_candidates(const Graph& graph, Device device);
+
 /// Rewrites rotary position embeddings written out (runtime/rotary_fusion.cpp), as LLaMA-style
 /// code writes them: y = Add(Mul(x, cos), Mul(Concat(Neg(x[..., D/2:]), x[..., :D/2]), sin))
 /// (Slices of the last axis, step 1, with constant bounds; the Concat over the last axis; either

@@ -50,6 +50,9 @@ const std::unordered_map<std::string_view, C>& table() {
       // An RMS norm's rows times W: the product low, the rows' sums of squares in the kernel's
       // f32 accumulators.
       {"ai.porta::RmsNormMatMul", C::lower},
+      // A pointwise conv of X's channels mapped by a scale, a shift and an activation: the
+      // product low, the map in the kernel's f32 arithmetic.
+      {"ai.porta::PreActConv", C::lower},
       // Exact in any format: data movement, selection, Relu, and ops reading only shapes.
       {"Reshape", C::follow},
       {"Flatten", C::follow},
@@ -168,6 +171,9 @@ int64_t product_macs(const OpSchema& op, const std::vector<Shape>& in, const Att
   // X [..., K] times W [K, N].
   if (name == "ai.porta::RmsNormMatMul" && in.size() >= 2 && !in[0].empty() && in[1].size() == 2)
     return numel(in[0]) * in[1][1];
+  // X [N, C, spatial...] times W [M, C, 1...] at every position.
+  if (name == "ai.porta::PreActConv" && in.size() >= 4 && in[0].size() >= 3 && !in[3].empty())
+    return numel(in[0]) * in[3][0];
   return -1;
 }
 

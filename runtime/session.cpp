@@ -41,7 +41,8 @@ std::shared_ptr<const Graph> rewritten(std::shared_ptr<const Graph> g, const Ses
 // then) become one node each where the device's kernel takes them at these shapes;
 // LayerNormalization, RMSNorm and rotary embeddings written out become one node each (an
 // RmsNorm read by projections alone then goes into them: RmsNormMatMul, GatedLinear's
-// rms_epsilon), attention written as its
+// rms_epsilon), a BatchNormalization read by pointwise Convs alone goes into them (PreActConv),
+// attention written as its
 // pieces one node, Transposes of rows move across row-wise products (into the copies next to
 // them), a shortcut or residual Add fuses into its Conv, MatMul or Gemm (only where the shapes
 // match), then the activation after it; what is left of elementwise chains becomes one node
@@ -54,7 +55,8 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
        !detail::elementwise_chain_candidates(*g, o.device) && !detail::norm_candidates(*g) &&
        !detail::rotary_candidates(*g) && !detail::row_transpose_candidates(*g) &&
        !detail::squeeze_excite_candidates(*g, o.device) && !detail::gated_linear_candidates(*g, o.device) &&
-       !detail::padding_tap_candidates(*g) && !detail::rms_norm_matmul_candidates(*g, o.device)))
+       !detail::padding_tap_candidates(*g) && !detail::rms_norm_matmul_candidates(*g, o.device) &&
+       !detail::pre_act_conv_candidates(*g, o.device)))
     return g;
   auto annotated = std::make_shared<Graph>(*g);
   detail::annotate_shapes(*annotated, shapes, values);
@@ -62,6 +64,7 @@ std::shared_ptr<const Graph> rewritten_for_shapes(const std::shared_ptr<const Gr
   fused = detail::fuse_gated_linear(detail::fuse_squeeze_excite(fused, o.device, on), o.device, on);
   fused = detail::fuse_rotary(detail::fuse_norms(fused, o.device, on), o.device, on);
   fused = detail::fuse_rms_norm_matmul(fused, o.device, on);
+  fused = detail::fuse_pre_act_conv(fused, o.device, on);
   fused = detail::move_row_transposes(detail::fuse_attention(fused, o.device, on), o.device, on);
   fused = detail::fuse_residual_add(fused, o.device, on);
   if (fused != annotated) fused = detail::fuse_activations(fused, o.device, on);

@@ -80,13 +80,13 @@ Path chosen_path(const OpSchema& op, const std::vector<Tensor>& inputs, const At
 }
 
 // Ops whose only kernel is vulkan's: graph rewrites make them where a device runs them natively
-// (runtime/squeeze_excite_fusion.cpp, runtime/gated_linear_fusion.cpp).
-const char* const kVulkanFusionTargets[] = {"SqueezeExcite", "GatedLinear", "RmsNormMatMul"};
+// (runtime/squeeze_excite_fusion.cpp, runtime/gated_linear_fusion.cpp, ...).
+const char* const kVulkanFusionTargets[] = {"SqueezeExcite", "GatedLinear", "RmsNormMatMul", "PreActConv"};
 
 // Calls a device's kernel declines by design, for its decomposition: attention's heads over
 // 128; on vulkan, SqueezeExcite's products past 2^15 multiply-adds (one workgroup per image
 // computes them) and GatedLinear's products of at most 8 rows (the "rows" MatMul's) or whose
-// K is no multiple of 4 or F odd (whole texels).
+// K is no multiple of 4 or F odd (whole texels); PreActConv's channels no multiple of 4.
 bool declined_by_design(const CustomParam& p) {
   const std::vector<InputSpec>& in = p.c.inputs;
   if (p.op->name == "ScaledDotProductAttention") return in[0].shape[3] > 128 || in[2].shape[3] > 128;
@@ -96,6 +96,7 @@ bool declined_by_design(const CustomParam& p) {
     const int64_t K = in[0].shape.back(), F = in[1].shape[1];
     return shape_numel(in[0].shape) / std::max<int64_t>(K, 1) <= 8 || K % 4 != 0 || F % 2 != 0;
   }
+  if (p.op->name == "PreActConv") return in[0].shape[1] % 4 != 0 || in[0].shape[1] == 0;
   if (p.op->name == "RmsNormMatMul") {
     const int64_t K = in[0].shape.back(), N = in[1].shape[1];
     return shape_numel(in[0].shape) / std::max<int64_t>(K, 1) <= 8 || K % 4 != 0 || N % 4 != 0 || K == 0 || N == 0;
@@ -152,7 +153,7 @@ TEST_P(CustomOps, KernelAndCompositeAgree) {
 INSTANTIATE_TEST_SUITE_P(Custom, CustomOps, ::testing::ValuesIn(custom_params()),
                          [](const auto& info) { return info.param.name; });
 
-TEST(CustomOpsRegistry, TenOpsInDomainWithEverything) {
+TEST(CustomOpsRegistry, OpsInDomainWithEverything) {
   std::vector<std::string> names;
   for (const OpSchema* op : custom_ops()) {
     names.push_back(op->name);
@@ -165,8 +166,8 @@ TEST(CustomOpsRegistry, TenOpsInDomainWithEverything) {
     EXPECT_EQ(find_op("", op->name), nullptr) << op->name << " must not resolve in ONNX's domain";
   }
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"BiasGelu", "ElementwiseChain", "GatedLinear", "NormalizeImage", "RmsNorm",
-                                             "RmsNormMatMul", "RotaryEmbedding", "ScaledDotProductAttention",
+  EXPECT_EQ(names, (std::vector<std::string>{"BiasGelu", "ElementwiseChain", "GatedLinear", "NormalizeImage", "PreActConv",
+                                             "RmsNorm", "RmsNormMatMul", "RotaryEmbedding", "ScaledDotProductAttention",
                                              "SqueezeExcite", "StridedCopy"}));
 }
 

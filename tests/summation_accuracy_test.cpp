@@ -69,7 +69,8 @@ TEST_P(SummationAccuracy, MeansAndSumsOfLongRows) {
       const size_t i = static_cast<size_t>(r);
       const double nd = static_cast<double>(n);
       EXPECT_LE(std::abs(rm[i] - mean[i]), bound) << "ReduceMean, row " << r << " of " << n << " on " << d.str();
-      EXPECT_LE(std::abs(rs[i] / nd - mean[i]), bound) << "ReduceSum / n, row " << r << " of " << n << " on " << d.str();
+      EXPECT_LE(std::abs(rs[i] / nd - mean[i]), bound)
+          << "ReduceSum / n, row " << r << " of " << n << " on " << d.str();
       EXPECT_LE(std::abs(gp[i] - mean[i]), bound) << "GlobalAveragePool, plane " << r << " of " << n << " on "
                                                   << d.str();
     }
@@ -86,7 +87,8 @@ TEST_P(SummationAccuracy, LayerNormOfLongRows) {
   const std::vector<double> ones(static_cast<size_t>(n), 1.0), zeros(static_cast<size_t>(n), 0.0);
   const std::vector<double> y =
       host(call_op("LayerNormalization",
-                   {Tensor::from_values(x, {rows, n}, DType::f32).to(d), Tensor::from_values(ones, {n}, DType::f32).to(d),
+                   {Tensor::from_values(x, {rows, n}, DType::f32).to(d),
+                    Tensor::from_values(ones, {n}, DType::f32).to(d),
                     Tensor::from_values(zeros, {n}, DType::f32).to(d)},
                    {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}, 1)
                .at(0));

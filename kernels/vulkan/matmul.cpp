@@ -614,6 +614,20 @@ RowsWeight rows_weight(KernelContext& ctx, size_t i, int64_t N, int64_t K, bool 
           true, rb};
 }
 
+// The PRE and PRE_ACT constants, pre_alpha and pre_beta, and the S and T bindings that
+// matmul_rows.comp and matmul_texel.comp declare last (`stand_in`, a texel view of an operand,
+// bound without a map).
+namespace {
+void add_channel_map(Launch& l, const ChannelMap& m, const Arg& stand_in) {
+  l.spec.push_back(m.scale ? 1 : 0);
+  l.spec.push_back(m.scale ? m.act : 0);
+  l.push_f(m.scale ? m.alpha : 0.0);
+  l.push_f(m.scale ? m.beta : 0.0);
+  l.args.push_back(m.scale ? texels(*m.scale) : stand_in);
+  l.args.push_back(m.scale ? texels(*m.shift) : stand_in);
+}
+}  // namespace
+
 void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, const RowsWeight& w, const Tensor* c,
                       Tensor& y, const Epilogue& epi) {
   if (y.numel() == 0 || g.rows == 0 || g.images == 0) return;
@@ -653,6 +667,8 @@ void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, co
   l.spec.push_back(vec_out ? 1 : 0);
   l.args.push_back(output(y));
   l.args.push_back(input(epi.residual ? *epi.residual : y));
+  if (g.pre.scale && !g.a_t) throw BackendError("[rows] internal: a channel map needs A stored (K, M)");
+  add_channel_map(l, g.pre, g.a_scalar ? scalar_texels(a) : texels(a));
   launch(ctx, std::move(l));
 }
 
@@ -725,6 +741,8 @@ void launch_texel_gemm(KernelContext& ctx, const TexelGemm& g, const Tensor& a, 
   l.push_f(g.rms ? g.rms_eps : 0.0);
   l.args.push_back(output(y));
   l.args.push_back(input(epi.residual ? *epi.residual : table));
+  if (g.pre.scale && (g.b_t || g.glu)) throw BackendError("[texel] internal: a channel map needs B stored (K, N)");
+  add_channel_map(l, g.pre, texels(a));
   launch(ctx, std::move(l));
 }
 

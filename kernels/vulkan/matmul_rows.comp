@@ -21,7 +21,8 @@
 // element fetches.
 // Grid z: the image. A starts at image * a_img texels. Y (and R) at
 //   y_base + image * y_img + m * ym + n * yn   for product row m
-// and C at m * scm + n * scn (stride 0 broadcasts). Accumulation in fp32.
+// and C at m * scm + n * scn (stride 0 broadcasts). Accumulation in fp32. PRE maps A's
+// channels first (see its constant).
 // PACKED = 0 (a large W stored (N, K), read in place rather than doubled in device memory; A_T
 // = 0): the lanes of a subgroup share each row of W instead, 4 rows at a time, reading
 // consecutive texels of it, and subgroupAdd sums their dot products; a workgroup's subgroups
@@ -44,6 +45,11 @@ layout(constant_id = 8) const int A_SCALAR = 0;
 // positions). lavapipe runs each storage-buffer access as a loop over the SIMD lanes, so a
 // vector store costs about what one element's did.
 layout(constant_id = 9) const int VEC_OUT = 0;
+// PRE (with A_T; PreActConv, pre_act_conv.cpp): A's K rows are channels, each mapped before the
+// product as PRE_ACT(a * S[k] + T[k]) (activation.glsl's kinds); S and T come as vec4 texels
+// of 4 channels, one of each per texel of K.
+layout(constant_id = 10) const int PRE = 0;
+layout(constant_id = 11) const int PRE_ACT = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer W;  // packed as above
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -51,6 +57,8 @@ layout(std430, binding = 3) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 4) readonly buffer R { STORAGE res[]; };
 layout(std430, binding = 5) writeonly buffer Y4 { STORAGE4 y4[]; };  // Y again (VEC_OUT)
 layout(std430, binding = 6) readonly buffer R4 { STORAGE4 res4[]; };  // R again (VEC_OUT and HAS_RES)
+layout(binding = 7) uniform samplerBuffer S;  // PRE: the channels' scales (a stand-in without)
+layout(binding = 8) uniform samplerBuffer T;  // PRE: their shifts
 layout(push_constant) uniform Params {
   uint N;       // rows of W (columns of Y)
   uint kt;      // texels of K
@@ -61,9 +69,17 @@ layout(push_constant) uniform Params {
   uint scm, scn;
   float alpha, beta;
   float act_alpha, act_beta;
+  float pre_alpha, pre_beta;  // PRE_ACT's
 } p;
 
 #include "activation.glsl"
+
+// PRE: channels 4k..4k+3 of a value of A mapped by their scales and shifts (s, t).
+vec4 pre_map(vec4 a, vec4 s, vec4 t) {
+  vec4 v = a * s + t;
+  for (int j = 0; j < 4; ++j) v[j] = activation_of(PRE_ACT, v[j], p.pre_alpha, p.pre_beta);
+  return v;
+}
 
 
 void store(uint image, uint m, uint n, float sum) {
@@ -136,6 +152,10 @@ void main() {
         for (int i = 0; i < 4; ++i)
           if (4 * q + i < TM) a[4 * q + i] = vec4(t[0][i], t[1][i], t[2][i], t[3][i]);
       }
+    }
+    if (PRE != 0 && A_T != 0) {
+      vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
+      for (int m = 0; m < TM; ++m) a[m] = pre_map(a[m], s, t);
     }
     for (int m = 0; m < TM; ++m)
       for (int r = 0; r < RB; ++r) acc[m][r] += dot(a[m], w[r]);

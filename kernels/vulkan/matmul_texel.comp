@@ -41,6 +41,11 @@ layout(constant_id = 8) const int GLU = 0;
 // and scales its sums by 1 / sqrt(mean + rms_eps) before C, the residual, the activation and
 // the gating (the norm's scale is folded into B by then). B (K, N) only.
 layout(constant_id = 9) const int RMS = 0;
+// PRE (PreActConv, pre_act_conv.cpp): B (K, N) is a pointwise conv's X, its K rows channels,
+// each mapped before the product as PRE_ACT(b * S[k] + T[k]) (activation.glsl's kinds); S and
+// T come as vec4 texels of 4 channels, one of each per step of K.
+layout(constant_id = 10) const int PRE = 0;
+layout(constant_id = 11) const int PRE_ACT = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -49,6 +54,8 @@ layout(std430, binding = 4) writeonly buffer Y { STORAGE y[]; };
 layout(std430, binding = 5) readonly buffer R { STORAGE res[]; };
 layout(std430, binding = 6) writeonly buffer Y4 { STORAGE4 y4[]; };  // Y again (VEC)
 layout(std430, binding = 7) readonly buffer R4 { STORAGE4 res4[]; };  // R again (VEC and HAS_RES)
+layout(binding = 8) uniform samplerBuffer S;  // PRE: the channels' scales (a stand-in without)
+layout(binding = 9) uniform samplerBuffer T;  // PRE: their shifts
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint tiles_n;  // ceil(N / 8)
@@ -57,9 +64,18 @@ layout(push_constant) uniform Params {
   float alpha, beta;
   float act_alpha, act_beta;
   float rms_eps;
+  float pre_alpha, pre_beta;  // PRE_ACT's
 } p;
 
 #include "activation.glsl"
+
+// PRE: row j of B's step k (channel 4k + j) at 4 columns, mapped by the channel's scale s and
+// shift t.
+vec4 pre_map(vec4 b, float s, float t) {
+  vec4 v = b * s + t;
+  for (int i = 0; i < 4; ++i) v[i] = activation_of(PRE_ACT, v[i], p.pre_alpha, p.pre_beta);
+  return v;
+}
 
 void main() {
   uint tile = global_index();
@@ -91,6 +107,13 @@ void main() {
         b1[j] = vec4(texelFetch(B, int(row + col[4])).x, texelFetch(B, int(row + col[5])).x,
                      texelFetch(B, int(row + col[6])).x, texelFetch(B, int(row + col[7])).x);
       }
+      if (PRE != 0) {
+        vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
+        for (int j = 0; j < 4; ++j) {
+          b0[j] = pre_map(b0[j], s[j], t[j]);
+          b1[j] = pre_map(b1[j], s[j], t[j]);
+        }
+      }
       for (int i = 0; i < TM; ++i) {
         acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
         acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
@@ -109,6 +132,13 @@ void main() {
         uint row = (4 * k + j) * nt;
         b0[j] = texelFetch(B, int(row + col0));
         b1[j] = texelFetch(B, int(row + col1));
+      }
+      if (PRE != 0) {
+        vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
+        for (int j = 0; j < 4; ++j) {
+          b0[j] = pre_map(b0[j], s[j], t[j]);
+          b1[j] = pre_map(b1[j], s[j], t[j]);
+        }
       }
       for (int i = 0; i < TM; ++i) {
         acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];

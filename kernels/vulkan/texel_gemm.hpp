@@ -12,6 +12,16 @@
 
 namespace porta::vk {
 
+/// PreActConv's map of a pointwise conv's input channels before the product (the texel GEMM's
+/// B, the "rows" product's A with a_t): Act(v * scale[c] + shift[c]), scale and shift [C] bound
+/// as vec4 texels (C a multiple of 4), `act` ops/fused_activation.hpp's kind. None without scale.
+struct ChannelMap {
+  const Tensor* scale = nullptr;
+  const Tensor* shift = nullptr;
+  int32_t act = 0;
+  double alpha = 0, beta = 0;
+};
+
 /// Y[b] = alpha * A[b] x B[b] + beta * C for every batch b (z of the grid). A is (M, K) row-major; B is (K, N) with rows `ldb` texels apart, or
 /// (N, K) when `b_t`. K is a multiple of 4, as is N when B is (K, N) unless ldb covers the
 /// padding. `offsets` holds (a, b, c, y) element offsets per batch; a and b multiples of 4.
@@ -28,6 +38,8 @@ struct TexelGemm {
   /// (matmul_texel.comp's RMS; RmsNormMatMul): B (K, N) only, K counting A's real elements.
   bool rms = false;
   double rms_eps = 0;
+  /// B (K, N)'s rows mapped first (matmul_texel.comp's PRE): K counts channels of one image.
+  ChannelMap pre;
   double alpha = 1, beta = 0;
   int64_t scm = 0, scn = 0;
   std::vector<int32_t> offsets{0, 0, 0, 0};
@@ -110,6 +122,8 @@ struct RowsGemm {
   int64_t y_base = 0, y_img = 0, ym = 0, yn = 1;
   int64_t scm = 0, scn = 0;
   double alpha = 1, beta = 1;
+  /// With a_t: A's K rows (channels) mapped first (matmul_rows.comp's PRE).
+  ChannelMap pre;
 };
 void launch_rows_gemm(KernelContext& ctx, const RowsGemm& g, const Tensor& a, const RowsWeight& w, const Tensor* c,
                       Tensor& y, const Epilogue& epi);
