@@ -22,6 +22,65 @@ std::vector<bool> graph_output_memory(const Plan& plan) {
   return out;
 }
 
+// What the Concat passes know of a plan's slots: how many steps write each, the last one that
+// does, and whether it is the plan's own memory (no view or block of another, constant, graph
+// input or graph output).
+struct SlotWrites {
+  std::vector<int> writers, writer;
+  std::vector<bool> own;
+  explicit SlotWrites(const Plan& plan)
+      : writers(plan.slots.size(), 0), writer(plan.slots.size(), -1), own(plan.slots.size(), false) {
+    for (size_t k = 0; k < plan.steps.size(); ++k)
+      for (int s : plan.steps[k].outputs)
+        if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
+    const std::vector<bool> graph_output = graph_output_memory(plan);
+    for (size_t s = 0; s < plan.slots.size(); ++s) {
+      const Slot& sl = plan.slots[s];
+      own[s] = sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s];
+    }
+  }
+  // Slot s is the plan's own memory, written by exactly one step.
+  bool plain(int s) const { return s >= 0 && own[s] && writers[s] == 1; }
+};
+
+// Whether step `c` is a Concat of `device` with one output, joining distinct inputs along an
+// axis with only 1s before it (so each input is one contiguous block of the output).
+bool blockwise_concat(const Step& c, const std::vector<Slot>& slots, Device device) {
+  if (c.kind != StepKind::kernel || c.op != "Concat" || c.ctx.op->domain != "" || c.device != device ||
+      c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty())
+    return false;
+  const Shape& shape = slots[c.outputs[0]].shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t axis = c.ctx.attrs->get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  bool ok = axis >= 0 && axis < rank;
+  for (int64_t i = 0; ok && i < axis; ++i) ok = shape[static_cast<size_t>(i)] == 1;
+  for (int s : c.inputs) ok = ok && std::count(c.inputs.begin(), c.inputs.end(), s) == 1;
+  return ok;
+}
+
+// Where each input of Concat `c` starts in its output (elements), when every input is plain,
+// written by a kernel step of the Concat's device before it, of the output's dtype, and every
+// block starts on `align` bytes and spans a multiple of 16; else empty.
+std::vector<int64_t> aligned_blocks(const Step& c, int k, const std::vector<Slot>& slots, const std::vector<Step>& steps,
+                                    const SlotWrites& w, size_t align) {
+  const int out = c.outputs[0];
+  const size_t elem = dtype_size(slots[out].dtype);
+  int64_t offset = 0;
+  std::vector<int64_t> offsets;
+  for (int s : c.inputs) {
+    if (!w.plain(s) || w.writer[s] < 0 || w.writer[s] >= k || steps[w.writer[s]].kind != StepKind::kernel ||
+        steps[w.writer[s]].device != c.device || slots[s].dtype != slots[out].dtype)
+      return {};
+    const int64_t n = shape_numel(slots[s].shape);
+    if ((static_cast<size_t>(offset) * elem) % align != 0 || (static_cast<size_t>(n) * elem) % 16 != 0) return {};
+    offsets.push_back(offset);
+    offset += n;
+  }
+  if (offset != shape_numel(slots[out].shape)) return {};
+  return offsets;
+}
+
 }  // namespace
 
 // Bytes a tensor inside another's memory starts on for the session's device: 0 (none) on the
@@ -44,48 +103,15 @@ void Compiler::concat_in_place() {
   if (align == 0) return;
   std::vector<Slot>& slots = plan_->slots;
   std::vector<Step>& steps = plan_->steps;
-  std::vector<int> writers(slots.size(), 0), writer(slots.size(), -1);
-  for (size_t k = 0; k < steps.size(); ++k)
-    for (int s : steps[k].outputs)
-      if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
-  const std::vector<bool> graph_output = graph_output_memory(*plan_);
-  auto plain = [&](int s) {
-    const Slot& sl = slots[s];
-    return sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s];
-  };
+  const SlotWrites w(*plan_);
   std::vector<bool> dropped(steps.size(), false);
   for (size_t k = 0; k < steps.size(); ++k) {
-    Step& c = steps[k];
-    if (c.kind != StepKind::kernel || c.op != "Concat" || c.ctx.op->domain != "" || c.device != options_.device ||
-        c.outputs.size() != 1 || c.outputs[0] < 0 || c.inputs.empty())
-      continue;
-    const int out = c.outputs[0];
-    if (!plain(out) || writers[out] != 1) continue;
-    const Shape& shape = slots[out].shape;
-    const int64_t rank = static_cast<int64_t>(shape.size());
-    int64_t axis = c.ctx.attrs->get_int("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) continue;
-    bool ok = true;
-    for (int64_t i = 0; i < axis; ++i) ok = ok && shape[static_cast<size_t>(i)] == 1;
-    const size_t elem = dtype_size(slots[out].dtype);
-    int64_t offset = 0;
-    std::vector<int64_t> offsets;
-    for (size_t i = 0; ok && i < c.inputs.size(); ++i) {
-      const int s = c.inputs[i];
-      ok = s >= 0 && plain(s) && writers[s] == 1 && writer[s] >= 0 && static_cast<size_t>(writer[s]) < k &&
-           steps[writer[s]].kind == StepKind::kernel && steps[writer[s]].device == c.device &&
-           slots[s].dtype == slots[out].dtype &&
-           std::count(c.inputs.begin(), c.inputs.end(), s) == 1;
-      if (!ok) break;
-      const int64_t n = shape_numel(slots[s].shape);
-      ok = (static_cast<size_t>(offset) * elem) % align == 0 && (static_cast<size_t>(n) * elem) % 16 == 0;
-      offsets.push_back(offset);
-      offset += n;
-    }
-    if (!ok || offset != shape_numel(shape)) continue;
+    const Step& c = steps[k];
+    if (!blockwise_concat(c, slots, options_.device) || !w.plain(c.outputs[0])) continue;
+    const std::vector<int64_t> offsets = aligned_blocks(c, static_cast<int>(k), slots, steps, w, align);
+    if (offsets.empty()) continue;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-      slots[c.inputs[i]].alias_of = out;
+      slots[c.inputs[i]].alias_of = c.outputs[0];
       slots[c.inputs[i]].alias_offset = offsets[i];
     }
     dropped[k] = true;
@@ -108,33 +134,11 @@ void Compiler::concat_prefixes_in_place() {
   if (align == 0) return;
   std::vector<Slot>& slots = plan_->slots;
   std::vector<Step>& steps = plan_->steps;
-  std::vector<int> writers(slots.size(), 0), writer(slots.size(), -1);
-  for (size_t k = 0; k < steps.size(); ++k)
-    for (int s : steps[k].outputs)
-      if (s >= 0) ++writers[s], writer[s] = static_cast<int>(k);
-  const std::vector<bool> graph_output = graph_output_memory(*plan_);
-  auto plain = [&](int s) {
-    const Slot& sl = slots[s];
-    return s >= 0 && sl.alias_of < 0 && !sl.constant.defined() && sl.graph_input < 0 && !graph_output[s] &&
-           writers[s] == 1;
-  };
-  // Concat steps of the device whose output is plain, joining distinct inputs along an axis
-  // with only 1s before it.
+  const SlotWrites w(*plan_);
   std::vector<int> concats;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    const Step& c = steps[k];
-    if (c.kind != StepKind::kernel || c.op != "Concat" || c.ctx.op->domain != "" || c.device != options_.device ||
-        c.outputs.size() != 1 || c.inputs.empty() || !plain(c.outputs[0]))
-      continue;
-    const Shape& shape = slots[c.outputs[0]].shape;
-    const int64_t rank = static_cast<int64_t>(shape.size());
-    int64_t axis = c.ctx.attrs->get_int("axis", 0);
-    if (axis < 0) axis += rank;
-    bool ok = axis >= 0 && axis < rank;
-    for (int64_t i = 0; ok && i < axis; ++i) ok = shape[static_cast<size_t>(i)] == 1;
-    for (int s : c.inputs) ok = ok && std::count(c.inputs.begin(), c.inputs.end(), s) == 1;
-    if (ok) concats.push_back(static_cast<int>(k));
-  }
+  for (size_t k = 0; k < steps.size(); ++k)
+    if (blockwise_concat(steps[k], slots, options_.device) && w.plain(steps[k].outputs[0]))
+      concats.push_back(static_cast<int>(k));
   std::vector<bool> dropped(steps.size(), false);
   for (auto m = concats.rbegin(); m != concats.rend(); ++m) {
     if (dropped[*m]) continue;
@@ -144,29 +148,15 @@ void Compiler::concat_prefixes_in_place() {
     std::vector<int> family;
     for (int k : concats) {
       const Step& c = steps[k];
-      if (k >= *m || dropped[k] || c.inputs.size() >= big.inputs.size() ||
-          slots[c.outputs[0]].dtype != slots[out].dtype ||
-          c.ctx.attrs->get_int("axis", 0) != big.ctx.attrs->get_int("axis", 0) ||
-          !std::equal(c.inputs.begin(), c.inputs.end(), big.inputs.begin()))
-        continue;
-      family.push_back(k);
+      if (k < *m && !dropped[k] && c.inputs.size() < big.inputs.size() &&
+          slots[c.outputs[0]].dtype == slots[out].dtype &&
+          c.ctx.attrs->get_int("axis", 0) == big.ctx.attrs->get_int("axis", 0) &&
+          std::equal(c.inputs.begin(), c.inputs.end(), big.inputs.begin()))
+        family.push_back(k);
     }
     if (family.empty()) continue;
-    const size_t elem = dtype_size(slots[out].dtype);
-    int64_t offset = 0;
-    std::vector<int64_t> offsets;
-    bool ok = true;
-    for (int s : big.inputs) {
-      ok = plain(s) && writer[s] >= 0 && steps[writer[s]].kind == StepKind::kernel &&
-           steps[writer[s]].device == big.device && slots[s].dtype == slots[out].dtype;
-      if (!ok) break;
-      const int64_t n = shape_numel(slots[s].shape);
-      ok = (static_cast<size_t>(offset) * elem) % align == 0 && (static_cast<size_t>(n) * elem) % 16 == 0;
-      if (!ok) break;
-      offsets.push_back(offset);
-      offset += n;
-    }
-    if (!ok || offset != shape_numel(slots[out].shape)) continue;
+    const std::vector<int64_t> offsets = aligned_blocks(big, *m, slots, steps, w, align);
+    if (offsets.empty()) continue;
     for (size_t i = 0; i < big.inputs.size(); ++i) {
       slots[big.inputs[i]].alias_of = out;
       slots[big.inputs[i]].alias_offset = offsets[i];
