@@ -166,9 +166,9 @@ TEST(CustomOpsRegistry, OpsInDomainWithEverything) {
     EXPECT_EQ(find_op("", op->name), nullptr) << op->name << " must not resolve in ONNX's domain";
   }
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"BiasGelu", "ElementwiseChain", "GatedLinear", "NormalizeImage", "PreActConv",
-                                             "RmsNorm", "RmsNormMatMul", "RotaryEmbedding", "ScaledDotProductAttention",
-                                             "SqueezeExcite", "StridedCopy"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"BiasGelu", "ElementwiseChain", "GatedLinear", "NormalizeImage",
+                                             "PreActConv", "RmsNorm", "RmsNormMatMul", "RotaryEmbedding",
+                                             "ScaledDotProductAttention", "SqueezeExcite", "StridedCopy"}));
 }
 
 // The fused attention kernel declines head sizes over 128; the composite runs instead.
@@ -192,7 +192,7 @@ TEST(CustomOpsDispatch, VulkanAttentionDeclinesLargeHeadsOnly) {
 }
 
 // Inputs that the shared cases do not reach, on every device with a kernel, against the
-// float64 reference: f16 storage (RmsNorm, BiasGelu), masks of -inf (a query every key is
+// float64 reference: f16 storage (RmsNorm, BiasGelu, PreActConv), masks of -inf (a query every key is
 // hidden from gives NaN; one that sees some keys is unaffected by the others), keys far
 // beyond one tile with a [Skv] mask, and images with more channels than the Vulkan kernel's
 // push constants hold (the composite runs and must still be right).
@@ -223,6 +223,15 @@ std::vector<ExtraCase> extra_cases() {
     out.push_back({"BiasGelu", {rand({7, 129}, t, -6, 6), rand({129}, t)}, {}, tol, gpu_only});
     out.push_back({"BiasGelu", {rand({7, 129}, t, -6, 6), rand({129}, t)}, {{"approximate", std::string("tanh")}}, tol,
                    gpu_only});
+    // PreActConv over a 4x4 map (vulkan's "rows" product), 8x8 (the texel GEMM, vec4 texels of
+    // X) and 7x7 (by element).
+    for (int64_t h : {4, 8, 7})
+      out.push_back({"PreActConv",
+                     {rand({1, 32, h, h}, t), rand({32}, t, 0.5, 1.5), rand({32}, t, -1, 1),
+                      rand({12, 32, 1, 1}, t, -0.3, 0.3), rand({12}, t)},
+                     {},
+                     tol,
+                     gpu_only});
   }
   // Mask rows: query 0 sees no key (NaN), query 1 sees key 3 only, query 2 sees all keys.
   const double ninf = -std::numeric_limits<double>::infinity();
@@ -266,8 +275,12 @@ TEST(CustomOpsExtra, KernelsMatchReferenceOnEveryDevice) {
 TEST(CustomOpsExtra, FullyMaskedQueryGivesNaNOnlyThere) {
   for (Device d : test_devices()) {
     if (!device_unusable(d).empty()) continue;
-    const ExtraCase c = extra_cases().at(6);
-    ASSERT_EQ(c.op, "ScaledDotProductAttention");
+    // The first attention case: its mask hides every key from query 0.
+    const std::vector<ExtraCase> cases = extra_cases();
+    const auto it = std::find_if(cases.begin(), cases.end(),
+                                 [](const ExtraCase& e) { return e.op == "ScaledDotProductAttention"; });
+    ASSERT_NE(it, cases.end());
+    const ExtraCase& c = *it;
     std::vector<double> y = call_op(c.op, to_device(c.inputs, d), c.attrs, 1).at(0).to_doubles();
     ASSERT_EQ(y.size(), 2u * 3 * 8);
     for (size_t i = 0; i < y.size(); ++i) {
