@@ -255,6 +255,22 @@ const Shape* known_shape(const Graph& g, int v) {
   return value.shape_known ? &value.shape : nullptr;
 }
 
+const Shape* pointwise_conv_weight(const Graph& g, const Node& n, int x, DType dt) {
+  if (!is_onnx_op(n, "Conv") || n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] != x) return nullptr;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] == x || (n.inputs[i] >= 0 && dtype_of(g, n.inputs[i]) != dt)) return nullptr;
+  if (dtype_of(g, x) != dt) return nullptr;
+  const std::string pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (n.attrs.get_int("group", 1) != 1 || (pad != "NOTSET" && pad != "VALID")) return nullptr;
+  for (int64_t p : n.attrs.get_ints("pads", {}))
+    if (p != 0) return nullptr;
+  const Shape* w = known_shape(g, n.inputs[1]);
+  if (!w || w->size() < 3 || (*w)[0] < 0 || (*w)[1] < 0) return nullptr;
+  for (size_t i = 2; i < w->size(); ++i)
+    if ((*w)[i] != 1) return nullptr;
+  return w;
+}
+
 void copy_fused_activation(const Attributes& from, Attributes& to, const std::string& key) {
   to.set(key, from.get_string("porta_activation", ""));
   to.set(key + "_alpha", from.get_float("porta_activation_alpha", 0.0));

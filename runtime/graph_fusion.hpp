@@ -26,6 +26,11 @@ DType dtype_of(const Graph& g, int v);
 /// Value v's shape where it is known (a constant's, or load-time inference's, whose dims may
 /// still be negative: unknown until inputs are bound), else null.
 const Shape* known_shape(const Graph& g, int v);
+/// For pattern matchers: when `n` is an ONNX Conv of value `x` (as its X alone) by a weight of
+/// known shape M x C x 1... (rank 3 or more, M and C known), group 1, no padding, at most a
+/// bias besides (no fused residual), every operand of dtype `dt`: that weight's shape; else
+/// null. Strides are the caller's to check (over a 1x1 map any leave one output position).
+const Shape* pointwise_conv_weight(const Graph& g, const Node& n, int x, DType dt);
 
 /// Sets `key`, `key`_alpha and `key`_beta of `to` from the activation fused into a node
 /// (`porta_activation` and its floats in `from`): how a fused op (SqueezeExcite's `activation`

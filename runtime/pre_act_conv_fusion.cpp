@@ -60,22 +60,12 @@ class Matcher {
   }
 
  private:
-  // A Conv of `y` (its X alone) by a weight of known shape M x C x 1..., stride 1, no padding,
-  // group 1, at most a bias besides (no fused residual), every operand of dtype `dt`.
+  // A pointwise Conv of `y` (pointwise_conv_weight) reading its C channels, stride 1.
   bool pointwise_conv(const Node& n, int y, int64_t C, DType dt) const {
-    if (!is_onnx_op(n, "Conv") || n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] != y) return false;
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (n.inputs[i] == y || (n.inputs[i] >= 0 && dtype_of(g_, n.inputs[i]) != dt)) return false;
-    const std::string pad = n.attrs.get_string("auto_pad", "NOTSET");
-    if (n.attrs.get_int("group", 1) != 1 || (pad != "NOTSET" && pad != "VALID")) return false;
-    for (int64_t p : n.attrs.get_ints("pads", {}))
-      if (p != 0) return false;
+    const Shape* w = pointwise_conv_weight(g_, n, y, dt);
+    if (!w || (*w)[1] != C) return false;
     for (int64_t s : n.attrs.get_ints("strides", {}))
       if (s != 1) return false;
-    const Shape* w = known_shape(g_, n.inputs[1]);
-    if (!w || w->size() < 3 || (*w)[0] < 0 || (*w)[1] != C) return false;
-    for (size_t i = 2; i < w->size(); ++i)
-      if ((*w)[i] != 1) return false;
     return true;
   }
 

@@ -85,24 +85,10 @@ class Matcher {
     return static_cast<int64_t>(axes.size()) == rank - 2;
   }
 
-  // Node `k` when it is an ONNX Conv of `in` by a weight of known shape, rank 3 or more, with
-  // ones past its first two axes, group 1, no padding, at most a bias besides (no residual), in
-  // dtype `dt`; else -1. Over a 1x1 map any stride and dilation leave one output position.
+  // Node `k` when it is a pointwise Conv of `in` (pointwise_conv_weight) in dtype `dt`; else
+  // -1. Over a 1x1 map any stride and dilation leave one output position.
   int pointwise_conv(int k, int in, DType dt) const {
-    if (k < 0) return -1;
-    const Node& n = g_.nodes[k];
-    if (!is_onnx_op(n, "Conv") || n.inputs.size() < 2 || n.inputs.size() > 3 || n.inputs[0] != in) return -1;
-    const std::string pad = n.attrs.get_string("auto_pad", "NOTSET");
-    if (n.attrs.get_int("group", 1) != 1 || (pad != "NOTSET" && pad != "VALID")) return -1;
-    for (int64_t p : n.attrs.get_ints("pads", {}))
-      if (p != 0) return -1;
-    const Shape* w = known_shape(g_, n.inputs[1]);
-    if (!w || w->size() < 3 || (*w)[0] < 0 || (*w)[1] < 0) return -1;
-    for (size_t i = 2; i < w->size(); ++i)
-      if ((*w)[i] != 1) return -1;
-    for (int v : n.inputs)
-      if (v >= 0 && dtype_of(g_, v) != dt) return -1;
-    return k;
+    return k >= 0 && pointwise_conv_weight(g_, g_.nodes[k], in, dt) ? k : -1;
   }
 
   const Graph& g_;
