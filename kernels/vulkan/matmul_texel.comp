@@ -69,12 +69,18 @@ layout(push_constant) uniform Params {
 
 #include "activation.glsl"
 
-// PRE: row j of B's step k (channel 4k + j) at 4 columns, mapped by the channel's scale s and
-// shift t.
-vec4 pre_map(vec4 b, float s, float t) {
-  vec4 v = b * s + t;
-  for (int i = 0; i < 4; ++i) v[i] = activation_of(PRE_ACT, v[i], p.pre_alpha, p.pre_beta);
-  return v;
+// PRE: the 4 rows of B's step k (channels 4k..4k+3), 8 columns each (b0, b1), mapped by their
+// channels' scales and shifts.
+void pre_map(uint k, inout vec4 b0[4], inout vec4 b1[4]) {
+  vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
+  for (int j = 0; j < 4; ++j) {
+    b0[j] = b0[j] * s[j] + t[j];
+    b1[j] = b1[j] * s[j] + t[j];
+    for (int i = 0; i < 4; ++i) {
+      b0[j][i] = activation_of(PRE_ACT, b0[j][i], p.pre_alpha, p.pre_beta);
+      b1[j][i] = activation_of(PRE_ACT, b1[j][i], p.pre_alpha, p.pre_beta);
+    }
+  }
 }
 
 void main() {
@@ -107,13 +113,7 @@ void main() {
         b1[j] = vec4(texelFetch(B, int(row + col[4])).x, texelFetch(B, int(row + col[5])).x,
                      texelFetch(B, int(row + col[6])).x, texelFetch(B, int(row + col[7])).x);
       }
-      if (PRE != 0) {
-        vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
-        for (int j = 0; j < 4; ++j) {
-          b0[j] = pre_map(b0[j], s[j], t[j]);
-          b1[j] = pre_map(b1[j], s[j], t[j]);
-        }
-      }
+      if (PRE != 0) pre_map(k, b0, b1);
       for (int i = 0; i < TM; ++i) {
         acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
         acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
@@ -133,13 +133,7 @@ void main() {
         b0[j] = texelFetch(B, int(row + col0));
         b1[j] = texelFetch(B, int(row + col1));
       }
-      if (PRE != 0) {
-        vec4 s = texelFetch(S, int(k)), t = texelFetch(T, int(k));
-        for (int j = 0; j < 4; ++j) {
-          b0[j] = pre_map(b0[j], s[j], t[j]);
-          b1[j] = pre_map(b1[j], s[j], t[j]);
-        }
-      }
+      if (PRE != 0) pre_map(k, b0, b1);
       for (int i = 0; i < TM; ++i) {
         acc[i][0] += a[i].x * b0[0] + a[i].y * b0[1] + a[i].z * b0[2] + a[i].w * b0[3];
         acc[i][1] += a[i].x * b1[0] + a[i].y * b1[1] + a[i].z * b1[2] + a[i].w * b1[3];
