@@ -367,7 +367,8 @@ TEST(VulkanTexelElementwise, SoftmaxRowsMatchReferenceAndTheWorkgroupKernel) {
 // moving the innermost axis, an innermost step or broadcast) gather 4 elements per invocation
 // (copy_gather.comp; 32-bit elements also one at a time into rows of any length). Each call's
 // bytes must equal the cpu's exactly (NaN payloads included), for 32- and 16-bit elements, and
-// for plans that do not qualify (copy.comp) alike.
+// for plans that do not qualify (copy.comp) alike, with the copies that qualify as transfers
+// (below) taken that way and through the shaders.
 TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
@@ -409,21 +410,115 @@ TEST(VulkanTexelElementwise, CopiesMoveTheExactBits) {
         {"Expand", {call_op("Slice", {x, ints({0}), ints({1}), ints({0})}).at(0), ints({3, 6, 3, 8})}, {}},
         {"Tile", {x, ints({1, 2, 1, 1})}, {}},
     };
-    for (const Call& c : calls) {
-      std::vector<Tensor> want = call_op(c.op, c.in, c.attrs);
-      std::vector<Tensor> got;
-      {
-        Poisoned poison;
-        got = call_op(c.op, to_vk(c.in), c.attrs);
+    for (const Call& c : calls)
+      for (bool regions : {true, false}) {
+        RegionCopies mode(regions);
+        std::vector<Tensor> want = call_op(c.op, c.in, c.attrs);
+        std::vector<Tensor> got;
+        {
+          Poisoned poison;
+          got = call_op(c.op, to_vk(c.in), c.attrs);
+        }
+        ASSERT_EQ(got.size(), want.size());
+        Tensor g = got[0].to(Device::cpu()).contiguous(), w = want[0].contiguous();
+        ASSERT_EQ(g.shape(), w.shape()) << c.op;
+        std::vector<uint8_t> gb(g.nbytes()), wb(w.nbytes());
+        g.copy_to_host(gb.data(), gb.size());
+        w.copy_to_host(wb.data(), wb.size());
+        EXPECT_EQ(gb, wb) << c.op << " " << dtype_name(dt) << " " << shape_str(w.shape()) << " region copies "
+                          << regions;
       }
-      ASSERT_EQ(got.size(), want.size());
-      Tensor g = got[0].to(Device::cpu()).contiguous(), w = want[0].contiguous();
-      ASSERT_EQ(g.shape(), w.shape()) << c.op;
-      std::vector<uint8_t> gb(g.nbytes()), wb(w.nbytes());
-      g.copy_to_host(gb.data(), gb.size());
-      w.copy_to_host(wb.data(), wb.size());
-      EXPECT_EQ(gb, wb) << c.op << " " << dtype_name(dt) << " " << shape_str(w.shape());
+  }
+}
+
+// Copies as transfers (kernels/vulkan/movement.cpp): on a CPU-like device a copy of whole
+// contiguous runs is one vkCmdCopyBuffer of a region per run when it has at most 128 runs, or
+// at most 4096 runs of at least 1024 bytes; otherwise a copy shader runs. Each side of each
+// limit, with what the device wrote checked byte for byte against the cpu (outputs poisoned),
+// and calls that are never transfers (the innermost axis moved or stepped) or are (a broadcast
+// over an outer axis, whose runs read one source run again; a reversed outer axis).
+TEST(VulkanTexelElementwise, CopiesOfWholeRunsAreTransfers) {
+  REQUIRE_VULKAN();
+  if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
+  using V = std::vector<int64_t>;
+  auto ints = [](const V& v) { return Tensor::from_values(std::vector<double>(v.begin(), v.end()), {static_cast<int64_t>(v.size())}, DType::i64); };
+  vk::Context& ctx = vk::context(0);
+  // Runs `op` on the cpu and on vulkan:0; the device's bytes must be the cpu's, and the device
+  // must have recorded `transfers` region copies.
+  auto check = [&](const char* op, const std::vector<Tensor>& in, const Attributes& attrs, uint64_t transfers) {
+    Tensor want = call_op(op, in, attrs).at(0).contiguous();
+    const uint64_t before = ctx.region_copies_recorded;
+    Tensor got;
+    {
+      Poisoned poison;
+      got = call_op(op, to_vk(in), attrs).at(0).to(Device::cpu()).contiguous();
     }
+    EXPECT_EQ(ctx.region_copies_recorded - before, transfers) << op;
+    ASSERT_EQ(got.shape(), want.shape()) << op;
+    std::vector<uint8_t> gb(got.nbytes()), wb(want.nbytes());
+    got.copy_to_host(gb.data(), gb.size());
+    want.copy_to_host(wb.data(), wb.size());
+    EXPECT_EQ(gb, wb) << op;
+  };
+  struct Case {
+    Shape x;  // a Transpose (1, 0, 2) of x: x[0] * x[1] runs of x[2] elements
+    DType dt;
+    bool transfer;
+  };
+  const std::vector<Case> cases = {
+      {{2, 64, 3}, DType::f32, true},     {{3, 43, 3}, DType::f32, false},      // 128 and 129 short runs
+      {{1, 3, 5}, DType::f32, true},      {{2, 64, 1}, DType::f16, false},       // runs of one element: strided
+      {{3, 43, 256}, DType::f32, true},   {{3, 43, 255}, DType::f32, false},    // runs of 1024 and 1020 bytes
+      {{3, 43, 512}, DType::f16, true},   {{3, 43, 1023}, DType::i8, false},
+      {{2, 2048, 256}, DType::f32, true}, {{17, 241, 256}, DType::f32, false},  // 4096 and 4097 long runs
+      {{7, 5, 129}, DType::i64, true},    {{0, 4, 8}, DType::f32, false},       // no elements: nothing recorded
+  };
+  for (const Case& c : cases) {
+    if (c.dt == DType::f16 && !ctx.caps().fp16_storage) continue;
+    SCOPED_TRACE(str(shape_str(c.x), " ", dtype_name(c.dt)));
+    Tensor x = random_input(c.x, DType::f32, -100, 100);
+    if (c.dt != DType::f32) x = x.cast(c.dt);
+    check("Transpose", {x}, {{"perm", V{1, 0, 2}}}, c.transfer ? 1 : 0);
+  }
+  Tensor x = random_input({4, 6, 8});
+  check("Transpose", {x}, {{"perm", V{0, 2, 1}}}, 0);
+  check("Slice", {x, ints({0}), ints({8}), ints({2}), ints({2})}, {}, 0);
+  check("Expand", {call_op("Slice", {x, ints({0}), ints({1}), ints({0})}).at(0), ints({3, 6, 8})}, {}, 1);
+  check("Slice", {x, ints({-1}), ints({-5}), ints({0}), ints({-1})}, {}, 1);
+  // Turned off, the same copy runs its shader.
+  RegionCopies off(false);
+  check("Transpose", {x}, {{"perm", V{1, 0, 2}}}, 0);
+}
+
+// The transfer itself (vk::Context::copy_regions): source and destination spans that overlap
+// in one buffer record nothing and answer false (the copy then runs its shader); overlapping
+// destination regions and regions past either buffer are refused with the sizes. Disjoint
+// regions of one buffer move.
+TEST(VulkanTexelElementwise, RegionCopiesRefuseOverlapsAndOverruns) {
+  REQUIRE_VULKAN();
+  vk::Context& ctx = vk::context(0);
+  Tensor t = Tensor::from_values(std::vector<double>(64, 0.0), {64}, DType::f32).to(Device{DeviceType::vulkan, 0});
+  std::vector<float> v(64);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  t.copy_from_host(v.data(), v.size() * 4);
+  auto* b = static_cast<vk::Buffer*>(t.storage()->handle());
+  const VkDeviceSize at = static_cast<VkDeviceSize>(t.offset()) * 4;
+  const uint64_t before = ctx.region_copies_recorded;
+  EXPECT_FALSE(ctx.copy_regions(b, b, {{at, at + 16, 32}}));  // [0, 32) onto [16, 48)
+  EXPECT_EQ(ctx.region_copies_recorded, before);
+  std::string msg = error_message<InvalidArgument>([&] { ctx.copy_regions(b, b, {{at, at + 128, 32}, {at + 32, at + 144, 32}}); });
+  EXPECT_NE(msg.find("overlap in the destination"), std::string::npos) << msg;
+  msg = error_message<InvalidArgument>([&] { ctx.copy_regions(b, b, {{at, at + b->size, 4}}); });
+  EXPECT_NE(msg.find("overruns a buffer"), std::string::npos) << msg;
+  // Elements 0-7 to 32-39 and 8-11 to 48-51, one transfer.
+  EXPECT_TRUE(ctx.copy_regions(b, b, {{at, at + 128, 32}, {at + 32, at + 192, 16}}));
+  EXPECT_EQ(ctx.region_copies_recorded, before + 1);
+  std::vector<float> got(64);
+  t.copy_to_host(got.data(), got.size() * 4);
+  for (int i = 0; i < 64; ++i) {
+    float want = i >= 32 && i < 40 ? static_cast<float>(i - 32) : i >= 48 && i < 52 ? static_cast<float>(i - 40)
+                                                                                     : static_cast<float>(i);
+    EXPECT_EQ(got[static_cast<size_t>(i)], want) << i;
   }
 }
 

@@ -52,6 +52,13 @@ inline void expect_impl_match(const char* name, const std::vector<Tensor>& host,
                       << " x " << (host.size() > 1 ? shape_str(host[1].shape()) : "-") << ": " << cmp.message;
 }
 
+// Lets vulkan:0's kernels run copies as transfer commands, or not, for the scope.
+struct RegionCopies {
+  explicit RegionCopies(bool on) : was(vk::context(0).region_copies) { vk::context(0).region_copies = on; }
+  ~RegionCopies() { vk::context(0).region_copies = was; }
+  bool was;
+};
+
 // Whether vulkan:0 is a CPU-like device (lavapipe), where the kernels under test come first.
 inline bool cpu_like() { return vk::context(0).caps().type == "cpu"; }
 

@@ -121,6 +121,15 @@ class Context {
   void upload(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
   void download(void* dst, Buffer* src, size_t src_offset, size_t bytes);
   void copy(Buffer* dst, size_t dst_offset, Buffer* src, size_t src_offset, size_t bytes);
+  /// One transfer command moving several byte ranges from `src` to `dst` (offsets relative to
+  /// each record). The destination ranges must not overlap one another. Records nothing and
+  /// answers false when the span of the source ranges overlaps that of the destination ranges.
+  bool copy_regions(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> regions);
+  /// Whether kernels' copies may run as such transfer commands where that is cheaper than a
+  /// dispatch (kernels/vulkan/movement.cpp; CPU-like devices); tests turn it off to reach the
+  /// copy shaders. `region_copies_recorded` counts the transfers recorded that way.
+  bool region_copies = true;
+  uint64_t region_copies_recorded = 0;
 
   // ---- recording (vk_recorder.cpp) ----
   /// The command buffer being recorded (begun on demand).

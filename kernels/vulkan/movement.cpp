@@ -69,6 +69,53 @@ static bool gather_copy_ok(const KernelContext& ctx, const Tensor& src, const Te
   return m.dst_base % 4 == 0;
 }
 
+// On a CPU-like device a copy whose plan is whole runs of contiguous elements on both sides is
+// one transfer command of a region per run where that is cheaper than a dispatch: lavapipe
+// executes a transfer on its queue's thread (a memcpy per region, about 0.3 us each besides the
+// bytes), while a dispatch goes to its compute threads and back (tens of us on a VM) and moves
+// bytes slower than memcpy. So: at most kShortRuns runs of any length, or at most kLongRuns
+// runs of at least kLongRunBytes (docs/VULKAN.md, "Copies as transfers").
+constexpr int64_t kShortRuns = 128;
+constexpr int64_t kLongRuns = 4096;
+constexpr int64_t kLongRunBytes = 1024;
+
+static bool region_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, const CopyPlan& m) {
+  if (device_caps(ctx).type != "cpu" || !device_context(ctx).region_copies || src.device() != ctx.device ||
+      dst.device() != ctx.device)
+    return false;
+  const size_t k = m.shape.size() - 1;
+  if (m.src_stride[k] != 1 || m.dst_stride[k] != 1) return false;
+  for (int64_t mod : m.src_mod)
+    if (mod != 0) return false;
+  int64_t runs = 1;
+  for (size_t d = 0; d < k; ++d) runs *= m.shape[d];
+  const int64_t elem = static_cast<int64_t>(dtype_size(dst.dtype()));
+  if (runs > kLongRuns || (runs > kShortRuns && m.shape[k] * elem < kLongRunBytes)) return false;
+  for (size_t d = 0; d < k; ++d)
+    if (m.dst_stride[d] == 0) return false;  // every run written once
+  const int64_t src_at = (src.offset() + m.src_base) * elem, dst_at = (dst.offset() + m.dst_base) * elem;
+  std::vector<VkBufferCopy> regions;
+  regions.reserve(static_cast<size_t>(runs));
+  std::vector<int64_t> idx(k, 0);
+  for (int64_t r = 0; r < runs; ++r) {
+    int64_t s = 0, t = 0;
+    for (size_t d = 0; d < k; ++d) {
+      s += idx[d] * m.src_stride[d];
+      t += idx[d] * m.dst_stride[d];
+    }
+    if (src_at + s * elem < 0 || dst_at + t * elem < 0) return false;
+    regions.push_back({static_cast<VkDeviceSize>(src_at + s * elem), static_cast<VkDeviceSize>(dst_at + t * elem),
+                       static_cast<VkDeviceSize>(m.shape[k] * elem)});
+    for (size_t d = k; d-- > 0;) {
+      if (++idx[d] < m.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  auto* from = static_cast<Buffer*>(src.storage()->handle());
+  auto* to = static_cast<Buffer*>(dst.storage()->handle());
+  return device_context(ctx).copy_regions(to, from, std::move(regions));
+}
+
 void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, CopyPlan plan) {
   int64_t n = 1;
   for (int64_t s : plan.shape) n *= s;
@@ -98,6 +145,7 @@ void run_copy(const KernelContext& ctx, const Tensor& src, const Tensor& dst, Co
   if (m.shape.empty()) m.axis(1, 0, 0);
   if (m.shape.size() > static_cast<size_t>(kMaxRank))
     throw Unsupported(str("[vulkan copy] ", m.shape.size(), " axes after merging (at most ", kMaxRank, ")"));
+  if (region_copy(ctx, src, dst, m)) return;
   Launch l;
   l.shader = "copy";
   l.variant = bits_variant(dst.dtype());
