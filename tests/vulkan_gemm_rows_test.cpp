@@ -84,16 +84,24 @@ void run_matmul_cases(DType dt) {
 TEST(VulkanGemmRows, F32MatchesReferenceAndTheTexelKernel) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU: \"rows\" is for CPU-like devices";
-  run_cases(DType::f32);
-  run_matmul_cases(DType::f32);
+  for (bool shared : {true, false}) {  // matmul_rows.comp's A fetched per subgroup, or per lane
+    SCOPED_TRACE(shared ? "A shared over the subgroup" : "A fetched per lane");
+    SharedRowsOperand mode(shared);
+    run_cases(DType::f32);
+    run_matmul_cases(DType::f32);
+  }
 }
 
 TEST(VulkanGemmRows, F16MatchesReferenceAndTheTexelKernel) {
   REQUIRE_VULKAN();
   if (!cpu_like()) GTEST_SKIP() << "vulkan:0 is a GPU";
   if (!vk::context(0).caps().fp16_storage) GTEST_SKIP() << "no 16-bit storage";
-  run_cases(DType::f16);
-  run_matmul_cases(DType::f16);
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "A shared over the subgroup" : "A fetched per lane");
+    SharedRowsOperand mode(shared);
+    run_cases(DType::f16);
+    run_matmul_cases(DType::f16);
+  }
 }
 
 // Three workgroups along x at most: 1000 rows (32 per workgroup) spread over y too.

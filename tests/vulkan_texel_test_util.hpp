@@ -59,6 +59,15 @@ struct RegionCopies {
   bool was;
 };
 
+// Lets matmul_rows.comp share its A operand over a subgroup on vulkan:0, or not, for the scope.
+struct SharedRowsOperand {
+  explicit SharedRowsOperand(bool on) : was(vk::context(0).shared_rows_operand) {
+    vk::context(0).shared_rows_operand = on;
+  }
+  ~SharedRowsOperand() { vk::context(0).shared_rows_operand = was; }
+  bool was;
+};
+
 // Whether vulkan:0 is a CPU-like device (lavapipe), where the kernels under test come first.
 inline bool cpu_like() { return vk::context(0).caps().type == "cpu"; }
 

@@ -267,6 +267,10 @@ TEST(VulkanTexelConv, DepthwiseAndIm2colMatchReferenceAndTheGpuKernels) {
       if (c.bias) in.push_back(random_input({c.w[0]}, dt));
       SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
       expect_impl_match("Conv", in, c.attrs, c.impl);
+      if (c.impl == "rows") {  // matmul_rows.comp's A fetched per lane too (shared by default)
+        SharedRowsOperand per_lane(false);
+        expect_impl_match("Conv", in, c.attrs, c.impl);
+      }
       const bool depthwise = c.impl.rfind("depthwise", 0) == 0;
       if (c.impl == "depthwise_rows") {
         DisabledKernels rows("vulkan:Conv:depthwise_rows");

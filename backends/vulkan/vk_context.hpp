@@ -130,6 +130,10 @@ class Context {
   /// copy shaders. `region_copies_recorded` counts the transfers recorded that way.
   bool region_copies = true;
   uint64_t region_copies_recorded = 0;
+  /// Whether matmul_rows.comp's lanes may fetch the operand they all read between them and
+  /// pass it round (its SHARE constant; kernels/vulkan/matmul.cpp); tests turn it off to reach
+  /// the per-lane fetches that devices of another subgroup size run.
+  bool shared_rows_operand = true;
 
   // ---- recording (vk_recorder.cpp) ----
   /// The command buffer being recorded (begun on demand).

@@ -30,6 +30,7 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 
 layout(constant_id = 1) const int HAS_BIAS = 0;
@@ -50,6 +51,13 @@ layout(constant_id = 9) const int VEC_OUT = 0;
 // of 4 channels, one of each per texel of K.
 layout(constant_id = 10) const int PRE = 0;
 layout(constant_id = 11) const int PRE_ACT = 0;
+// SHARE (packed W; the device's subgroup size, every workgroup one whole subgroup): every
+// invocation needs the same elements of A per texel of K (TM texels of A; with A_T, 4 x
+// ceil(TM / 4) texels, or 4 x TM elements with A_SCALAR), and lavapipe runs each texelFetch as
+// a gather over its SIMD lanes, so the lanes fetch distinct ones, SHARE at a time, and pass
+// them round with subgroupShuffle. Invocations past the last rows of W then stay to fetch (and
+// read the last rows of W) but store nothing.
+layout(constant_id = 12) const int SHARE = 0;
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer W;  // packed as above
 layout(std430, binding = 2) readonly buffer C { STORAGE c[]; };
@@ -126,8 +134,26 @@ void main() {
   }
   uint inv = global_index();
   uint n0 = inv * uint(RB);
-  if (n0 >= p.N) return;
+  bool live = n0 < p.N;
+  if (SHARE == 0 && !live) return;
+  if (!live) {
+    inv = (p.N - 1u) / uint(RB);
+    n0 = inv * uint(RB);
+  }
   uint w0 = (inv / 8u * p.kt * 8u + inv % 8u) * uint(RB);
+  // SHARE: the values of A a step of K reads, numbered e: A_SCALAR, element j of product row m
+  // at e = 4m + j; A_T, texel q of K row 4k + j at e = j * QT + q; else row m's texel at e = m.
+  // This lane fetches e = q * SHARE + lane, at share_at[q] from the step's first.
+  const int QT = (TM + 3) / 4, NE = A_SCALAR != 0 ? 4 * TM : A_T != 0 ? 4 * QT : TM;
+  const int SHARE1 = SHARE + int(SHARE == 0), NQ = (NE + SHARE1 - 1) / SHARE1;
+  uint share_at[NQ];
+  if (SHARE != 0)
+    for (int q = 0; q < NQ; ++q) {
+      uint e = min(uint(q * SHARE) + gl_SubgroupInvocationID, uint(NE - 1));
+      share_at[q] = A_SCALAR != 0 ? a0 + uint(min(int(e / 4u), rows - 1)) + (e % 4u) * p.lda
+                    : A_T != 0    ? a0 + e / uint(QT) * p.lda + e % uint(QT)
+                                  : a0 + uint(min(int(e), rows - 1)) * p.kt;
+    }
   float acc[TM][RB];
   for (int m = 0; m < TM; ++m)
     for (int r = 0; r < RB; ++r) acc[m][r] = 0.0;
@@ -135,9 +161,28 @@ void main() {
     vec4 w[RB];
     for (int r = 0; r < RB; ++r) w[r] = texelFetch(W, int(w0 + k * uint(8 * RB) + uint(r)));
     vec4 a[TM];
-    if (A_T == 0) {
+    if (SHARE != 0 && A_SCALAR == 0) {
+      uint step = A_T != 0 ? 4u * k * p.lda : k;
+      vec4 v[NQ];
+      for (int q = 0; q < NQ; ++q) v[q] = texelFetch(A, int(min(share_at[q] + step, p.a_last)));
+      if (A_T == 0) {
+        for (int m = 0; m < TM; ++m) a[m] = subgroupShuffle(v[m / SHARE], uint(m % SHARE));
+      } else {
+        for (int q = 0; q < QT; ++q) {
+          vec4 t[4];
+          for (int j = 0; j < 4; ++j) t[j] = subgroupShuffle(v[(j * QT + q) / SHARE], uint((j * QT + q) % SHARE));
+          for (int i = 0; i < 4; ++i)
+            if (4 * q + i < TM) a[4 * q + i] = vec4(t[0][i], t[1][i], t[2][i], t[3][i]);
+        }
+      }
+    } else if (A_T == 0) {
       // Rows past the last read it (not stored).
       for (int m = 0; m < TM; ++m) a[m] = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
+    } else if (A_SCALAR != 0 && SHARE != 0) {
+      float v[NQ];
+      for (int q = 0; q < NQ; ++q) v[q] = texelFetch(A, int(min(share_at[q] + 4u * k * p.lda, p.a_last))).x;
+      for (int m = 0; m < TM; ++m)
+        for (int j = 0; j < 4; ++j) a[m][j] = subgroupShuffle(v[(4 * m + j) / SHARE], uint((4 * m + j) % SHARE));
     } else if (A_SCALAR != 0) {
       for (int m = 0; m < TM; ++m) {
         uint col = a0 + uint(min(m, rows - 1)) + 4u * k * p.lda;
@@ -160,6 +205,7 @@ void main() {
     for (int m = 0; m < TM; ++m)
       for (int r = 0; r < RB; ++r) acc[m][r] += dot(a[m], w[r]);
   }
+  if (!live) return;
   if (VEC_OUT != 0) {
     // Every row of the product is stored (rows == TM), 4 of them per vector: a column of W's
     // rows' outputs lies along consecutive elements (ym = 1), its C term one value (scm = 0).
