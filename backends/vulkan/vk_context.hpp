@@ -188,6 +188,10 @@ class Context {
   VkDeviceSize carve(Block* block, VkDeviceSize size);
   void ensure_staging(VkDeviceSize bytes);
   void upload_chunks(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
+  /// Records one vkCmdCopyBuffer of `regions` (offsets relative to each record, in bounds)
+  /// after the barrier it needs; false, recording nothing, when the source and destination
+  /// spans overlap in one buffer. The caller holds the mutex.
+  bool record_copy(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> regions);
   void download_chunks(void* dst, Buffer* src, size_t src_offset, size_t bytes);
   void retire(bool wait_all);
   void full_barrier(VkCommandBuffer cmd);

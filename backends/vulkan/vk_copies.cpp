@@ -124,26 +124,34 @@ void Context::copy(Buffer* dst, size_t dst_offset, Buffer* src, size_t src_offse
   if (bytes == 0) return;
   if (dst_offset + bytes > dst->size || src_offset + bytes > src->size)
     throw InvalidArgument(str("[", label(), "] device copy of ", bytes, " bytes overruns a buffer"));
-  BindingRange from{src->buffer, src->offset + src_offset, bytes, false};
-  BindingRange to{dst->buffer, dst->offset + dst_offset, bytes, true};
-  if (from.buffer == to.buffer && from.offset < to.offset + bytes && to.offset < from.offset + bytes)
+  if (!record_copy(dst, src, {{src_offset, dst_offset, bytes}}))
     throw InvalidArgument(str("[", label(), "] device copy between overlapping ranges"));
-  access({from, to}, true);
-  VkBufferCopy region{from.offset, to.offset, bytes};
-  vkCmdCopyBuffer(current_, src->buffer, dst->buffer, 1, &region);
-  if (++recorded_ >= chunk_limit) flush(false);
 }
 
 bool Context::copy_regions(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> regions) {
   std::lock_guard lock(mutex);
   if (regions.empty()) return true;
+  for (const VkBufferCopy& r : regions)
+    if (r.size == 0 || r.srcOffset + r.size > src->size || r.dstOffset + r.size > dst->size)
+      throw InvalidArgument(str("[", label(), "] device copy region of ", r.size, " bytes from ", r.srcOffset,
+                                " to ", r.dstOffset, " overruns a buffer (", src->size, " and ", dst->size, " bytes)"));
+  std::vector<std::pair<VkDeviceSize, VkDeviceSize>> written;
+  written.reserve(regions.size());
+  for (const VkBufferCopy& r : regions) written.emplace_back(r.dstOffset, r.size);
+  std::sort(written.begin(), written.end());
+  for (size_t i = 1; i < written.size(); ++i)
+    if (written[i - 1].first + written[i - 1].second > written[i].first)
+      throw InvalidArgument(str("[", label(), "] device copy regions overlap in the destination at ", written[i].first));
+  if (!record_copy(dst, src, std::move(regions))) return false;
+  ++region_copies_recorded;
+  return true;
+}
+
+bool Context::record_copy(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> regions) {
   // The spans the regions cover on each side: the hazard tracking and the overlap check work
   // on those (a span is a superset of its regions, so both stay conservative).
   VkDeviceSize src_lo = UINT64_MAX, src_hi = 0, dst_lo = UINT64_MAX, dst_hi = 0;
   for (VkBufferCopy& r : regions) {
-    if (r.size == 0 || r.srcOffset + r.size > src->size || r.dstOffset + r.size > dst->size)
-      throw InvalidArgument(str("[", label(), "] device copy region of ", r.size, " bytes from ", r.srcOffset,
-                                " to ", r.dstOffset, " overruns a buffer (", src->size, " and ", dst->size, " bytes)"));
     r.srcOffset += src->offset;
     r.dstOffset += dst->offset;
     src_lo = std::min(src_lo, r.srcOffset);
@@ -152,17 +160,9 @@ bool Context::copy_regions(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> r
     dst_hi = std::max(dst_hi, r.dstOffset + r.size);
   }
   if (src->buffer == dst->buffer && src_lo < dst_hi && dst_lo < src_hi) return false;
-  std::vector<std::pair<VkDeviceSize, VkDeviceSize>> written;
-  written.reserve(regions.size());
-  for (const VkBufferCopy& r : regions) written.emplace_back(r.dstOffset, r.size);
-  std::sort(written.begin(), written.end());
-  for (size_t i = 1; i < written.size(); ++i)
-    if (written[i - 1].first + written[i - 1].second > written[i].first)
-      throw InvalidArgument(str("[", label(), "] device copy regions overlap in the destination at ", written[i].first));
   access({BindingRange{src->buffer, src_lo, src_hi - src_lo, false}, BindingRange{dst->buffer, dst_lo, dst_hi - dst_lo, true}},
          true);
   vkCmdCopyBuffer(current_, src->buffer, dst->buffer, static_cast<uint32_t>(regions.size()), regions.data());
-  ++region_copies_recorded;
   if (++recorded_ >= chunk_limit) flush(false);
   return true;
 }

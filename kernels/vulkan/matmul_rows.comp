@@ -161,7 +161,12 @@ void main() {
     vec4 w[RB];
     for (int r = 0; r < RB; ++r) w[r] = texelFetch(W, int(w0 + k * uint(8 * RB) + uint(r)));
     vec4 a[TM];
-    if (SHARE != 0 && A_SCALAR == 0) {
+    if (SHARE != 0 && A_SCALAR != 0) {
+      float v[NQ];
+      for (int q = 0; q < NQ; ++q) v[q] = texelFetch(A, int(min(share_at[q] + 4u * k * p.lda, p.a_last))).x;
+      for (int m = 0; m < TM; ++m)
+        for (int j = 0; j < 4; ++j) a[m][j] = subgroupShuffle(v[(4 * m + j) / SHARE], uint((4 * m + j) % SHARE));
+    } else if (SHARE != 0) {
       uint step = A_T != 0 ? 4u * k * p.lda : k;
       vec4 v[NQ];
       for (int q = 0; q < NQ; ++q) v[q] = texelFetch(A, int(min(share_at[q] + step, p.a_last)));
@@ -178,11 +183,6 @@ void main() {
     } else if (A_T == 0) {
       // Rows past the last read it (not stored).
       for (int m = 0; m < TM; ++m) a[m] = texelFetch(A, int(min(a0 + uint(min(m, rows - 1)) * p.kt + k, p.a_last)));
-    } else if (A_SCALAR != 0 && SHARE != 0) {
-      float v[NQ];
-      for (int q = 0; q < NQ; ++q) v[q] = texelFetch(A, int(min(share_at[q] + 4u * k * p.lda, p.a_last))).x;
-      for (int m = 0; m < TM; ++m)
-        for (int j = 0; j < 4; ++j) a[m][j] = subgroupShuffle(v[(4 * m + j) / SHARE], uint((4 * m + j) % SHARE));
     } else if (A_SCALAR != 0) {
       for (int m = 0; m < TM; ++m) {
         uint col = a0 + uint(min(m, rows - 1)) + 4u * k * p.lda;
