@@ -125,6 +125,43 @@ TEST(Vulkan, BuffersReusedAcrossRuns) {
   EXPECT_EQ(vk::context(0).allocated_bytes(), after_first) << "device memory grew across identical runs";
 }
 
+// A wait for submitted work polls its fence before it blocks in the driver: on a CPU-like
+// device for the whole run (no wait of a short run blocks), with the poll cut to nothing every
+// wait that finds its work unfinished blocks. Both give the same values.
+TEST(Vulkan, WaitsPollThenBlock) {
+  REQUIRE_VULKAN();
+  vk::Context& ctx = vk::context(0);
+  Tensor a = random_tensor({1 << 18});
+  const Tensor a_dev = a.to(kVk);
+  std::vector<float> want(a.numel());
+  for (size_t j = 0; j < want.size(); ++j) {  // the device's sums, in its order
+    float t = a.data<float>()[j];
+    for (int i = 0; i < 20; ++i) t += a.data<float>()[j];
+    want[j] = t;
+  }
+  auto run = [&] {  // a chain of Adds, then its result read back (one wait at least)
+    Tensor t = a_dev;
+    for (int i = 0; i < 20; ++i) t = call_op("Add", {t, a_dev})[0];
+    std::vector<float> got(t.numel());
+    t.copy_to_host(got.data(), got.size() * 4);
+    EXPECT_EQ(got, want);
+  };
+  run();
+  const double poll = ctx.wait_poll_us;
+  if (ctx.caps().type == "cpu") {
+    EXPECT_GE(poll, 1e5) << "a CPU-like device's waits poll for the whole run";
+    const uint64_t waits = ctx.fence_waits, blocked = ctx.blocked_waits;
+    run();
+    EXPECT_GT(ctx.fence_waits, waits);
+    EXPECT_EQ(ctx.blocked_waits, blocked) << "a wait of a short run blocked";
+  }
+  ctx.wait_poll_us = 0;
+  const uint64_t blocked = ctx.blocked_waits;
+  for (int i = 0; i < 3; ++i) run();  // each wait starts as the run's last work is submitted
+  ctx.wait_poll_us = poll;
+  EXPECT_GT(ctx.blocked_waits, blocked) << "with no poll, no wait blocked";
+}
+
 // An upload's last copy waits in the open command buffer (it goes up with whatever reads it
 // next); the next upload through the staging buffer must not overwrite it first, nor a
 // download read the staging buffer before it. Uploads in a row, a kernel reading one of them

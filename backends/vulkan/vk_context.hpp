@@ -134,6 +134,12 @@ class Context {
   /// pass it round (its SHARE constant; kernels/vulkan/matmul.cpp); tests turn it off to reach
   /// the per-lane fetches that devices of another subgroup size run.
   bool shared_rows_operand = true;
+  /// How long a wait for submitted work polls its fence, yielding the core between polls,
+  /// before it blocks in the driver (Context::wait_fence): on a CPU-like device the whole run
+  /// (up to 100 ms), elsewhere 50 us. `fence_waits` counts the waits, `blocked_waits` those
+  /// that found the fence unsignalled when the poll ran out and blocked.
+  double wait_poll_us = 50;
+  uint64_t fence_waits = 0, blocked_waits = 0;
 
   // ---- recording (vk_recorder.cpp) ----
   /// The command buffer being recorded (begun on demand).
