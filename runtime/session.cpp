@@ -391,6 +391,10 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
       for (size_t i = 0; i < step.inputs.size(); ++i)
         if (step.inputs[i] >= 0 && slots[step.inputs[i]].constant.defined())
           readers[first_slot.at(slots[step.inputs[i]].constant.storage().get())].push_back({static_cast<int>(k), i});
+      // A host copy is a read no kernel holds (input index past the step's): it keeps the bytes.
+      for (int hs : step.host_copy_slots)
+        if (hs >= 0 && slots[hs].constant.defined())
+          readers[first_slot.at(slots[hs].constant.storage().get())].push_back({static_cast<int>(k), step.inputs.size()});
       if (step.kind == detail::StepKind::kernel)
         for (size_t i = 0; i < step.outputs.size(); ++i)
           if (step.outputs[i] >= 0 && slots[step.outputs[i]].graph_output)
@@ -475,6 +479,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
             for (size_t i = 0; i < step.outputs.size(); ++i)
               ctx.outputs[i] = step.outputs[i] < 0 ? Tensor() : slots[step.outputs[i]].tensor;
             ctx.constant_inputs = step.constant_inputs;
+            for (size_t i = 0; i < step.host_copy_slots.size(); ++i)
+              ctx.host_copies[i] = step.host_copy_slots[i] < 0 ? Tensor() : slots[step.host_copy_slots[i]].tensor;
             detail::run_kernel(*step.kernel, ctx);
             break;
           }

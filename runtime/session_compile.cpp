@@ -75,6 +75,23 @@ int Compiler::slot_on(int v, Device device, int plan_node) {
   return dst;
 }
 
+// The slot holding value `v` on the host for a device kernel that reads it there
+// (OpSchema::checked_inputs), or -1: a constant's host tensor, an output of the host prologue,
+// or an index graph input, bound to the caller's tensor on the cpu as the prologue's are. Each
+// is filled before any device step runs; another value would have to be read back.
+int Compiler::host_copy_slot(int v, int plan_node) {
+  CValue& cv = values_.at(v);
+  if (cv.constant.defined()) return slot_on(v, Device::cpu(), plan_node);
+  if (!cv.host_side) return -1;
+  if (auto it = cv.on.find(Device::cpu()); it != cv.on.end()) return it->second;
+  if (cv.graph_input < 0) return -1;
+  int hs = new_slot(cv.shape, cv.dtype, Device::cpu());
+  plan_->slots[hs].graph_input = cv.graph_input;
+  plan_->host_input_slots.emplace_back(cv.graph_input, hs);
+  cv.on[Device::cpu()] = hs;
+  return hs;
+}
+
 void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
                            Device device, const std::vector<int>& ins, const std::vector<int>& outs,
                            const std::string& name, int plan_node) {
@@ -97,6 +114,12 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
                 std::find(op.host_inputs.begin(), op.host_inputs.end(), static_cast<int>(i)) != op.host_inputs.end();
     step.inputs.push_back(slot_on(v, host ? Device::cpu() : device, plan_node));
   }
+  if (device.type != DeviceType::cpu && !op.checked_inputs.empty()) {
+    step.host_copy_slots.assign(step.inputs.size(), -1);
+    for (int i : op.checked_inputs)
+      if (i >= 0 && static_cast<size_t>(i) < ins.size() && step.inputs[i] >= 0)
+        step.host_copy_slots[i] = host_copy_slot(ins[i], plan_node);
+  }
   for (int v : outs) {
     if (v < 0 || !values_.at(v).present) {
       step.outputs.push_back(-1);
@@ -118,6 +141,7 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
   step.ctx.backend = &backend_for(device);
   step.ctx.inputs.resize(step.inputs.size());
   step.ctx.outputs.resize(step.outputs.size());
+  if (!step.host_copy_slots.empty()) step.ctx.host_copies.resize(step.inputs.size());
   plan_->steps.push_back(std::move(step));
 }
 
@@ -144,10 +168,18 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
   // (an output read for a shape later, or an op whose output shape follows its inputs'
   // values); everything else runs on the device as usual, so one such input does not move
   // the whole model onto the cpu.
+  // Also where a device kernel checks the values as indices on the host: folded, they are
+  // there already, and need not be read back from the device each run.
+  bool for_indices = false;
   if (all_constant && from_input && depth == 0 && op.host_inputs.empty()) {
-    bool needed = false;
-    for (int v : outs) needed |= v >= 0 && static_cast<size_t>(v) < host_needed_.size() && host_needed_[v];
-    all_constant = needed;
+    bool for_shapes = false;
+    for (int v : outs)
+      if (v >= 0 && static_cast<size_t>(v) < host_needed_.size()) {
+        for_shapes |= host_needed_[v];
+        for_indices |= checked_needed_[v];
+      }
+    for_indices = for_indices && !for_shapes;
+    all_constant = for_shapes || for_indices;
   }
   auto mark = [&](Path path, std::string reason, Device device) {
     if (depth == 0 && plan_node >= 0) {
@@ -206,9 +238,11 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       cv.from_input = from_input;
     }
     mark(Path::folded,
-         from_input ? "computed on the cpu when the plan is made: shapes depend on it, and its inputs follow "
-                      "from input values that decide shapes (one plan per distinct value)"
-                    : "inputs are constants: computed once when the session compiles",
+         for_indices ? "computed on the cpu when the plan is made: a device kernel checks its values as indices there, "
+                       "and its inputs follow from input values that decide shapes (one plan per distinct value)"
+         : from_input ? "computed on the cpu when the plan is made: shapes depend on it, and its inputs follow "
+                        "from input values that decide shapes (one plan per distinct value)"
+                      : "inputs are constants: computed once when the session compiles",
          Device::cpu());
     return;
   }
@@ -407,6 +441,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
                                     const std::vector<Tensor>& input_values) {
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
+  checked_needed_ = checked_index_values(graph_);
   low_ = low_precision_dtype(options_.precision, options_.device);
   low_in_f32_ = low_precision_in_f32(low_, options_.device);
   if (std::string why = low_precision_not_fast(low_, options_.device); !why.empty() && low_in_f32_.empty())
@@ -584,9 +619,12 @@ void Compiler::plan_memory() {
   for (auto& kept : plan_->kept_slots)
     if (slots[root(kept.second)].graph_input < 0) slots[root(kept.second)].graph_output = true;
   std::vector<int> last_use(slots.size(), -1);
-  for (size_t i = 0; i < plan_->steps.size(); ++i)
+  for (size_t i = 0; i < plan_->steps.size(); ++i) {
     for (int s : plan_->steps[i].inputs)
       if (s >= 0) last_use[root(s)] = static_cast<int>(i);
+    for (int s : plan_->steps[i].host_copy_slots)
+      if (s >= 0) last_use[root(s)] = static_cast<int>(i);
+  }
   for (size_t s = 0; s < slots.size(); ++s) slots[s].last_use = last_use[s];
   auto pooled = [&](int s) {
     const Slot& sl = slots[s];
@@ -627,6 +665,7 @@ void Compiler::plan_memory() {
         free_list.push_back(slots[r].buffer);
     };
     for (int s : step.inputs) release(s);
+    for (int s : step.host_copy_slots) release(s);
     for (int s : step.outputs) release(s);  // values nothing reads
   }
 }
@@ -649,6 +688,21 @@ std::vector<bool> shape_deciding_values(const Graph& graph) {
     bool out_needed = false;
     for (int v : n.outputs) out_needed |= v >= 0 && needed[v];
     // Shape reads only the shape of its input, which is known anyway.
+    if (out_needed && n.op->name != "Shape")
+      for (int v : n.inputs)
+        if (v >= 0) needed[v] = true;
+  }
+  return needed;
+}
+
+std::vector<bool> checked_index_values(const Graph& graph) {
+  std::vector<bool> needed(graph.values.size(), false);
+  for (size_t i = graph.nodes.size(); i-- > 0;) {
+    const Node& n = graph.nodes[i];
+    for (int h : n.op->checked_inputs)
+      if (h < static_cast<int>(n.inputs.size()) && n.inputs[h] >= 0) needed[n.inputs[h]] = true;
+    bool out_needed = false;
+    for (int v : n.outputs) out_needed |= v >= 0 && needed[v];
     if (out_needed && n.op->name != "Shape")
       for (int v : n.inputs)
         if (v >= 0) needed[v] = true;

@@ -92,6 +92,7 @@ class Compiler {
     return static_cast<int>(plan_->slots.size() - 1);
   }
   int slot_on(int v, Device device, int plan_node);
+  int host_copy_slot(int v, int plan_node);
   void emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
                    Device device, const std::vector<int>& ins, const std::vector<int>& outs,
                    const std::string& name, int plan_node);
@@ -129,6 +130,7 @@ class Compiler {
   std::unique_ptr<Plan> plan_;
   std::vector<CValue> values_;
   std::vector<bool> host_needed_;  // graph values whose contents decide shapes
+  std::vector<bool> checked_needed_;  // graph values that become checked indices (checked_index_values)
   PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
   DType low_ = DType::f32;           // the session's compute format for f32 work
   std::string low_slow_;             // why low_ is not among the device's fast formats ("" when it is)

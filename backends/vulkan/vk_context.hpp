@@ -120,6 +120,7 @@ class Context {
   // ---- copies (vk_copies.cpp) ----
   void upload(Buffer* dst, size_t dst_offset, const void* src, size_t bytes);
   void download(void* dst, Buffer* src, size_t src_offset, size_t bytes);
+  uint64_t downloads = 0;  ///< calls of download: each waits for the device
   void copy(Buffer* dst, size_t dst_offset, Buffer* src, size_t src_offset, size_t bytes);
   /// One transfer command moving several byte ranges from `src` to `dst` (offsets relative to
   /// each record). The destination ranges must not overlap one another. Records nothing and

@@ -87,6 +87,7 @@ void Context::upload_chunks(Buffer* dst, size_t dst_offset, const void* src, siz
 
 void Context::download(void* dst, Buffer* src, size_t src_offset, size_t bytes) {
   std::lock_guard lock(mutex);
+  ++downloads;
   if (src_offset + bytes > src->size)
     throw InvalidArgument(str("[", label(), "] download of ", bytes, " bytes at ", src_offset,
                               " overruns a buffer of ", src->size));

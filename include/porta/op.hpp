@@ -87,8 +87,17 @@ struct KernelContext {
   /// calls: a kernel whose weights stream from memory may tell from it whether they all stay
   /// in cache from one run to the next, and skip prefetching them (kernels/cpu/cache_size.hpp).
   int64_t session_constant_bytes = 0;
+  /// In a session, per input: for the op's checked_inputs on a device, the input's value on
+  /// the host where the session knows it there (same shape, dtype and values as in(i));
+  /// undefined otherwise. Empty for eager calls.
+  std::vector<Tensor> host_copies;
 
   const Tensor& in(size_t i) const { return inputs.at(i); }
+  /// Input i's values on the host: its host copy, else in(i) read back (which waits for the
+  /// device's work so far).
+  Tensor on_host(size_t i) const {
+    return i < host_copies.size() && host_copies[i].defined() ? host_copies[i] : inputs.at(i).to(Device::cpu());
+  }
   bool is_constant_input(size_t i) const { return i < 64 && ((constant_inputs >> i) & 1); }
   Tensor& out(size_t i) { return outputs.at(i); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
@@ -265,6 +274,13 @@ struct OpSchema {
   KernelFn reference;
   CompositeFn composite;            ///< optional
   std::vector<int> host_inputs;     ///< inputs whose values decide output shapes
+  /// Inputs whose values a device's kernels read on the host before their work (indices they
+  /// check, so an index out of range is an error and never a read out of bounds). Where a
+  /// session knows such a value on the host (a constant, a graph input the caller passed, an
+  /// output of the host prologue) it hands it over in KernelContext::host_copies, and it folds
+  /// a chain of constants that ends there, so the kernel does not wait for the device to read
+  /// its indices back.
+  std::vector<int> checked_inputs;
   int dispatch_input = 0;           ///< input whose dtype selects the kernel (-1: output 0)
   bool alias_input0 = false;        ///< output 0 may share input 0's memory (reshape-like)
   std::function<std::vector<OpCase>()> cases;

@@ -10,9 +10,9 @@
 namespace porta::vk {
 namespace {
 
-// The validated indices as an int32 device tensor. Indices that are a session constant are
-// read back and checked once per step (ctx.state), not on every run: each read waits for the
-// device.
+// The validated indices as an int32 device tensor. Each read back waits for the device, so
+// the indices come from the session's host copy where it has one (KernelContext::host_copies),
+// and indices that are a session constant are checked once per step (ctx.state).
 Tensor device_indices(KernelContext& ctx, int64_t axis, int64_t dim) {
   struct Cached {
     const void* storage;
@@ -26,7 +26,7 @@ Tensor device_indices(KernelContext& ctx, int64_t axis, int64_t dim) {
   if (cached && cached->storage == indices.storage().get() && cached->offset == indices.offset() &&
       cached->data_shape == data.shape() && cached->axis == axis)
     return cached->indices;
-  std::vector<int64_t> raw = opdef::host_index_values(indices.to(Device::cpu()));
+  std::vector<int64_t> raw = opdef::host_index_values(ctx.on_host(1));
   std::vector<int32_t> idx(raw.size());
   for (size_t j = 0; j < raw.size(); ++j) {
     opdef::check_gather_index(raw[j], dim, axis, data.shape());

@@ -1,5 +1,5 @@
 // GatherElements, GatherND, ScatterElements, ScatterND on vulkan. As for Gather, the indices
-// are read and checked on the host (an index out of range is a ShapeError, never an
+// are read (from the session's host copy where it has one) and checked on the host (an index out of range is a ShapeError, never an
 // out-of-bounds access) and turned into int32 plans (ops/gather_util.hpp):
 //  - the gathers become rows of `slice` elements moved by gather.comp (raw bits, every dtype);
 //  - the scatters copy the data into the output, then scatter.comp applies the updates grouped
@@ -19,7 +19,9 @@ namespace {
 
 using opdef::ScatterReduction;
 
-std::vector<int64_t> indices_on_host(const Tensor& ind) { return opdef::host_index_values(ind.to(Device::cpu())); }
+// Input 1's indices on the host: the session's host copy where it has one, else read back
+// (which waits for the device).
+std::vector<int64_t> indices_on_host(const KernelContext& ctx) { return opdef::host_index_values(ctx.on_host(1)); }
 
 Tensor int32_on_device(const KernelContext& ctx, const std::vector<int64_t>& v) {
   std::vector<int32_t> w(v.begin(), v.end());  // < 2^31: fits_bindings bounds element counts
@@ -49,14 +51,14 @@ void gather_elements_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &ind = ctx.in(1);
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "GatherElements");
   std::vector<int64_t> offsets =
-      opdef::element_offsets("GatherElements", x.shape(), ind.shape(), axis, indices_on_host(ind));
+      opdef::element_offsets("GatherElements", x.shape(), ind.shape(), axis, indices_on_host(ctx));
   gather_rows(ctx, x, ctx.out(0), offsets, 1);
 }
 
 void gather_nd_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &ind = ctx.in(1);
   opdef::NdPlan plan =
-      opdef::nd_plan("GatherND", x.shape(), ind.shape(), ctx.attrs->get_int("batch_dims"), indices_on_host(ind));
+      opdef::nd_plan("GatherND", x.shape(), ind.shape(), ctx.attrs->get_int("batch_dims"), indices_on_host(ctx));
   gather_rows(ctx, x, ctx.out(0), plan.rows, plan.slice);
 }
 
@@ -104,14 +106,14 @@ void scatter_elements_vulkan(KernelContext& ctx) {
   int64_t axis = opdef::normalize_axis(ctx.attrs->get_int("axis"), x.rank(), "ScatterElements");
   ScatterReduction r = opdef::scatter_reduction(*ctx.attrs, "ScatterElements");
   std::vector<int64_t> offsets =
-      opdef::element_offsets("ScatterElements", x.shape(), ind.shape(), axis, indices_on_host(ind));
+      opdef::element_offsets("ScatterElements", x.shape(), ind.shape(), axis, indices_on_host(ctx));
   scatter_rows(ctx, x, upd, ctx.out(0), offsets, 1, r);
 }
 
 void scatter_nd_vulkan(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &ind = ctx.in(1), &upd = ctx.in(2);
   ScatterReduction r = opdef::scatter_reduction(*ctx.attrs, "ScatterND");
-  opdef::NdPlan plan = opdef::nd_plan("ScatterND", x.shape(), ind.shape(), 0, indices_on_host(ind));
+  opdef::NdPlan plan = opdef::nd_plan("ScatterND", x.shape(), ind.shape(), 0, indices_on_host(ctx));
   scatter_rows(ctx, x, upd, ctx.out(0), plan.rows, plan.slice, r);
 }
 

@@ -1,0 +1,125 @@
+// Indices a device kernel checks on the host (OpSchema::checked_inputs: Gather, GatherND and
+// the rest of the family) come from the session's host copy where it has one: an index graph
+// input the caller passed, a constant, or a chain of constants folded for the purpose (NonZero
+// of a mask, transposed, as PyTorch exports boolean indexing). A run then reads nothing back
+// from the device before its outputs (on vulkan:0, counted: each read back waits for the
+// device). Values against a float64 reference computed here; a bad index in the caller's
+// tensor is still the op's ShapeError.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "porta/backend.hpp"
+#include "porta/session.hpp"
+#include "tests/onnx_graph_builder.hpp"
+#include "tests/test_util.hpp"
+#include "backends/vulkan/vk_context.hpp"
+
+namespace porta::test {
+namespace {
+
+void set_int64(onnx::GraphProto* g, const std::string& input) {
+  for (onnx::ValueInfoProto& v : *g->mutable_input())
+    if (v.name() == input) v.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+}
+
+// Reads back from a Vulkan device so far (0 on other devices: nothing counts them there).
+uint64_t downloads(Device d) { return d.type == DeviceType::vulkan ? vk::context(d.index).downloads : 0; }
+
+// y = Relu(Gather(x, ids)): x [10, 4] (the device's), ids [7] an index input.
+TEST(HostCopies, GatherIndicesFromAGraphInputAreNotReadBack) {
+  OnnxGraph g;
+  g.input("x", {10, 4});
+  g.input("ids", {7});
+  set_int64(g.g, "ids");
+  g.node("Gather", {"x", "ids"}, "rows")->set_name("gather");
+  g.node("Relu", {"rows"}, "y");
+  g.output("y", {7, 4});
+  const Tensor x = random_f32({10, 4}, -1, 1);
+  const std::vector<double> ids{3, 0, 9, -1, 3, 5, -10};
+  const std::vector<double> xv = x.to_doubles();
+  std::vector<double> want;
+  for (double i : ids) {
+    const int64_t r = static_cast<int64_t>(i < 0 ? i + 10 : i);
+    for (int64_t c = 0; c < 4; ++c) want.push_back(std::max(xv[r * 4 + c], 0.0));
+  }
+  const std::map<std::string, Tensor> in{{"x", x}, {"ids", Tensor::from_values(ids, {7}, DType::i64)}};
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s(g.model(), o);
+    s.run(in);
+    const uint64_t before = downloads(d);
+    std::vector<Tensor> out = s.run(in);
+    EXPECT_EQ(downloads(d), before) << "the run read its indices back from the device";
+    Comparison c = compare(out.at(0), Tensor::from_values(want, {7, 4}, DType::f64), 1e-6);
+    EXPECT_TRUE(c.ok) << c.message;
+    // An index outside the axis in the caller's tensor is still the op's error.
+    std::map<std::string, Tensor> bad = in;
+    bad["ids"] = Tensor::from_values({0, 1, 2, 3, 4, 5, 10}, {7}, DType::i64);
+    const std::string msg = error_message<ShapeError>([&] { s.run(bad).at(0).to(Device::cpu()); });
+    EXPECT_NE(msg.find("Gather"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("10"), std::string::npos) << msg;
+  }
+}
+
+// The tokens that are not padding: GatherND(emb, Transpose(NonZero(Not(Equal(ids, 0))))) over
+// the embedding rows of the ids. The ids decide a shape (NonZero's count), so the mask's chain
+// is computed when the plan is made, and the Transpose after NonZero, which shapes do not
+// need, is folded too because GatherND checks its values as indices.
+TEST(HostCopies, IndexChainsOfAShapeDecidingInputAreFolded) {
+  OnnxGraph g;
+  g.input("ids", {2, 5});
+  set_int64(g.g, "ids");
+  g.input("table", {6, 4});
+  onnx::TensorProto* zero = g.g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(onnx::TensorProto::INT64);
+  zero->add_int64_data(0);
+  g.node("Gather", {"table", "ids"}, "emb");
+  g.node("Equal", {"ids", "zero"}, "pad");
+  g.node("Not", {"pad"}, "keep");
+  g.node("NonZero", {"keep"}, "where");
+  onnx::NodeProto* t = g.node("Transpose", {"where"}, "tuples");
+  t->set_name("transpose");
+  onnx::AttributeProto* perm = t->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t a : {1, 0}) perm->add_ints(a);
+  g.node("GatherND", {"emb", "tuples"}, "y");
+  g.output("y", {6, 4});
+  const Tensor table = random_f32({6, 4}, -1, 1);
+  const std::vector<double> ids{4, 0, 2, 0, 5, 1, 1, 0, 3, 0};
+  const std::vector<double> tv = table.to_doubles();
+  std::vector<double> want;
+  for (double i : ids)
+    if (i != 0)
+      for (int64_t c = 0; c < 4; ++c) want.push_back(tv[static_cast<int64_t>(i) * 4 + c]);
+  const std::map<std::string, Tensor> in{{"ids", Tensor::from_values(ids, {2, 5}, DType::i64)}, {"table", table}};
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s(g.model(), o);
+    if (d.type != DeviceType::cpu) {
+      const NodePlan& p = plan_of_node(s.plan(in), "transpose");
+      EXPECT_EQ(p.path, Path::folded) << p.reason;
+      EXPECT_NE(p.reason.find("checks its values as indices"), std::string::npos) << p.reason;
+    }
+    s.run(in);
+    const uint64_t before = downloads(d);
+    std::vector<Tensor> out = s.run(in);
+    EXPECT_EQ(downloads(d), before) << "the run read its indices back from the device";
+    ASSERT_EQ(out.at(0).shape(), (Shape{6, 4}));
+    Comparison c = compare(out.at(0), Tensor::from_values(want, {6, 4}, DType::f64), 1e-6);
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
+}  // namespace
+}  // namespace porta::test
