@@ -67,6 +67,41 @@ TEST(HostCopies, GatherIndicesFromAGraphInputAreNotReadBack) {
   }
 }
 
+// ScatterND(x, idx, upd) with idx an index input: the scatters read their indices the same way.
+TEST(HostCopies, ScatterIndicesFromAGraphInputAreNotReadBack) {
+  OnnxGraph g;
+  g.input("x", {5, 3});
+  g.input("idx", {2, 1});
+  set_int64(g.g, "idx");
+  g.input("upd", {2, 3});
+  g.node("ScatterND", {"x", "idx", "upd"}, "y");
+  g.output("y", {5, 3});
+  const Tensor x = random_f32({5, 3}, -1, 1), upd = random_f32({2, 3}, -1, 1);
+  std::vector<double> want = x.to_doubles();
+  const std::vector<double> uv = upd.to_doubles();
+  const int64_t rows[2] = {4, 1};
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) want[rows[r] * 3 + c] = uv[r * 3 + c];
+  const std::map<std::string, Tensor> in{{"x", x}, {"idx", Tensor::from_values({4, -4}, {2, 1}, DType::i64)}, {"upd", upd}};
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s(g.model(), o);
+    s.run(in);
+    const uint64_t before = downloads(d);
+    std::vector<Tensor> out = s.run(in);
+    EXPECT_EQ(downloads(d), before) << "the run read its indices back from the device";
+    Comparison c = compare(out.at(0), Tensor::from_values(want, {5, 3}, DType::f64), 1e-6);
+    EXPECT_TRUE(c.ok) << c.message;
+    std::map<std::string, Tensor> bad = in;
+    bad["idx"] = Tensor::from_values({5, 0}, {2, 1}, DType::i64);
+    const std::string msg = error_message<ShapeError>([&] { s.run(bad).at(0).to(Device::cpu()); });
+    EXPECT_NE(msg.find("ScatterND"), std::string::npos) << msg;
+  }
+}
+
 // The tokens that are not padding: GatherND(emb, Transpose(NonZero(Not(Equal(ids, 0))))) over
 // the embedding rows of the ids. The ids decide a shape (NonZero's count), so the mask's chain
 // is computed when the plan is made, and the Transpose after NonZero, which shapes do not
