@@ -11,6 +11,7 @@ PORTA_REGISTER_OP(Clip) {
   OpSchema s;
   s.name = "Clip";
   s.inputs = {"input", "min?", "max?"};
+  s.host_read_inputs = {1, 2};
   s.outputs = {"output"};
   s.infer = [](InferContext& ctx) {
     require_dtype(ctx, 0, kNumeric);

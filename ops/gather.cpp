@@ -16,7 +16,7 @@ PORTA_REGISTER_OP(Gather) {
   OpSchema s;
   s.name = "Gather";
   s.inputs = {"data", "indices"};
-  s.checked_inputs = {1};
+  s.host_read_inputs = {1};
   s.outputs = {"output"};
   s.attrs = {attr_int("axis", 0)};
   s.infer = [](InferContext& ctx) {

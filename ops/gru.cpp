@@ -116,6 +116,7 @@ PORTA_REGISTER_OP(GRU) {
   OpSchema s;
   s.name = "GRU";
   s.inputs = {"X", "W", "R", "B?", "sequence_lens?", "initial_h?"};
+  s.host_read_inputs = {4};
   s.outputs = {"Y?", "Y_h?"};
   s.attrs = rnn_attrs();
   s.attrs.push_back(attr_int("linear_before_reset", 0));

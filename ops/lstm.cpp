@@ -111,6 +111,7 @@ PORTA_REGISTER_OP(LSTM) {
   OpSchema s;
   s.name = "LSTM";
   s.inputs = {"X", "W", "R", "B?", "sequence_lens?", "initial_h?", "initial_c?", "P?"};
+  s.host_read_inputs = {4};
   s.outputs = {"Y?", "Y_h?", "Y_c?"};
   s.attrs = rnn_attrs();
   s.attrs.push_back(attr_int("input_forget", 0));

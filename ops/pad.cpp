@@ -14,6 +14,7 @@ PORTA_REGISTER_OP(Pad) {
   s.outputs = {"output"};
   s.attrs = {attr_string("mode", "constant")};
   s.host_inputs = {1};
+  s.host_read_inputs = {2};
   s.infer = [](InferContext& ctx) {
     if (ctx.has_input(3))
       throw Unsupported("[Pad] expected no axes input (opset 18's axes is not supported), got one");

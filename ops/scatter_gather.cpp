@@ -206,7 +206,7 @@ PORTA_REGISTER_OP(GatherElements) {
   OpSchema s;
   s.name = "GatherElements";
   s.inputs = {"data", "indices"};
-  s.checked_inputs = {1};
+  s.host_read_inputs = {1};
   s.outputs = {"output"};
   s.attrs = {attr_int("axis", 0)};
   s.infer = [](InferContext& ctx) {
@@ -248,7 +248,7 @@ PORTA_REGISTER_OP(GatherND) {
   OpSchema s;
   s.name = "GatherND";
   s.inputs = {"data", "indices"};
-  s.checked_inputs = {1};
+  s.host_read_inputs = {1};
   s.outputs = {"output"};
   s.attrs = {attr_int("batch_dims", 0)};
   s.infer = [](InferContext& ctx) {
@@ -303,7 +303,7 @@ PORTA_REGISTER_OP(ScatterElements) {
   OpSchema s;
   s.name = "ScatterElements";
   s.inputs = {"data", "indices", "updates"};
-  s.checked_inputs = {1};
+  s.host_read_inputs = {1};
   s.outputs = {"output"};
   s.attrs = {attr_int("axis", 0), attr_string("reduction", "none")};
   s.infer = [](InferContext& ctx) {
@@ -365,7 +365,7 @@ PORTA_REGISTER_OP(ScatterND) {
   OpSchema s;
   s.name = "ScatterND";
   s.inputs = {"data", "indices", "updates"};
-  s.checked_inputs = {1};
+  s.host_read_inputs = {1};
   s.outputs = {"output"};
   s.attrs = {attr_string("reduction", "none")};
   s.infer = [](InferContext& ctx) {

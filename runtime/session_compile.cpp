@@ -76,7 +76,7 @@ int Compiler::slot_on(int v, Device device, int plan_node) {
 }
 
 // The slot holding value `v` on the host for a device kernel that reads it there
-// (OpSchema::checked_inputs), or -1: a constant's host tensor, an output of the host prologue,
+// (OpSchema::host_read_inputs), or -1: a constant's host tensor, an output of the host prologue,
 // or an index graph input, bound to the caller's tensor on the cpu as the prologue's are. Each
 // is filled before any device step runs; another value would have to be read back.
 int Compiler::host_copy_slot(int v, int plan_node) {
@@ -114,9 +114,9 @@ void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const Ke
                 std::find(op.host_inputs.begin(), op.host_inputs.end(), static_cast<int>(i)) != op.host_inputs.end();
     step.inputs.push_back(slot_on(v, host ? Device::cpu() : device, plan_node));
   }
-  if (device.type != DeviceType::cpu && !op.checked_inputs.empty()) {
+  if (device.type != DeviceType::cpu && !op.host_read_inputs.empty()) {
     step.host_copy_slots.assign(step.inputs.size(), -1);
-    for (int i : op.checked_inputs)
+    for (int i : op.host_read_inputs)
       if (i >= 0 && static_cast<size_t>(i) < ins.size() && step.inputs[i] >= 0)
         step.host_copy_slots[i] = host_copy_slot(ins[i], plan_node);
   }
@@ -168,18 +168,18 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
   // (an output read for a shape later, or an op whose output shape follows its inputs'
   // values); everything else runs on the device as usual, so one such input does not move
   // the whole model onto the cpu.
-  // Also where a device kernel checks the values as indices on the host: folded, they are
-  // there already, and need not be read back from the device each run.
-  bool for_indices = false;
+  // Also where a device kernel reads the values on the host (OpSchema::host_read_inputs):
+  // folded, they are there already, and need not be read back from the device each run.
+  bool for_host_reads = false;
   if (all_constant && from_input && depth == 0 && op.host_inputs.empty()) {
     bool for_shapes = false;
     for (int v : outs)
       if (v >= 0 && static_cast<size_t>(v) < host_needed_.size()) {
         for_shapes |= host_needed_[v];
-        for_indices |= checked_needed_[v];
+        for_host_reads |= host_read_needed_[v];
       }
-    for_indices = for_indices && !for_shapes;
-    all_constant = for_shapes || for_indices;
+    for_host_reads = for_host_reads && !for_shapes;
+    all_constant = for_shapes || for_host_reads;
   }
   auto mark = [&](Path path, std::string reason, Device device) {
     if (depth == 0 && plan_node >= 0) {
@@ -238,7 +238,7 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
       cv.from_input = from_input;
     }
     mark(Path::folded,
-         for_indices ? "computed on the cpu when the plan is made: a device kernel checks its values as indices there, "
+         for_host_reads ? "computed on the cpu when the plan is made: a device kernel reads its values there, "
                        "and its inputs follow from input values that decide shapes (one plan per distinct value)"
          : from_input ? "computed on the cpu when the plan is made: shapes depend on it, and its inputs follow "
                         "from input values that decide shapes (one plan per distinct value)"
@@ -441,7 +441,7 @@ std::unique_ptr<Plan> Compiler::run(const std::vector<Shape>& input_shapes,
                                     const std::vector<Tensor>& input_values) {
   values_.resize(graph_.values.size());
   host_needed_ = shape_deciding_values(graph_);
-  checked_needed_ = checked_index_values(graph_);
+  host_read_needed_ = host_read_values(graph_);
   low_ = low_precision_dtype(options_.precision, options_.device);
   low_in_f32_ = low_precision_in_f32(low_, options_.device);
   if (std::string why = low_precision_not_fast(low_, options_.device); !why.empty() && low_in_f32_.empty())
@@ -695,11 +695,11 @@ std::vector<bool> shape_deciding_values(const Graph& graph) {
   return needed;
 }
 
-std::vector<bool> checked_index_values(const Graph& graph) {
+std::vector<bool> host_read_values(const Graph& graph) {
   std::vector<bool> needed(graph.values.size(), false);
   for (size_t i = graph.nodes.size(); i-- > 0;) {
     const Node& n = graph.nodes[i];
-    for (int h : n.op->checked_inputs)
+    for (int h : n.op->host_read_inputs)
       if (h < static_cast<int>(n.inputs.size()) && n.inputs[h] >= 0) needed[n.inputs[h]] = true;
     bool out_needed = false;
     for (int v : n.outputs) out_needed |= v >= 0 && needed[v];

@@ -130,7 +130,7 @@ class Compiler {
   std::unique_ptr<Plan> plan_;
   std::vector<CValue> values_;
   std::vector<bool> host_needed_;  // graph values whose contents decide shapes
-  std::vector<bool> checked_needed_;  // graph values that become checked indices (checked_index_values)
+  std::vector<bool> host_read_needed_;  // graph values device kernels read on the host (host_read_values)
   PrecisionCache* cache_ = nullptr;  // weights in the low format, kept by the session
   DType low_ = DType::f32;           // the session's compute format for f32 work
   std::string low_slow_;             // why low_ is not among the device's fast formats ("" when it is)

@@ -45,7 +45,7 @@ struct Step {
   KernelContext ctx;                 ///< prebuilt; tensors rebound each run
   uint64_t constant_inputs = 0;      ///< bit i: input i is a constant slot (see constant_inputs())
   /// Per input (or empty): the cpu slot holding input i's value for KernelContext::host_copies
-  /// (the op's checked_inputs on a device: Compiler::host_copy_slot), -1 where there is none.
+  /// (the op's host_read_inputs on a device: Compiler::host_copy_slot), -1 where there is none.
   std::vector<int> host_copy_slots;
   int plan_node = -1;                ///< index into Plan::nodes for reports
   /// Runs in the host prologue: before every device step (its inputs are known on the host).
@@ -139,8 +139,8 @@ void concat_into_batch_norm(Plan& plan);
 std::vector<bool> shape_deciding_inputs(const Graph& graph);
 /// The same over all graph values: those whose contents decide a shape somewhere.
 std::vector<bool> shape_deciding_values(const Graph& graph);
-/// Graph values read as a device kernel's checked indices (OpSchema::checked_inputs), and
-/// those they are computed from.
-std::vector<bool> checked_index_values(const Graph& graph);
+/// Graph values a device kernel reads on the host (OpSchema::host_read_inputs), and those
+/// they are computed from.
+std::vector<bool> host_read_values(const Graph& graph);
 
 }  // namespace porta::detail

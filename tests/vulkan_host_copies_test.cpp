@@ -1,5 +1,6 @@
-// Indices a device kernel checks on the host (OpSchema::checked_inputs: Gather, GatherND and
-// the rest of the family) come from the session's host copy where it has one: an index graph
+// Values a device kernel reads on the host (OpSchema::host_read_inputs: the indices Gather,
+// GatherND and the rest of the family check, Clip's bounds, Pad's value) come from the
+// session's host copy where it has one: an index graph
 // input the caller passed, a constant, or a chain of constants folded for the purpose (NonZero
 // of a mask, transposed, as PyTorch exports boolean indexing). A run then reads nothing back
 // from the device before its outputs (on vulkan:0, counted: each read back waits for the
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -102,10 +104,62 @@ TEST(HostCopies, ScatterIndicesFromAGraphInputAreNotReadBack) {
   }
 }
 
+// Scalars a kernel passes as constants: Pad's value and an integer Clip's bounds, session
+// constants, reach the device steps as host copies (before, each run read them back).
+TEST(HostCopies, ScalarConstantsAreNotReadBack) {
+  OnnxGraph g;
+  g.input("x", {3, 4});
+  auto int_constant = [&](const std::string& name, int type, const Shape& dims, const std::vector<int64_t>& v) {
+    onnx::TensorProto* t = g.g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t x : v) {
+      if (type == onnx::TensorProto::INT64) t->add_int64_data(x);
+      else t->add_int32_data(static_cast<int32_t>(x));
+    }
+  };
+  int_constant("pads", onnx::TensorProto::INT64, {4}, {0, 1, 0, 1});
+  g.initializer("value", {}, {2.5f});
+  int_constant("lo", onnx::TensorProto::INT32, {}, {-1});
+  int_constant("hi", onnx::TensorProto::INT32, {}, {1});
+  g.node("Pad", {"x", "pads", "value"}, "padded");
+  onnx::NodeProto* cast = g.node("Cast", {"padded"}, "ints");
+  onnx::AttributeProto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::INT32);
+  g.node("Clip", {"ints", "lo", "hi"}, "y");
+  g.output("y", {3, 6});
+  for (onnx::ValueInfoProto& v : *g.g->mutable_output())
+    v.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+  const Tensor x = random_f32({3, 4}, -3, 3);
+  const std::vector<double> xv = x.to_doubles();
+  std::vector<double> want;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 6; ++c) {
+      const double v = c == 0 || c == 5 ? 2.5 : xv[r * 4 + c - 1];
+      want.push_back(std::min(std::max(std::trunc(v), -1.0), 1.0));
+    }
+  const std::map<std::string, Tensor> in{{"x", x}};
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s(g.model(), o);
+    s.run(in);
+    const uint64_t before = downloads(d);
+    std::vector<Tensor> out = s.run(in);
+    EXPECT_EQ(downloads(d), before) << "the run read a constant back from the device";
+    EXPECT_EQ(out.at(0).to(Device::cpu()).to_doubles(), want);
+  }
+}
+
 // The tokens that are not padding: GatherND(emb, Transpose(NonZero(Not(Equal(ids, 0))))) over
 // the embedding rows of the ids. The ids decide a shape (NonZero's count), so the mask's chain
 // is computed when the plan is made, and the Transpose after NonZero, which shapes do not
-// need, is folded too because GatherND checks its values as indices.
+// need, is folded too because GatherND reads its values on the host.
 TEST(HostCopies, IndexChainsOfAShapeDecidingInputAreFolded) {
   OnnxGraph g;
   g.input("ids", {2, 5});
@@ -144,7 +198,7 @@ TEST(HostCopies, IndexChainsOfAShapeDecidingInputAreFolded) {
     if (d.type != DeviceType::cpu) {
       const NodePlan& p = plan_of_node(s.plan(in), "transpose");
       EXPECT_EQ(p.path, Path::folded) << p.reason;
-      EXPECT_NE(p.reason.find("checks its values as indices"), std::string::npos) << p.reason;
+      EXPECT_NE(p.reason.find("a device kernel reads its values there"), std::string::npos) << p.reason;
     }
     s.run(in);
     const uint64_t before = downloads(d);

@@ -87,7 +87,7 @@ struct KernelContext {
   /// calls: a kernel whose weights stream from memory may tell from it whether they all stay
   /// in cache from one run to the next, and skip prefetching them (kernels/cpu/cache_size.hpp).
   int64_t session_constant_bytes = 0;
-  /// In a session, per input: for the op's checked_inputs on a device, the input's value on
+  /// In a session, per input: for the op's host_read_inputs on a device, the input's value on
   /// the host where the session knows it there (same shape, dtype and values as in(i));
   /// undefined otherwise. Empty for eager calls.
   std::vector<Tensor> host_copies;
@@ -274,13 +274,14 @@ struct OpSchema {
   KernelFn reference;
   CompositeFn composite;            ///< optional
   std::vector<int> host_inputs;     ///< inputs whose values decide output shapes
-  /// Inputs whose values a device's kernels read on the host before their work (indices they
-  /// check, so an index out of range is an error and never a read out of bounds). Where a
+  /// Inputs whose values a device's kernels read on the host before their work: indices they
+  /// check (Gather: an index out of range is an error, never a read out of bounds), scalars they
+  /// pass as constants (Clip's bounds, Pad's value), LSTM/GRU's sequence lengths. Where a
   /// session knows such a value on the host (a constant, a graph input the caller passed, an
   /// output of the host prologue) it hands it over in KernelContext::host_copies, and it folds
   /// a chain of constants that ends there, so the kernel does not wait for the device to read
-  /// its indices back.
-  std::vector<int> checked_inputs;
+  /// the values back.
+  std::vector<int> host_read_inputs;
   int dispatch_input = 0;           ///< input whose dtype selects the kernel (-1: output 0)
   bool alias_input0 = false;        ///< output 0 may share input 0's memory (reshape-like)
   std::function<std::vector<OpCase>()> cases;

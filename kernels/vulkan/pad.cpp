@@ -42,7 +42,7 @@ void pad_vulkan(KernelContext& ctx) {
   }
   uint64_t bits = 0;
   if (ctx.has_input(2) && ctx.in(2).numel() > 0) {
-    Tensor v = ctx.in(2).to(Device::cpu()).contiguous();
+    Tensor v = ctx.on_host(2).contiguous();
     std::memcpy(&bits, v.raw_data(), dtype_size(v.dtype()));
   }
   run_fill_bits(ctx, y, bits);

@@ -57,7 +57,7 @@ int64_t rnn_steps_per_dispatch(const KernelContext& ctx, int gates, int64_t hidd
 std::vector<int32_t> sequence_lengths(const KernelContext& ctx, int64_t seq, int64_t batch) {
   std::vector<int32_t> lens(static_cast<size_t>(batch), static_cast<int32_t>(seq));
   if (ctx.has_input(4)) {
-    std::vector<double> given = ctx.in(4).to_doubles();
+    std::vector<double> given = ctx.on_host(4).to_doubles();
     for (size_t b = 0; b < lens.size(); ++b) {
       if (given.at(b) < 0 || given[b] > static_cast<double>(seq))
         throw ShapeError(str("[", ctx.op->name, "] expected sequence_lens in [0, ", seq, "], got ", given[b],

@@ -21,13 +21,14 @@ void selu_vulkan(KernelContext& ctx) {
 }
 
 // Reads an optional scalar bound (min or max) of Clip; the host needs its value to pass it as a
-// push constant, so this waits for the device when the bound was computed there.
+// push constant: the session's host copy where it has one, else read back (which waits for
+// the device).
 double clip_bound(const KernelContext& ctx, size_t i, double absent) {
   if (!ctx.has_input(i)) return absent;
   const Tensor& t = ctx.in(i);
   if (t.numel() != 1)
     throw ShapeError(str("[Clip] ", i == 1 ? "min" : "max", " should be a scalar, got shape ", shape_str(t.shape())));
-  return t.to_doubles().at(0);
+  return ctx.on_host(i).to_doubles().at(0);
 }
 
 // An integer bound of Clip as an i64 (the dtype's limit when absent), read on the host.
@@ -44,12 +45,13 @@ int64_t clip_int_bound(const KernelContext& ctx, size_t i, bool low) {
   const Tensor& b = ctx.in(i);
   if (b.numel() != 1)
     throw ShapeError(str("[Clip] ", i == 1 ? "min" : "max", " should be a scalar, got shape ", shape_str(b.shape())));
+  const Tensor h = ctx.on_host(i);
   int64_t v = 0;
   switch (t) {
-    case DType::i64: b.copy_to_host(&v, 8); return v;
-    case DType::i32: { int32_t w = 0; b.copy_to_host(&w, 4); return w; }
-    case DType::i8: { int8_t w = 0; b.copy_to_host(&w, 1); return w; }
-    default: { uint8_t w = 0; b.copy_to_host(&w, 1); return w; }
+    case DType::i64: h.copy_to_host(&v, 8); return v;
+    case DType::i32: { int32_t w = 0; h.copy_to_host(&w, 4); return w; }
+    case DType::i8: { int8_t w = 0; h.copy_to_host(&w, 1); return w; }
+    default: { uint8_t w = 0; h.copy_to_host(&w, 1); return w; }
   }
 }
 
