@@ -679,11 +679,14 @@ std::unique_ptr<Plan> compile_plan(const Graph& graph, const SessionOptions& opt
   return c.run(input_shapes, input_values);
 }
 
-std::vector<bool> shape_deciding_values(const Graph& graph) {
+namespace {
+// The graph values that reach an input named by `seeds` (OpSchema::host_inputs or
+// OpSchema::host_read_inputs) of some node, directly or through the nodes that compute it.
+std::vector<bool> values_reaching(const Graph& graph, std::vector<int> OpSchema::*seeds) {
   std::vector<bool> needed(graph.values.size(), false);
   for (size_t i = graph.nodes.size(); i-- > 0;) {
     const Node& n = graph.nodes[i];
-    for (int h : n.op->host_inputs)
+    for (int h : n.op->*seeds)
       if (h < static_cast<int>(n.inputs.size()) && n.inputs[h] >= 0) needed[n.inputs[h]] = true;
     bool out_needed = false;
     for (int v : n.outputs) out_needed |= v >= 0 && needed[v];
@@ -694,21 +697,11 @@ std::vector<bool> shape_deciding_values(const Graph& graph) {
   }
   return needed;
 }
+}  // namespace
 
-std::vector<bool> host_read_values(const Graph& graph) {
-  std::vector<bool> needed(graph.values.size(), false);
-  for (size_t i = graph.nodes.size(); i-- > 0;) {
-    const Node& n = graph.nodes[i];
-    for (int h : n.op->host_read_inputs)
-      if (h < static_cast<int>(n.inputs.size()) && n.inputs[h] >= 0) needed[n.inputs[h]] = true;
-    bool out_needed = false;
-    for (int v : n.outputs) out_needed |= v >= 0 && needed[v];
-    if (out_needed && n.op->name != "Shape")
-      for (int v : n.inputs)
-        if (v >= 0) needed[v] = true;
-  }
-  return needed;
-}
+std::vector<bool> shape_deciding_values(const Graph& graph) { return values_reaching(graph, &OpSchema::host_inputs); }
+
+std::vector<bool> host_read_values(const Graph& graph) { return values_reaching(graph, &OpSchema::host_read_inputs); }
 
 std::vector<bool> shape_deciding_inputs(const Graph& graph) {
   std::vector<bool> needed = shape_deciding_values(graph);
