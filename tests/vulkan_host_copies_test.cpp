@@ -40,6 +40,27 @@ Tensor second_run(Session& s, const std::map<std::string, Tensor>& in, Device d)
   return out.at(0);
 }
 
+// On every device: a session's second run against `want` (reading nothing back), then the
+// index input `name` replaced by `bad`: the op's ShapeError, naming `op` and `value`.
+void check_indices_from_input(const Model& model, const std::map<std::string, Tensor>& in, const Tensor& want,
+                              const std::string& name, const Tensor& bad, const std::string& op,
+                              const std::string& value) {
+  for (Device d : test_devices()) {
+    if (!device_unusable(d).empty()) continue;
+    SCOPED_TRACE(d.str());
+    SessionOptions o;
+    o.device = d;
+    Session s(model, o);
+    Comparison c = compare(second_run(s, in, d), want, 1e-6);
+    EXPECT_TRUE(c.ok) << c.message;
+    std::map<std::string, Tensor> wrong = in;
+    wrong[name] = bad;
+    const std::string msg = error_message<ShapeError>([&] { s.run(wrong).at(0).to(Device::cpu()); });
+    EXPECT_NE(msg.find(op), std::string::npos) << msg;
+    EXPECT_NE(msg.find(value), std::string::npos) << msg;
+  }
+}
+
 // y = Relu(Gather(x, ids)): x [10, 4] (the device's), ids [7] an index input.
 TEST(HostCopies, GatherIndicesFromAGraphInputAreNotReadBack) {
   OnnxGraph g;
@@ -58,21 +79,9 @@ TEST(HostCopies, GatherIndicesFromAGraphInputAreNotReadBack) {
     for (int64_t c = 0; c < 4; ++c) want.push_back(std::max(xv[r * 4 + c], 0.0));
   }
   const std::map<std::string, Tensor> in{{"x", x}, {"ids", Tensor::from_values(ids, {7}, DType::i64)}};
-  for (Device d : test_devices()) {
-    if (!device_unusable(d).empty()) continue;
-    SCOPED_TRACE(d.str());
-    SessionOptions o;
-    o.device = d;
-    Session s(g.model(), o);
-    Comparison c = compare(second_run(s, in, d), Tensor::from_values(want, {7, 4}, DType::f64), 1e-6);
-    EXPECT_TRUE(c.ok) << c.message;
-    // An index outside the axis in the caller's tensor is still the op's error.
-    std::map<std::string, Tensor> bad = in;
-    bad["ids"] = Tensor::from_values({0, 1, 2, 3, 4, 5, 10}, {7}, DType::i64);
-    const std::string msg = error_message<ShapeError>([&] { s.run(bad).at(0).to(Device::cpu()); });
-    EXPECT_NE(msg.find("Gather"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("10"), std::string::npos) << msg;
-  }
+  // An index outside the axis in the caller's tensor is still the op's error.
+  check_indices_from_input(g.model(), in, Tensor::from_values(want, {7, 4}, DType::f64), "ids",
+                           Tensor::from_values({0, 1, 2, 3, 4, 5, 10}, {7}, DType::i64), "Gather", "10");
 }
 
 // ScatterND(x, idx, upd) with idx an index input: the scatters read their indices the same way.
@@ -91,19 +100,8 @@ TEST(HostCopies, ScatterIndicesFromAGraphInputAreNotReadBack) {
   for (int r = 0; r < 2; ++r)
     for (int c = 0; c < 3; ++c) want[rows[r] * 3 + c] = uv[r * 3 + c];
   const std::map<std::string, Tensor> in{{"x", x}, {"idx", Tensor::from_values({4, -4}, {2, 1}, DType::i64)}, {"upd", upd}};
-  for (Device d : test_devices()) {
-    if (!device_unusable(d).empty()) continue;
-    SCOPED_TRACE(d.str());
-    SessionOptions o;
-    o.device = d;
-    Session s(g.model(), o);
-    Comparison c = compare(second_run(s, in, d), Tensor::from_values(want, {5, 3}, DType::f64), 1e-6);
-    EXPECT_TRUE(c.ok) << c.message;
-    std::map<std::string, Tensor> bad = in;
-    bad["idx"] = Tensor::from_values({5, 0}, {2, 1}, DType::i64);
-    const std::string msg = error_message<ShapeError>([&] { s.run(bad).at(0).to(Device::cpu()); });
-    EXPECT_NE(msg.find("ScatterND"), std::string::npos) << msg;
-  }
+  check_indices_from_input(g.model(), in, Tensor::from_values(want, {5, 3}, DType::f64), "idx",
+                           Tensor::from_values({5, 0}, {2, 1}, DType::i64), "ScatterND", "5");
 }
 
 // Scalars a kernel passes as constants: Pad's value and an integer Clip's bounds, session
