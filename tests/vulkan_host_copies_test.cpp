@@ -192,7 +192,8 @@ TEST(HostCopies, IndexChainsOfAShapeDecidingInputAreFolded) {
     o.device = d;
     Session s(g.model(), o);
     if (d.type != DeviceType::cpu) {
-      const NodePlan& p = plan_of_node(s.plan(in), "transpose");
+      const std::vector<NodePlan> plan = s.plan(in);
+      const NodePlan& p = plan_of_node(plan, "transpose");
       EXPECT_EQ(p.path, Path::folded) << p.reason;
       EXPECT_NE(p.reason.find("a device kernel reads its values there"), std::string::npos) << p.reason;
     }
