@@ -83,13 +83,17 @@ int Compiler::host_copy_slot(int v, int plan_node) {
   CValue& cv = values_.at(v);
   if (cv.constant.defined()) return slot_on(v, Device::cpu(), plan_node);
   if (!cv.host_side) return -1;
-  if (auto it = cv.on.find(Device::cpu()); it != cv.on.end()) return it->second;
-  if (cv.graph_input < 0) return -1;
+  if (cv.graph_input >= 0) bind_input_on_host(cv);
+  auto it = cv.on.find(Device::cpu());
+  return it != cv.on.end() ? it->second : -1;
+}
+
+void Compiler::bind_input_on_host(CValue& cv) {
+  if (cv.on.count(Device::cpu())) return;
   int hs = new_slot(cv.shape, cv.dtype, Device::cpu());
   plan_->slots[hs].graph_input = cv.graph_input;
   plan_->host_input_slots.emplace_back(cv.graph_input, hs);
   cv.on[Device::cpu()] = hs;
-  return hs;
 }
 
 void Compiler::emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
@@ -321,15 +325,8 @@ void Compiler::process_node(const OpSchema& op, const Attributes& attrs, const s
     Resolution hr = resolve_call(call_probe(Device::cpu()), dispatch_dtype(op, infos, out_infos));
     if (hr.path == Path::native) {
       // Graph inputs it reads: the caller's tensor, bound on the cpu (no copy from the device).
-      for (int v : ins) {
-        if (v < 0) continue;
-        CValue& cv = values_.at(v);
-        if (cv.graph_input < 0 || cv.on.count(Device::cpu())) continue;
-        int hs = new_slot(cv.shape, cv.dtype, Device::cpu());
-        plan_->slots[hs].graph_input = cv.graph_input;
-        plan_->host_input_slots.emplace_back(cv.graph_input, hs);
-        cv.on[Device::cpu()] = hs;
-      }
+      for (int v : ins)
+        if (v >= 0 && values_.at(v).graph_input >= 0) bind_input_on_host(values_.at(v));
       emit_kernel(op, call_attrs, hr.kernel, Device::cpu(), ins, outs, name, plan_node);
       plan_->steps.back().prologue = true;
       for (int v : outs)

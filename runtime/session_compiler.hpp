@@ -93,6 +93,9 @@ class Compiler {
   }
   int slot_on(int v, Device device, int plan_node);
   int host_copy_slot(int v, int plan_node);
+  /// Graph input `cv` bound to the caller's tensor on the cpu (a slot of its own, no copy from
+  /// the device), unless it has a cpu slot already.
+  void bind_input_on_host(CValue& cv);
   void emit_kernel(const OpSchema& op, const Attributes& attrs, const KernelDef* kernel,
                    Device device, const std::vector<int>& ins, const std::vector<int>& outs,
                    const std::string& name, int plan_node);
