@@ -133,6 +133,11 @@ TEST(HostCopies, ScalarConstantsAreNotReadBack) {
   g.output("y", {3, 6});
   for (onnx::ValueInfoProto& v : *g.g->mutable_output())
     v.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+  // A float Clip of the padded map too (its own output): the kernel's bounds as push constants.
+  g.initializer("flo", {}, {-0.5f});
+  g.initializer("fhi", {}, {0.75f});
+  g.node("Clip", {"padded", "flo", "fhi"}, "z");
+  g.output("z", {3, 6});
   const Tensor x = random_f32({3, 4}, -3, 3);
   const std::vector<double> xv = x.to_doubles();
   std::vector<double> want;
@@ -149,6 +154,12 @@ TEST(HostCopies, ScalarConstantsAreNotReadBack) {
     o.device = d;
     Session s(g.model(), o);
     EXPECT_EQ(second_run(s, in, d).to(Device::cpu()).to_doubles(), want);
+    std::vector<double> want_z;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 6; ++c)
+        want_z.push_back(std::min(std::max(c == 0 || c == 5 ? 2.5 : xv[r * 4 + c - 1], -0.5), 0.75));
+    Comparison cz = compare(s.run(in).at(1), Tensor::from_values(want_z, {3, 6}, DType::f64), 1e-6);
+    EXPECT_TRUE(cz.ok) << cz.message;
   }
 }
 
