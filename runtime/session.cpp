@@ -114,6 +114,11 @@ struct Session::Impl {
   detail::Plan* last = nullptr;
   std::vector<NodeProfile> profile;
   std::atomic<bool> busy{false};
+  bool last_replayed = false;
+
+  // A run of a plan whose device work was kept (Plan::Replay): the inputs are copied into the
+  // tensors the kept commands read, the commands submitted again, and the outputs copied out.
+  std::vector<Tensor> run_kept(detail::Plan& plan, const std::map<std::string, Tensor>& inputs);
 
   Impl(Model m, SessionOptions o)
       : model(std::move(m)),
@@ -208,6 +213,23 @@ void check_shape(const ValueDesc& d, const Shape& got) {
 // "node 'conv1' (Conv)": how errors name the step that raised them.
 std::string node_label(const detail::Step& step) {
   return step.op.empty() ? str("node '", step.name, "'") : str("node '", step.name, "' (", step.op, ")");
+}
+
+// Why a plan's runs cannot be replayed ("" when they may be: Plan::Replay).
+std::string why_not_replayed(const detail::Plan& plan, const SessionOptions& o) {
+  if (!o.replay) return "SessionOptions::replay is off";
+  if (o.device.type == DeviceType::cpu) return "the cpu runs its kernels directly";
+  if (o.profile) return "profiling times every node";
+  if (o.keep_values) return "keep_values binds every value each run";
+  if (!plan.host_input_slots.empty()) return "the run reads graph inputs on the host";
+  for (const detail::Step& step : plan.steps) {
+    if (step.kind != detail::StepKind::view && step.device != o.device)
+      return str(node_label(step), " runs on ", step.device.str());
+    for (int hs : step.host_copy_slots)
+      if (hs >= 0 && !plan.slots[hs].constant.defined())
+        return str(node_label(step), " reads a value of the run on the host");
+  }
+  return "";
 }
 
 void allocate_buffers(detail::Plan& plan) {
@@ -322,6 +344,41 @@ std::map<std::string, Tensor> Session::values() const {
   return out;
 }
 
+std::vector<Tensor> Session::Impl::run_kept(detail::Plan& plan, const std::map<std::string, Tensor>& inputs) {
+  detail::Plan::Replay& rp = plan.replay;
+  const Device device = options.device;
+  const auto& descs = model.inputs();
+  Backend& backend = backend_for(device);
+  std::vector<Tensor> outputs;
+  backend.begin_batch(device.index);
+  try {
+    for (size_t k = 0; k < descs.size(); ++k) {
+      try {
+        rp.inputs.at(k).copy_(given_input(descs[k], inputs));
+      } catch (...) {
+        detail::rethrow_with_context(str("input '", descs[k].name, "' to ", device.str()));
+      }
+    }
+    backend.replay(device.index, rp.commands);
+    for (const Tensor& t : rp.outputs) outputs.push_back(t.clone());
+  } catch (...) {
+    try {
+      backend.end_batch(device.index);
+    } catch (...) {
+    }
+    throw;
+  }
+  backend.end_batch(device.index);
+  profile.clear();
+  last_replayed = true;
+  rp.runs++;
+  return outputs;
+}
+
+bool Session::replayed() const { return impl_->last_replayed; }
+
+std::string Session::replay_blocker() const { return impl_->last ? impl_->last->replay.blocker : ""; }
+
 std::map<std::string, size_t> Session::peak_memory() const {
   std::map<std::string, size_t> out;
   if (!impl_->last) return out;
@@ -340,7 +397,6 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   const Device device = impl_->options.device;
   check_input_names(descs, inputs);
   std::vector<Shape> shapes;
-  std::vector<Tensor> bound;
   for (auto& d : descs) {
     const Tensor& t = given_input(d, inputs);
     if (!t.defined()) throw InvalidArgument(str("[session] input '", d.name, "' is an undefined tensor"));
@@ -349,18 +405,36 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
                            dtype_name(t.dtype())));
     check_shape(d, t.shape());
     shapes.push_back(t.shape());
-    try {
-      bound.push_back(t.to(device).contiguous());
-    } catch (...) {
-      detail::rethrow_with_context(str("input '", d.name, "' to ", device.str()));
-    }
   }
   std::vector<Tensor> host(descs.size());
   for (size_t k = 0; k < descs.size(); ++k)
     if (impl_->value_inputs[k]) host[k] = inputs.at(descs[k].name).to(Device::cpu()).contiguous();
   detail::Plan& plan = impl_->plan_for(shapes, host);
   impl_->last = &plan;
+  impl_->last_replayed = false;
   allocate_buffers(plan);
+
+  detail::Plan::Replay& rp = plan.replay;
+  if (!rp.checked) {
+    rp.blocker = why_not_replayed(plan, impl_->options);
+    rp.checked = true;
+  }
+  if (rp.commands) return impl_->run_kept(plan, inputs);
+  // The second run notes what it records; the third also keeps it (up to two tries).
+  bool noting = rp.blocker.empty() && rp.runs >= 1 && rp.attempts < 2;
+  const bool keeping = noting && rp.noted;
+
+  std::vector<Tensor> bound;
+  for (auto& d : descs) {
+    const Tensor& t = given_input(d, inputs);
+    try {
+      bound.push_back(t.to(device).contiguous());
+      // A kept run's inputs are the session's: later runs copy theirs into them.
+      if (keeping && bound.back().storage() == t.storage()) bound.back() = t.clone();
+    } catch (...) {
+      detail::rethrow_with_context(str("input '", d.name, "' to ", device.str()));
+    }
+  }
 
   auto& slots = plan.slots;
   for (size_t k = 0; k < plan.input_slots.size(); ++k) slots[plan.input_slots[k]].tensor = bound[k];
@@ -409,7 +483,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
 
   Backend* batch_backend = nullptr;
   Device batch_device;
-  std::string batch_last;  // the last node recorded into the open batch
+  size_t batch_last = 0;  // the last step recorded into the open batch
   // Ending a batch submits it: a device error there names the batch's last node.
   auto end_batch = [&] {
     if (!batch_backend) return;
@@ -418,10 +492,18 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
     try {
       backend->end_batch(batch_device.index);
     } catch (...) {
-      detail::rethrow_with_context(str("batch ending at ", batch_last));
+      detail::rethrow_with_context(str("batch ending at ", node_label(plan.steps.at(batch_last))));
     }
   };
   std::vector<Tensor> outputs;
+  Backend& device_backend = backend_for(device);
+  bool recording = false;
+  if (noting) {
+    if (!device_backend.replays(device.index))
+      rp.blocker = str("the ", device_type_name(device.type), " backend does not replay");
+    else
+      recording = device_backend.begin_recording(device.index, keeping);  // false: another session's is open
+  }
   try {
     for (size_t step_index = 0; step_index < plan.steps.size(); ++step_index) {
       detail::Step& step = plan.steps[step_index];
@@ -490,7 +572,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
       }
       if (!release_after.empty())
         for (int s : release_after[step_index]) impl_->release_if_held(plan, s, readers.at(s));
-      if (batch_backend) batch_last = node_label(step);
+      if (batch_backend) batch_last = step_index;
       if (profiling) {
         double us;
         if (timer) {
@@ -502,22 +584,49 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         impl_->profile.push_back({step.name, step.op, step.device, us, step.kernel ? step.kernel->impl.name : ""});
       }
     }
-    // Outputs the caller cannot own as they are (views, inputs, constants) are copied while
-    // the last batch is open, so the copies go up with it rather than in a submission of
-    // their own.
+    bool kept = false;
+    if (recording) {
+      recording = false;
+      RecordedRun r = device_backend.end_recording(device.index);
+      if (!r.not_replayable.empty() && !r.transient) {
+        rp.blocker = r.not_replayable;
+      } else if (!r.not_replayable.empty()) {
+        r.signature = 0;  // another thread's work got in: says nothing of the plan's; noted again
+      } else if (keeping && r.commands && r.signature == rp.signature) {
+        rp.commands = r.commands;
+        rp.inputs = bound;
+        rp.outputs.clear();
+        for (int s : plan.output_slots) rp.outputs.push_back(slots[s].tensor);
+        kept = true;
+      } else if (keeping) {
+        rp.attempts++;  // recorded other work than the run before: noted again, tried once more
+      }
+      rp.signature = r.signature;
+      rp.noted = r.signature != 0;
+    }
+    // Outputs the caller cannot own as they are (views, inputs, constants, a kept run's) are
+    // copied while the last batch is open, so the copies go up with it rather than in a
+    // submission of their own.
     for (int s : plan.output_slots) {
       Slot& sl = slots[s];
-      bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined();
+      bool owned = sl.graph_output && sl.alias_of < 0 && sl.graph_input < 0 && !sl.constant.defined() && !kept;
       outputs.push_back(owned ? sl.tensor : sl.tensor.clone());
     }
     end_batch();
   } catch (...) {
+    if (recording) {
+      try {
+        device_backend.end_recording(device.index);
+      } catch (...) {
+      }
+    }
     try {
       end_batch();
     } catch (...) {
     }
     throw;
   }
+  rp.runs++;
   // Graph outputs are handed to the caller: the next run writes new ones, into the same buffer
   // once the caller has let go of it (Slot::handed); with keep_values they stay bound until
   // then, so values() can report them too.

@@ -89,6 +89,21 @@ struct Plan {
   /// drop those outputs after each run, so the caller holds the only other reference.
   std::vector<std::pair<int, int>> output_writers;
   std::shared_ptr<const Graph> graph;  ///< the graph compiled, when rewritten for these shapes
+  /// Replaying the plan's device work (Session::run, SessionOptions::replay): its second run
+  /// notes the signature of what it records, its third records into command buffers the
+  /// backend keeps and, where it records the same work and nothing in it carries host data,
+  /// later runs copy their inputs into the kept run's and submit its commands again.
+  struct Replay {
+    bool checked = false;     ///< `blocker` computed
+    std::string blocker;      ///< why this plan is not replayed ("" while it may be)
+    int runs = 0;             ///< runs of the plan so far
+    int attempts = 0;         ///< kept recordings that did not match
+    bool noted = false;       ///< `signature` holds the last noted run's
+    uint64_t signature = 0;
+    std::shared_ptr<void> commands;  ///< the kept run (Backend::replay)
+    std::vector<Tensor> inputs;      ///< per graph input: the tensor the kept run reads
+    std::vector<Tensor> outputs;     ///< per graph output: the tensor the kept run leaves it in
+  } replay;
 };
 
 class PrecisionCache;  // runtime/precision.hpp

@@ -133,6 +133,7 @@ int cmd_run(const Args& args) {
   else if (std::string slow = detail::low_precision_not_fast(low, options.device); !slow.empty())
     std::cerr << "note: " << slow << "\n";
   options.profile = args.has("--profile");
+  options.replay = !args.has("--no-replay");
   if (args.has("--profile-runs") && !options.profile) throw InvalidArgument("[cli] --profile-runs needs --profile");
   // Session creation as a user sees it: the model's load, the session and its plan for these
   // inputs (shape inference, placement, fusion, layouts, memory); then the first run, which also
@@ -166,6 +167,11 @@ int cmd_run(const Args& args) {
     const RunTimes t = run_times(session, inputs, std::max(1, n));
     std::cout << "median_us=" << std::fixed << std::setprecision(1) << t.median_us << " min_us=" << t.min_us
               << std::defaultfloat << "\n";
+    if (options.device.type != DeviceType::cpu)
+      std::cout << "replayed=" << (session.replayed()                   ? std::string("yes")
+                                   : session.replay_blocker().empty() ? std::string("not yet")
+                                                                      : str("no (", session.replay_blocker(), ")"))
+                << "\n";
   }
   if (options.profile) {
     // Each node's median over the runs (their times vary by more than a node's gain).

@@ -16,11 +16,13 @@ usage:
                                         capability record, its kernels)
   porta run [MODEL.onnx] [--device D[,D...]|all] [--input NAME=FILE.npy]...
             [--output-dir DIR] [--repeat N] [--profile [--profile-runs N]] [--strict]
-            [--precision f32|bf16|f16|auto]
+            [--precision f32|bf16|f16|auto] [--no-replay]
                                         run a model (default: the bundled example); --profile
                                         times every node (the median of N runs, default 1);
                                         --precision computes the model's f32 products in bf16
-                                        or f16 (docs/ARCHITECTURE.md, "Compute precision")
+                                        or f16 (docs/ARCHITECTURE.md, "Compute precision");
+                                        --no-replay records every run's device work
+                                        (SessionOptions::replay)
   porta ops [MODEL.onnx] [--device D] [--all-devices] [--strict] [--precision P]
                                         what runs for every node, in which precision, and why
   porta check MODEL.onnx [--devices D[,D...]] [--input NAME=FILE.npy]... [--tolerance T] [--strict]
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return command(cli::cmd_devices, {}, {"--kernels", "--caps"});
     if (cmd == "run")
       return command(cli::cmd_run, {"--device", "--input", "--output-dir", "--repeat", "--profile-runs", "--precision"},
-                     {"--profile", "--strict"});
+                     {"--profile", "--strict", "--no-replay"});
     if (cmd == "ops")
       return command(cli::cmd_ops, {"--device", "--input", "--precision"}, {"--all-devices", "--strict"});
     if (cmd == "check") return command(cli::cmd_check, {"--devices", "--input", "--tolerance", "--precision"}, {"--strict"});

@@ -232,6 +232,17 @@ class VulkanBackend final : public Backend {
     std::lock_guard lock(c.mutex);
     c.end_batch();
   }
+  bool replays(int index) const override {
+    (void)index;
+    return true;
+  }
+  bool begin_recording(int index, bool keep) override { return context(index).begin_recording(keep); }
+  RecordedRun end_recording(int index) override {
+    return context(index).end_recording();
+  }
+  void replay(int index, const std::shared_ptr<void>& commands) override {
+    context(index).replay(std::static_pointer_cast<KeptRun>(commands));
+  }
 };
 
 }  // namespace

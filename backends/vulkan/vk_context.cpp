@@ -230,7 +230,10 @@ VkCommandBuffer Context::command_buffer() {
   current_ = free_cmds_.back();
   free_cmds_.pop_back();
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  // A kept run's command buffers are submitted again, possibly while an earlier submission of
+  // them is still in flight (a caller that runs again without waiting).
+  begin.flags = recording_ && recording_->keep ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
+                                               : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(current_, &begin), "vkBeginCommandBuffer", label());
   // Orders this command buffer after everything submitted before it (queue order + barrier).
   full_barrier(current_);
@@ -250,6 +253,16 @@ void Context::access(const std::vector<BindingRange>& ranges, bool transfer) {
       if ((r.write || earlier.write) && overlaps(r, earlier)) hazard = true;
   if (hazard && barriers_enabled()) full_barrier(cmd);
   (void)transfer;
+  if (recording_) {
+    if (std::this_thread::get_id() != recording_->thread)
+      not_replayable("work of another thread was recorded meanwhile", true);
+    if (recording_->run)
+      for (const BindingRange& r : ranges) {
+        if (!r.owner) continue;  // the staging buffer: its upload or read back is not replayable
+        ++pins_[r.owner];
+        recording_->run->pinned.push_back(r.owner);
+      }
+  }
   since_barrier_.insert(since_barrier_.end(), ranges.begin(), ranges.end());
 }
 
@@ -268,6 +281,16 @@ void Context::dispatch(const Pipeline& p, const std::vector<BindingRange>& bindi
     throw BackendError(str("[", label(), "] dispatch of ", gx, "x", gy, "x", gz,
                            " workgroups exceeds the device limit"));
   access(bindings, false);
+  if (recording_) {
+    note(&p.pipeline, sizeof p.pipeline);
+    uint32_t groups[3] = {gx, gy, gz};
+    note(groups, sizeof groups);
+    for (const BindingRange& b : bindings) {
+      VkDeviceSize where[3] = {b.owner ? b.offset - b.owner->offset : b.offset, b.range,
+                               static_cast<VkDeviceSize>(b.texel) * 2 + (b.write ? 1 : 0)};
+      note(where, sizeof where);
+    }
+  }
   VkCommandBuffer cmd = current_;
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
   std::vector<VkDescriptorBufferInfo> infos(bindings.size());
@@ -298,6 +321,7 @@ void Context::dispatch(const Pipeline& p, const std::vector<BindingRange>& bindi
   // The layout always declares 128 bytes; push what the kernel gives, zero-padded.
   uint8_t block[128] = {};
   std::copy_n(static_cast<const uint8_t*>(push), std::min<uint32_t>(push_bytes, 128), block);
+  if (recording_) note(block, sizeof block);
   vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, block);
   vkCmdDispatch(cmd, gx, gy, gz);
   if (++recorded_ >= chunk_limit) flush(false);
@@ -314,54 +338,77 @@ void Context::retire(bool wait_all) {
       if (status != VK_SUCCESS) break;
     }
     vkResetFences(device_, 1, &s.fence);
-    vkResetCommandBuffer(s.cmd, 0);
+    if (s.cmd && s.recycle) {
+      vkResetCommandBuffer(s.cmd, 0);
+      free_cmds_.push_back(s.cmd);
+    }
     for (VkBufferView v : s.views) vkDestroyBufferView(device_, v, nullptr);
     free_fences_.push_back(s.fence);
-    free_cmds_.push_back(s.cmd);
+    Submitted done = std::move(s);
     in_flight_.pop_front();
+    done.kept.reset();  // may destroy a kept run the session has let go of
   }
 }
 
 void Context::flush(bool wait) {
   ensure_usable("submit work");
-  if (current_) {
-    check(vkEndCommandBuffer(current_), "vkEndCommandBuffer", label());
-    VkFence fence;
-    if (!free_fences_.empty()) {
-      fence = free_fences_.back();
-      free_fences_.pop_back();
-    } else {
-      VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-      check(vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence", label());
-    }
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &current_;
-    bool simulated = simulate_loss(LossPoint::submit);
-    VkResult r = simulated ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &submit, fence);
-    VkCommandBuffer cmd = current_;
-    current_ = VK_NULL_HANDLE;
-    since_barrier_.clear();
-    if (r != VK_SUCCESS) {
-      // Nothing was queued: the command buffer and fence can be reused (on a real loss they
-      // are left alone; the device is never used again).
-      if (r != VK_ERROR_DEVICE_LOST || simulated) {
-        vkResetCommandBuffer(cmd, 0);
-        free_cmds_.push_back(cmd);
-        free_fences_.push_back(fence);
-        for (VkBufferView v : views_) vkDestroyBufferView(device_, v, nullptr);
-      }
-      views_.clear();
-      if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkQueueSubmit", simulated);
-      check(r, "vkQueueSubmit", label());
-    }
-    in_flight_.push_back({cmd, fence, std::move(views_)});
-    views_.clear();
-    // Bound the work in flight so recording never runs far ahead of the device.
-    if (in_flight_.size() > 4) wait_fence(in_flight_.front().fence);
-  }
+  submit(nullptr);
   retire(wait);
   if (wait) staging_in_use_ = false;
+}
+
+void Context::submit(const std::shared_ptr<KeptRun>& replayed) {
+  if (!current_ && !replayed) return;
+  std::vector<VkCommandBuffer> cmds;
+  if (current_) {
+    check(vkEndCommandBuffer(current_), "vkEndCommandBuffer", label());
+    cmds.push_back(current_);
+  }
+  if (replayed) cmds.insert(cmds.end(), replayed->cmds.begin(), replayed->cmds.end());
+  VkFence fence;
+  if (!free_fences_.empty()) {
+    fence = free_fences_.back();
+    free_fences_.pop_back();
+  } else {
+    VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence", label());
+  }
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = static_cast<uint32_t>(cmds.size());
+  submit.pCommandBuffers = cmds.data();
+  bool simulated = simulate_loss(LossPoint::submit);
+  VkResult r = simulated ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &submit, fence);
+  VkCommandBuffer cmd = current_;
+  current_ = VK_NULL_HANDLE;
+  since_barrier_.clear();
+  if (r != VK_SUCCESS) {
+    // Nothing was queued: the command buffer and fence can be reused (on a real loss they
+    // are left alone; the device is never used again).
+    if (r != VK_ERROR_DEVICE_LOST || simulated) {
+      if (cmd) {
+        vkResetCommandBuffer(cmd, 0);
+        free_cmds_.push_back(cmd);
+      }
+      free_fences_.push_back(fence);
+      for (VkBufferView v : views_) vkDestroyBufferView(device_, v, nullptr);
+    }
+    views_.clear();
+    if (recording_) not_replayable("a submission failed");
+    if (r == VK_ERROR_DEVICE_LOST) fail_lost("vkQueueSubmit", simulated);
+    check(r, "vkQueueSubmit", label());
+  }
+  if (cmd && recording_ && recording_->run) {
+    // Kept: the run owns the command buffer and its views from now on.
+    KeptRun& run = *recording_->run;
+    run.cmds.push_back(cmd);
+    run.views.insert(run.views.end(), views_.begin(), views_.end());
+    in_flight_.push_back({cmd, fence, {}, recording_->run, false});
+  } else {
+    in_flight_.push_back({cmd, fence, std::move(views_), replayed, true});
+  }
+  views_.clear();
+  // Bound the work in flight so recording never runs far ahead of the device.
+  if (in_flight_.size() > 4) wait_fence(in_flight_.front().fence);
 }
 
 void Context::end_batch() {

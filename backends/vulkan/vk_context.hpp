@@ -17,7 +17,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "porta/backend.hpp"
@@ -87,6 +90,25 @@ struct BindingRange {
   /// VK_FORMAT_UNDEFINED: a storage buffer; else a uniform texel buffer of that format (a
   /// buffer view made for the dispatch, destroyed when its command buffer has completed).
   VkFormat texel = VK_FORMAT_UNDEFINED;
+  /// The allocation the range lies in (nullptr: the staging buffer). A kept run pins it.
+  Buffer* owner = nullptr;
+};
+
+class Context;
+
+/// The command buffers of a run kept for resubmission (Context::begin_recording with keep),
+/// with the texel views they read. The allocations they touch stay pinned while it lives: a
+/// release of one is deferred (Context::release), so no later allocation can take its memory.
+/// Destroyed once the session has dropped it and no submission of it is in flight.
+struct KeptRun {
+  explicit KeptRun(Context* c) : context(c) {}
+  ~KeptRun();
+  KeptRun(const KeptRun&) = delete;
+  KeptRun& operator=(const KeptRun&) = delete;
+  Context* context;
+  std::vector<VkCommandBuffer> cmds;
+  std::vector<VkBufferView> views;
+  std::vector<Buffer*> pinned;  // one entry per pin taken (Context::pins_ counts them)
 };
 
 struct Pipeline {
@@ -157,6 +179,26 @@ class Context {
   /// Dispatches recorded in the current command buffer before it is submitted.
   uint32_t chunk_limit = 64;
 
+  // ---- kept runs (vk_replay.cpp) ----
+  /// Starts noting what is recorded (a signature of every dispatch and copy: pipeline, push
+  /// constants, workgroups, binding sizes, formats and offsets inside their allocations, not
+  /// the addresses) and whether it can be replayed. With `keep`, what is recorded until
+  /// end_recording goes into command buffers of its own (submitted as usual, then kept), begun
+  /// after submitting what was recorded before; the allocations they touch are pinned. False:
+  /// another recording is open (one at a time per device).
+  bool begin_recording(bool keep);
+  /// Ends it: submits the open command buffer and answers the signature, the kept commands
+  /// (with `keep`, when replayable) and why not. Not replayable: an upload (its data is part
+  /// of the commands, or comes from the staging buffer), a read back, or work recorded from
+  /// another thread meanwhile.
+  RecordedRun end_recording();
+  /// Submits what is recorded (the caller's copies into the kept run's inputs), then the kept
+  /// command buffers, in one submission. `replays` counts them.
+  void replay(const std::shared_ptr<KeptRun>& run);
+  uint64_t replays = 0;
+  /// Allocations pinned by kept runs now.
+  size_t pinned_allocations() const { return pins_.size(); }
+
   // ---- pipelines (vk_pipelines.cpp) ----
   /// Pipeline for an embedded shader ("name:variant") with specialization constants
   /// (constant_id 0 is the workgroup size, 1.. are `spec`); created once and cached. `kinds`
@@ -185,10 +227,26 @@ class Context {
 
  private:
   struct Submitted {
-    VkCommandBuffer cmd;
+    VkCommandBuffer cmd;  // recycled when retired; VK_NULL_HANDLE: none (a replay of kept work only)
     VkFence fence;
     std::vector<VkBufferView> views;  // texel views its dispatches read
+    std::shared_ptr<KeptRun> kept;    // a kept run this submission records into or replays
+    bool recycle = true;              // false: `cmd` belongs to `kept`
   };
+  friend struct KeptRun;
+  struct Recording {
+    bool keep = false;
+    uint64_t signature = 0;
+    std::string not_replayable;
+    bool transient = false;
+    std::thread::id thread;
+    std::shared_ptr<KeptRun> run;
+  };
+  /// Submits the open command buffer, then `replayed`'s (when given), in one submission.
+  void submit(const std::shared_ptr<KeptRun>& replayed);
+  void note(const void* bytes, size_t n);
+  void not_replayable(const std::string& why, bool transient = false);
+  void unpin(Buffer* buffer);
   Block* new_block(VkDeviceSize size, bool dedicated);
   void destroy_block(Block* block);
   void trim_cache();
@@ -244,6 +302,12 @@ class Context {
   // device loss: what reported it ("" = not lost), and whether it was simulated
   std::string lost_;
   bool lost_simulated_ = false;
+
+  // kept runs: the recording being noted, and the allocations kept runs pin (a count per
+  // allocation) with those whose release waits for the last pin to go
+  std::unique_ptr<Recording> recording_;
+  std::unordered_map<Buffer*, int> pins_;
+  std::unordered_set<Buffer*> deferred_;
 
   // driver limits: UINT64_MAX until measured
   uint64_t loop_limit_ = UINT64_MAX;

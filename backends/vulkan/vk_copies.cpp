@@ -61,6 +61,7 @@ void Context::upload_chunks(Buffer* dst, size_t dst_offset, const void* src, siz
   // ordered with the batch's other commands like any transfer; the batch is not submitted and
   // waited for, as a staged copy would have to be.
   const VkDeviceSize at = dst->offset + dst_offset;
+  if (recording_) not_replayable("an upload from the host");
   if (batch_depth_ > 0 && bytes > 0 && bytes <= 65536 && bytes % 4 == 0 && at % 4 == 0) {
     access({BindingRange{dst->buffer, at, bytes, true}}, true);
     vkCmdUpdateBuffer(current_, dst->buffer, at, bytes, src);
@@ -99,6 +100,7 @@ void Context::download(void* dst, Buffer* src, size_t src_offset, size_t bytes) 
 }
 
 void Context::download_chunks(void* dst, Buffer* src, size_t src_offset, size_t bytes) {
+  if (recording_) not_replayable("a read back to the host");
   ensure_staging(kStagingBytes);
   char* p = static_cast<char*>(dst);
   for (size_t done = 0; done < bytes;) {
@@ -152,6 +154,7 @@ bool Context::record_copy(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> re
   // The spans the regions cover on each side: the hazard tracking and the overlap check work
   // on those (a span is a superset of its regions, so both stay conservative).
   VkDeviceSize src_lo = UINT64_MAX, src_hi = 0, dst_lo = UINT64_MAX, dst_hi = 0;
+  if (recording_) note(regions.data(), regions.size() * sizeof(VkBufferCopy));  // offsets inside the records
   for (VkBufferCopy& r : regions) {
     r.srcOffset += src->offset;
     r.dstOffset += dst->offset;
@@ -161,7 +164,8 @@ bool Context::record_copy(Buffer* dst, Buffer* src, std::vector<VkBufferCopy> re
     dst_hi = std::max(dst_hi, r.dstOffset + r.size);
   }
   if (src->buffer == dst->buffer && src_lo < dst_hi && dst_lo < src_hi) return false;
-  access({BindingRange{src->buffer, src_lo, src_hi - src_lo, false}, BindingRange{dst->buffer, dst_lo, dst_hi - dst_lo, true}},
+  access({BindingRange{src->buffer, src_lo, src_hi - src_lo, false, VK_FORMAT_UNDEFINED, src},
+          BindingRange{dst->buffer, dst_lo, dst_hi - dst_lo, true, VK_FORMAT_UNDEFINED, dst}},
          true);
   vkCmdCopyBuffer(current_, src->buffer, dst->buffer, static_cast<uint32_t>(regions.size()), regions.data());
   if (++recorded_ >= chunk_limit) flush(false);

@@ -145,6 +145,10 @@ Buffer* Context::allocate(size_t bytes) {
 void Context::release(Buffer* buffer) noexcept {
   if (!buffer) return;
   std::lock_guard lock(mutex);
+  if (pins_.count(buffer)) {
+    deferred_.insert(buffer);  // a kept run may still write it: released with its last pin
+    return;
+  }
   Block* b = buffer->block;
   // Recorded work may still use this range; that is safe because later users of the range
   // are ordered after it by hazard tracking (same command buffer) or by the barrier that

@@ -57,6 +57,22 @@ class Timer {
   virtual double elapsed_us() = 0;
 };
 
+/// What a backend noted about the work recorded between Backend::begin_recording and
+/// Backend::end_recording.
+struct RecordedRun {
+  /// The kept commands (opaque to the caller; Backend::replay submits them again): null unless
+  /// they were kept and can be replayed.
+  std::shared_ptr<void> commands;
+  /// A digest of what was recorded, addresses aside (two runs that record the same work, each
+  /// into its own buffers, have the same signature).
+  uint64_t signature = 0;
+  /// Why the work cannot be replayed ("" when it can).
+  std::string not_replayable;
+  /// The reason was this recording's, not the work's (another thread's work was recorded
+  /// meanwhile): a later run may be kept.
+  bool transient = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -102,6 +118,29 @@ class Backend {
   /// backend can batch them into one submission (optional).
   virtual void begin_batch(int index) { (void)index; }
   virtual void end_batch(int index) { (void)index; }
+  /// Replaying a session's run (optional; `replays` says whether the backend can).
+  /// begin_recording notes the work recorded on the device until end_recording; with `keep`,
+  /// that work is also kept for replay (its memory stays reserved while the
+  /// RecordedRun::commands live); false: not begun (another recording is open on the device).
+  /// replay submits kept work again, after what is recorded before it (the copies of a run's
+  /// inputs).
+  virtual bool replays(int index) const {
+    (void)index;
+    return false;
+  }
+  virtual bool begin_recording(int index, bool keep) {
+    (void)index;
+    (void)keep;
+    return false;
+  }
+  virtual RecordedRun end_recording(int index) {
+    (void)index;
+    return {};
+  }
+  virtual void replay(int index, const std::shared_ptr<void>& commands) {
+    (void)index;
+    (void)commands;
+  }
 };
 
 /// Registers the backend for its device kind (in-tree: at library load, with

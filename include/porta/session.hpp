@@ -69,6 +69,13 @@ struct SessionOptions {
   /// ones, so this costs memory. For debugging and `porta check`.
   bool keep_values = false;
   Precision precision = Precision::f32;  ///< compute format for f32 work (see Precision)
+  /// Replay device work: from a plan's third run on, a backend that keeps recorded commands
+  /// (Vulkan) submits the plan's commands again instead of recording them, after copying the
+  /// inputs into the tensors they read. Plans whose runs read values on the host, upload host
+  /// data or run nodes on the cpu record every run, as do profiling and keep_values sessions.
+  /// Memory the kept commands touch stays reserved while the plan lives. Session::replayed()
+  /// says which runs replayed.
+  bool replay = true;
 };
 
 /// Where one node runs and why (for `porta ops`).
@@ -122,6 +129,10 @@ class Session {
   std::map<std::string, Tensor> values() const;
   /// Peak bytes of intermediate buffers of the last compiled plan, per device.
   std::map<std::string, size_t> peak_memory() const;
+  /// Whether the last run replayed kept device work (SessionOptions::replay), and if its plan
+  /// does not, why ("" while it may still).
+  bool replayed() const;
+  std::string replay_blocker() const;
   const Model& model() const;
   const SessionOptions& options() const;
 

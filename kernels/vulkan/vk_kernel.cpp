@@ -91,14 +91,14 @@ void launch(const KernelContext& ctx, Launch l) {
         throw BackendError(str("[", l.shader, "] texel binding of ", range / texel_bytes,
                                " texels exceeds maxTexelBufferElements ", caps.max_texels,
                                " (the kernel should have declined)"));
-      bindings.push_back({rec->buffer, start, range, false, format});
+      bindings.push_back({rec->buffer, start, range, false, format, rec});
       continue;
     }
     VkDeviceSize range = std::min<VkDeviceSize>(std::max<size_t>(bytes, 4), end_of_record - start);
     if (range > max_range)
       throw BackendError(str("[", l.shader, "] binding of ", range, " bytes exceeds maxStorageBufferRange ",
                              max_range, " (the kernel should have declined)"));
-    bindings.push_back({rec->buffer, start, range, a.write});
+    bindings.push_back({rec->buffer, start, range, a.write, VK_FORMAT_UNDEFINED, rec});
   }
   std::string kinds;
   for (const BindingRange& b : bindings) kinds += b.texel == VK_FORMAT_UNDEFINED ? 's' : 't';
