@@ -421,7 +421,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   }
   if (rp.commands) return impl_->run_kept(plan, inputs);
   // The second run notes what it records; the third also keeps it (up to two tries).
-  bool noting = rp.blocker.empty() && rp.runs >= 1 && rp.attempts < 2;
+  bool noting = rp.blocker.empty() && rp.runs >= 1;
   const bool keeping = noting && rp.noted;
 
   std::vector<Tensor> bound;
@@ -598,9 +598,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         rp.outputs.clear();
         for (int s : plan.output_slots) rp.outputs.push_back(slots[s].tensor);
         kept = true;
-      } else if (keeping) {
-        rp.attempts++;  // recorded other work than the run before: noted again, tried once more
-      }
+      } else if (keeping && ++rp.attempts == 2) {
+        rp.blocker = "its runs recorded different work (twice)";
+      }  // else: recorded other work than the run before: noted again, tried once more
       rp.signature = r.signature;
       rp.noted = r.signature != 0;
     }
