@@ -100,12 +100,13 @@ void bind_session(py::module_& m) {
 
   py::class_<Session>(m, "Session", "A model loaded for one device (see porta.Session).")
       .def(py::init([](py::object model, const std::string& device, bool strict, bool profile,
-                       const std::string& precision) {
+                       const std::string& precision, bool replay) {
              SessionOptions o;
              o.device = Device::parse(device);
              o.strict = strict;
              o.profile = profile;
              o.precision = parse_precision(precision);
+             o.replay = replay;
              if (py::isinstance<py::bytes>(model)) {
                std::string bytes = model.cast<std::string>();
                py::gil_scoped_release release;
@@ -116,7 +117,11 @@ void bind_session(py::module_& m) {
              return Session(Model::load(path), o);
            }),
            py::arg("model"), py::arg("device") = "cpu", py::arg("strict") = false, py::arg("profile") = false,
-           py::arg("precision") = "f32")
+           py::arg("precision") = "f32", py::arg("replay") = true)
+      .def_property_readonly("replayed", &Session::replayed,
+                             "Whether the last run resubmitted device work kept from an earlier run (replay=True).")
+      .def_property_readonly("replay_blocker", &Session::replay_blocker,
+                             "Why the last run's plan is not replayed ('' while it may be).")
       .def_property_readonly("inputs", [](const Session& s) { return s.model().inputs(); })
       .def_property_readonly("outputs", [](const Session& s) { return s.model().outputs(); })
       .def("get_inputs", [](const Session& s) { return s.model().inputs(); }, "ONNX Runtime's spelling of .inputs.")

@@ -115,6 +115,32 @@ def test_outputs_are_fresh_arrays_each_run():
     np.testing.assert_array_equal(a, keep)  # results outlive their session
 
 
+@pytest.mark.parametrize("device", [d for d in available_devices() if d.startswith("vulkan")])
+def test_later_runs_replay_and_match_recorded_runs(rng, device):
+    """From the fourth run on a Vulkan session resubmits the work its third run recorded; every
+    run's result is that of a session that records each run, and earlier results stay as
+    they were."""
+    path, feeds, _ = bundled("cnn")
+    s = porta.Session(path, device=device)
+    recorded = porta.Session(path, device=device, replay=False)
+    name, x = next(iter(feeds.items()))
+    kept = []
+    for i in range(6):
+        feed = {name: (x * rng.uniform(0.5, 2.0)).astype(x.dtype)}
+        got = s.run(None, feed)
+        assert s.replayed == (i >= 3), i
+        assert s.replay_blocker == ""
+        want = recorded.run(None, feed)
+        assert not recorded.replayed
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+        kept.append(([a.copy() for a in got], got))
+    for copies, arrays in kept:
+        for c, a in zip(copies, arrays):
+            np.testing.assert_array_equal(c, a)
+    assert recorded.replay_blocker == "SessionOptions::replay is off"
+
+
 def test_non_contiguous_feed_gives_the_contiguous_result():
     path, feeds, expected = bundled("mlp")
     x = feeds["x"]
