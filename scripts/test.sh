@@ -24,7 +24,7 @@ elif [[ "${1:-}" == "--tsan" ]]; then
   # barriers are invisible to it: one OpenMP thread per team keeps its threads out of the run.
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/sanitizers/tsan.supp"
   export OMP_NUM_THREADS=1
-  CTEST_ARGS=(-R "^(Concurrency|Dispatch|Tensor)$")
+  CTEST_ARGS=(-R "^(Concurrency|Dispatch|Tensor|Replay)$")
 else
   BUILD="$ROOT/build"
   # PORTA_CMAKE_ARGS: extra configure arguments (CI narrows the GPU architectures with it).
