@@ -422,7 +422,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
   if (rp.commands) return impl_->run_kept(plan, inputs);
   // The second run notes what it records; the third also keeps it (up to two tries).
   bool noting = rp.blocker.empty() && rp.runs >= 1;
-  const bool keeping = noting && rp.noted;
+  const bool keeping = noting && rp.signature != 0;
 
   std::vector<Tensor> bound;
   for (auto& d : descs) {
@@ -602,7 +602,6 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
         rp.blocker = "its runs recorded different work (twice)";
       }  // else: recorded other work than the run before: noted again, tried once more
       rp.signature = r.signature;
-      rp.noted = r.signature != 0;
     }
     // Outputs the caller cannot own as they are (views, inputs, constants, a kept run's) are
     // copied while the last batch is open, so the copies go up with it rather than in a

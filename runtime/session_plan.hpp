@@ -98,8 +98,7 @@ struct Plan {
     std::string blocker;      ///< why this plan is not replayed ("" while it may be)
     int runs = 0;             ///< runs of the plan so far
     int attempts = 0;         ///< kept recordings that did not match
-    bool noted = false;       ///< `signature` holds the last noted run's
-    uint64_t signature = 0;
+    uint64_t signature = 0;   ///< of the last run noted (0: none to compare with)
     std::shared_ptr<void> commands;  ///< the kept run (Backend::replay)
     std::vector<Tensor> inputs;      ///< per graph input: the tensor the kept run reads
     std::vector<Tensor> outputs;     ///< per graph output: the tensor the kept run leaves it in

@@ -259,8 +259,7 @@ void Context::access(const std::vector<BindingRange>& ranges, bool transfer) {
     if (recording_->run)
       for (const BindingRange& r : ranges) {
         if (!r.owner) continue;  // the staging buffer: its upload or read back is not replayable
-        ++pins_[r.owner];
-        recording_->run->pinned.push_back(r.owner);
+        if (recording_->run->pinned.insert(r.owner).second) ++pins_[r.owner];
       }
   }
   since_barrier_.insert(since_barrier_.end(), ranges.begin(), ranges.end());

@@ -108,7 +108,7 @@ struct KeptRun {
   Context* context;
   std::vector<VkCommandBuffer> cmds;
   std::vector<VkBufferView> views;
-  std::vector<Buffer*> pinned;  // one entry per pin taken (Context::pins_ counts them)
+  std::unordered_set<Buffer*> pinned;  // one pin each (Context::pins_ counts the kept runs)
 };
 
 struct Pipeline {
